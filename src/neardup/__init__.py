@@ -1,0 +1,71 @@
+"""neardup: find near-duplicate documents with SimHash fingerprints (Charikar 2002; Manku,
+Jain & Das Sarma 2007).
+
+    >>> import neardup
+    >>> fp = neardup.Fingerprinter(features="words")
+    >>> a, b = fp.fingerprint_batch(["the cat sat on the mat", "the cat sat on a mat"])
+    >>> neardup.hamming(a, b) < 32
+    True
+
+Names resolve on first use, so ``import neardup`` stays light: numba loads with the first
+fingerprint, not before.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._config import FINGERPRINT_VERSION, FingerprintConfig
+from ._errors import ConfigError, FormatError, NeardupError
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .fingerprint import Fingerprinter, simhash, warmup
+    from .hamming import distance_for_cosine, estimate_cosine, hamming, hamming_many, hamming_pairwise
+    from .idf import IdfModel, fit_idf
+
+_LAZY = {
+    "Fingerprinter": "fingerprint",
+    "IdfModel": "idf",
+    "distance_for_cosine": "hamming",
+    "estimate_cosine": "hamming",
+    "fit_idf": "idf",
+    "hamming": "hamming",
+    "hamming_many": "hamming",
+    "hamming_pairwise": "hamming",
+    "simhash": "fingerprint",
+    "warmup": "fingerprint",
+}
+
+__all__ = [
+    "FINGERPRINT_VERSION",
+    "ConfigError",
+    "FingerprintConfig",
+    "Fingerprinter",
+    "FormatError",
+    "IdfModel",
+    "NeardupError",
+    "__version__",
+    "distance_for_cosine",
+    "estimate_cosine",
+    "fit_idf",
+    "hamming",
+    "hamming_many",
+    "hamming_pairwise",
+    "simhash",
+    "warmup",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'neardup' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

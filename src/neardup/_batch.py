@@ -1,0 +1,144 @@
+"""Turn a batch of documents into one UTF-8 buffer plus offsets, ready for the kernels.
+
+Accepted: a list (or any iterable) of ``str``/``bytes``, a numpy array of strings, or a pyarrow
+string/binary array (read in place: only its offsets are copied, unless a document needs
+Unicode normalisation or UTF-8 repair, which Python does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._kernels.simhash import needs_python
+from .features import decode_bytes, encode_text, normalize
+
+ERRORS = ("raise", "skip")
+
+
+@dataclass
+class TextBuffer:
+    """Documents as Arrow-style buffers: document d is ``data[offsets[d]:offsets[d + 1]]``.
+
+    ``skipped`` (bool, (n,)) marks documents that were not text (``errors="skip"``); their
+    fingerprints are zeroed after the kernels run."""
+
+    data: np.ndarray
+    offsets: np.ndarray
+    skipped: np.ndarray
+
+    def __len__(self) -> int:
+        return self.offsets.shape[0] - 1
+
+
+def _prepare_str(text: str, normalize_text: bool) -> bytes:
+    if normalize_text and not text.isascii():
+        text = normalize(text)
+    return encode_text(text)
+
+
+def _prepare_bytes(data: bytes, normalize_text: bool) -> bytes:
+    if data.isascii():
+        return data
+    if normalize_text:
+        return encode_text(normalize(decode_bytes(data)))
+    try:
+        data.decode("utf-8")
+        return data
+    except UnicodeDecodeError:
+        return encode_text(decode_bytes(data))
+
+
+def _not_text(position: int, value: object) -> TypeError:
+    return TypeError(f"document {position} is {type(value).__name__}, not str or bytes; "
+                     f"convert it to text, or pass errors='skip' to leave it out")
+
+
+def _from_python(texts: Iterable[Any], normalize_text: bool, errors: str) -> TextBuffer:
+    encoded: list[bytes] = []
+    skipped: list[int] = []
+    for position, text in enumerate(texts):
+        if isinstance(text, str):
+            encoded.append(_prepare_str(text, normalize_text))
+        elif isinstance(text, (bytes, bytearray, memoryview)):
+            encoded.append(_prepare_bytes(bytes(text), normalize_text))
+        elif errors == "skip":
+            encoded.append(b"")
+            skipped.append(position)
+        else:
+            raise _not_text(position, text)
+    n = len(encoded)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=n), out=offsets[1:])
+    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    mask = np.zeros(n, dtype=bool)
+    mask[skipped] = True
+    return TextBuffer(data, offsets, mask)
+
+
+def _is_arrow(obj: object) -> bool:
+    return type(obj).__module__.split(".")[0] == "pyarrow"
+
+
+def _from_arrow_array(array: Any, normalize_text: bool, errors: str) -> TextBuffer:
+    import pyarrow as pa
+
+    kind = array.type
+    if pa.types.is_string_view(kind) or pa.types.is_binary_view(kind):
+        array = array.cast(pa.large_string() if pa.types.is_string_view(kind) else pa.large_binary())
+        kind = array.type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
+            or pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
+        raise TypeError(f"a pyarrow array of {kind} is not text; pass a string or binary array")
+    n = len(array)
+    skipped = np.zeros(n, dtype=bool)
+    if array.null_count:
+        skipped = array.is_null().to_numpy(zero_copy_only=False)
+        if errors != "skip":
+            raise _not_text(int(np.flatnonzero(skipped)[0]), None)
+    _, offset_buf, data_buf = array.buffers()
+    offset_type = np.int64 if pa.types.is_large_string(kind) or pa.types.is_large_binary(kind) else np.int32
+    offsets = np.frombuffer(offset_buf, dtype=offset_type)[array.offset:array.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    if needs_python(data, offsets, normalize_text).any():
+        values = [b"" if s else v for s, v in zip(skipped, array.to_pylist())]
+        buffer = _from_python(values, normalize_text, errors)
+        buffer.skipped = skipped
+        return buffer
+    return TextBuffer(data, offsets, skipped)
+
+
+def to_buffers(texts: Any, normalize_text: bool, errors: str = "raise") -> list[TextBuffer]:
+    """The documents of ``texts`` as one buffer per Arrow chunk (one buffer otherwise)."""
+    if errors not in ERRORS:
+        raise ValueError(f"errors={errors!r} is not allowed; choose 'raise' or 'skip'")
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("fingerprint_batch takes a batch of documents; for one text use fingerprint()")
+    if _is_arrow(texts):
+        chunks = texts.chunks if hasattr(texts, "chunks") else [texts]
+        buffers = []
+        done = 0
+        for chunk in chunks:
+            try:
+                buffers.append(_from_arrow_array(chunk, normalize_text, errors))
+            except TypeError as e:
+                raise _offset_position(e, done) from None
+            done += len(chunk)
+        return buffers
+    if isinstance(texts, np.ndarray):
+        if texts.ndim != 1:
+            raise TypeError(f"a numpy array of documents must be 1-d, got shape {texts.shape}")
+        texts = texts.tolist()
+    return [_from_python(texts, normalize_text, errors)]
+
+
+def _offset_position(error: TypeError, done: int) -> TypeError:
+    """Renumber 'document i' in an error from one Arrow chunk to its place in the whole array."""
+    message = str(error)
+    if done and message.startswith("document "):
+        position, rest = message[len("document "):].split(" ", 1)
+        message = f"document {int(position) + done} {rest}"
+    return TypeError(message)

@@ -1,0 +1,368 @@
+"""SimHash over Arrow-style text buffers: tokenise, shingle, hash, weight, accumulate.
+
+Every step of docs/fingerprint-spec.md runs here, compiled, over one UTF-8 byte buffer plus
+int64 offsets (document d is ``buf[offsets[d]:offsets[d + 1]]``), with no Python object per
+token. The buffer must hold valid UTF-8 that is already NFKC-normalised and casefolded where the
+config asks for it, except that ASCII letters are lowered here (``fingerprint.py`` prepares it).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._jit import jit, jit_parallel
+from .xxh64 import xxh64, xxh64_u64
+
+# Character classes (src/neardup/_data/unicode_classes.txt).
+OTHER, WORD, SOLO, SPACE = 0, 1, 2, 3
+# Feature kinds and weightings, as FingerprintConfig names them.
+WORDS, SHINGLES, CHAR_NGRAMS = 0, 1, 2
+UNIFORM, TF, SUBLINEAR, TFIDF = 0, 1, 2, 3
+
+_BYTE_LANES = np.uint64(0x0101010101010101)
+
+
+@jit
+def _char_at(buf, i):
+    """Code point and byte length of the UTF-8 character at ``buf[i]`` (input is valid)."""
+    b0 = np.int64(buf[i])
+    if b0 < 0x80:
+        return b0, 1
+    if b0 < 0xE0:
+        return ((b0 & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F), 2
+    if b0 < 0xF0:
+        return (((b0 & 0x0F) << 12) | ((np.int64(buf[i + 1]) & 0x3F) << 6)
+                | (np.int64(buf[i + 2]) & 0x3F)), 3
+    return (((b0 & 0x07) << 18) | ((np.int64(buf[i + 1]) & 0x3F) << 12)
+            | ((np.int64(buf[i + 2]) & 0x3F) << 6) | (np.int64(buf[i + 3]) & 0x3F)), 4
+
+
+@jit
+def _copy_char(buf, i, width, lower, scratch, pos):
+    if width == 1:
+        c = buf[i]
+        if lower and 65 <= c <= 90:
+            c += 32
+        scratch[pos] = c
+    else:
+        for k in range(width):
+            scratch[pos + k] = buf[i + k]
+    return pos + width
+
+
+@jit
+def _tokenise(buf, start, end, classes, lower, scratch, tok_start, tok_end):
+    """Write the document's tokens into ``scratch`` joined by single spaces; return their count.
+    Token t is ``scratch[tok_start[t]:tok_end[t]]``."""
+    n_tok = 0
+    pos = 0
+    in_word = False
+    i = start
+    while i < end:
+        cp, width = _char_at(buf, i)
+        cls = classes[cp]
+        if cls == WORD:
+            if not in_word:
+                if n_tok > 0:
+                    scratch[pos] = 32
+                    pos += 1
+                tok_start[n_tok] = pos
+                in_word = True
+            pos = _copy_char(buf, i, width, lower, scratch, pos)
+        else:
+            if in_word:
+                tok_end[n_tok] = pos
+                n_tok += 1
+                in_word = False
+            if cls == SOLO:
+                if n_tok > 0:
+                    scratch[pos] = 32
+                    pos += 1
+                tok_start[n_tok] = pos
+                pos = _copy_char(buf, i, width, lower, scratch, pos)
+                tok_end[n_tok] = pos
+                n_tok += 1
+        i += width
+    if in_word:
+        tok_end[n_tok] = pos
+        n_tok += 1
+    return n_tok
+
+
+@jit
+def _collapse_spaces(buf, start, end, classes, lower, scratch, char_start):
+    """Write the document with each run of whitespace made one space, ends stripped; return its
+    length in code points. Code point c is ``scratch[char_start[c]:char_start[c + 1]]``."""
+    n_chars = 0
+    pos = 0
+    pending_space = False
+    i = start
+    while i < end:
+        cp, width = _char_at(buf, i)
+        if classes[cp] == SPACE:
+            pending_space = n_chars > 0
+        else:
+            if pending_space:
+                char_start[n_chars] = pos
+                scratch[pos] = 32
+                pos += 1
+                n_chars += 1
+                pending_space = False
+            char_start[n_chars] = pos
+            pos = _copy_char(buf, i, width, lower, scratch, pos)
+            n_chars += 1
+        i += width
+    char_start[n_chars] = pos
+    return n_chars
+
+
+@jit
+def _feature_hashes(buf, start, end, classes, lower, kind, size, seed,
+                    scratch, starts, ends, hashes):
+    """Fill ``hashes`` with the first 64-bit hash of each feature of one document, in document
+    order; return how many."""
+    n = 0
+    if kind == CHAR_NGRAMS:
+        n_chars = _collapse_spaces(buf, start, end, classes, lower, scratch, starts)
+        if n_chars == 0:
+            return 0
+        if n_chars < size:
+            hashes[0] = xxh64(scratch, 0, starts[n_chars], seed)
+            return 1
+        for c in range(n_chars - size + 1):
+            hashes[n] = xxh64(scratch, starts[c], starts[c + size], seed)
+            n += 1
+        return n
+    n_tok = _tokenise(buf, start, end, classes, lower, scratch, starts, ends)
+    width = size if kind == SHINGLES and n_tok >= size else 1
+    for t in range(n_tok - width + 1):
+        hashes[n] = xxh64(scratch, starts[t], ends[t + width - 1], seed)
+        n += 1
+    return n
+
+
+@jit
+def _count_bits(hashes, n, seed, words, ones):
+    """Add each hash's bits into ``ones`` (int64, 64 * words): how many hashes have bit i set.
+
+    Eight byte-wide counters per word add eight bits at a time (SWAR) and are flushed before
+    any of them can overflow."""
+    lanes = np.zeros((words, 8), dtype=np.uint64)
+    pending = 0
+    for j in range(n):
+        h = hashes[j]
+        for w in range(words):
+            if w == 1:
+                h = xxh64_u64(hashes[j], seed)
+            for r in range(8):
+                lanes[w, r] += (h >> np.uint64(r)) & _BYTE_LANES
+        pending += 1
+        if pending == 255 or j == n - 1:
+            for w in range(words):
+                for r in range(8):
+                    packed = lanes[w, r]
+                    for byte in range(8):
+                        ones[64 * w + 8 * byte + r] += np.int64((packed >> np.uint64(8 * byte)) & np.uint64(0xFF))
+                    lanes[w, r] = 0
+            pending = 0
+
+
+@jit
+def _idf_of(h, idf_hashes, idf_values, idf_default):
+    k = np.searchsorted(idf_hashes, h)
+    if k < idf_hashes.shape[0] and idf_hashes[k] == h:
+        return idf_values[k]
+    return idf_default
+
+
+@jit
+def _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values, idf_default,
+                     ones, totals, out, d):
+    """Fingerprint one document from its feature hashes (``hashes[:n]``, reordered in place)."""
+    bits = 64 * words
+    if weighting == TF or weighting == UNIFORM:
+        if weighting == UNIFORM and n > 1:
+            # Set semantics: each distinct feature once.
+            hashes[:n].sort()
+            m = 1
+            for j in range(1, n):
+                if hashes[j] != hashes[m - 1]:
+                    hashes[m] = hashes[j]
+                    m += 1
+            n = m
+        ones[:bits] = 0
+        _count_bits(hashes, n, seed, words, ones)
+        for w in range(words):
+            word = np.uint64(0)
+            for b in range(64):
+                # V[i] = ones - zeros = 2 * ones - n; bit is 1 iff V[i] > 0.
+                if 2 * ones[64 * w + b] > n:
+                    word |= np.uint64(1) << np.uint64(b)
+            out[d, w] = word
+        return
+    # Real-valued weights: sum in ascending order of the first hash, fixed by the spec.
+    hashes[:n].sort()
+    totals[:bits] = 0.0
+    j = 0
+    while j < n:
+        h = hashes[j]
+        count = 1
+        while j + count < n and hashes[j + count] == h:
+            count += 1
+        j += count
+        weight = 1.0 + np.log(np.float64(count))
+        if weighting == TFIDF:
+            weight = count * _idf_of(h, idf_hashes, idf_values, idf_default)
+        for w in range(words):
+            hw = h if w == 0 else xxh64_u64(h, seed)
+            for b in range(64):
+                if (hw >> np.uint64(b)) & np.uint64(1):
+                    totals[64 * w + b] += weight
+                else:
+                    totals[64 * w + b] -= weight
+    for w in range(words):
+        word = np.uint64(0)
+        for b in range(64):
+            if totals[64 * w + b] > 0.0:
+                word |= np.uint64(1) << np.uint64(b)
+        out[d, w] = word
+
+
+@jit_parallel
+def fingerprint_buffer(buf, offsets, chunk_bounds, classes, lower, kind, size, weighting, seed,
+                       words, idf_hashes, idf_values, idf_default, out):
+    """Fingerprint every document of ``buf``/``offsets`` into ``out`` (uint64, (n_docs, words)).
+
+    Documents are split into chunks (``chunk_bounds``, int64, (n_chunks + 1,)); each chunk runs on
+    one thread with its own scratch buffers, sized by its longest document."""
+    n_chunks = chunk_bounds.shape[0] - 1
+    for c in numba.prange(n_chunks):
+        first = chunk_bounds[c]
+        last = chunk_bounds[c + 1]
+        longest = 0
+        for d in range(first, last):
+            longest = max(longest, offsets[d + 1] - offsets[d])
+        # Solo tokens (3 bytes) gain a space each, so a token string can reach 4/3 of the text.
+        scratch = np.empty(2 * longest + 8, dtype=np.uint8)
+        starts = np.empty(longest + 2, dtype=np.int64)
+        ends = np.empty(longest + 2, dtype=np.int64)
+        hashes = np.empty(longest + 2, dtype=np.uint64)
+        ones = np.zeros(64 * words, dtype=np.int64)
+        totals = np.zeros(64 * words, dtype=np.float64)
+        for d in range(first, last):
+            n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lower, kind, size, seed,
+                                scratch, starts, ends, hashes)
+            _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values,
+                             idf_default, ones, totals, out, d)
+
+
+@jit
+def unique_feature_hashes(buf, offsets, classes, lower, kind, size, seed):
+    """The distinct first hashes of each document's features, concatenated (uint64), for
+    document frequencies (``fit_idf``)."""
+    n_docs = offsets.shape[0] - 1
+    longest = 0
+    for d in range(n_docs):
+        longest = max(longest, offsets[d + 1] - offsets[d])
+    scratch = np.empty(2 * longest + 8, dtype=np.uint8)
+    starts = np.empty(longest + 2, dtype=np.int64)
+    ends = np.empty(longest + 2, dtype=np.int64)
+    hashes = np.empty(longest + 2, dtype=np.uint64)
+    out = np.empty(max(offsets[n_docs] - offsets[0], 1), dtype=np.uint64)
+    total = 0
+    for d in range(n_docs):
+        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lower, kind, size, seed,
+                            scratch, starts, ends, hashes)
+        hashes[:n].sort()
+        for j in range(n):
+            if j == 0 or hashes[j] != hashes[j - 1]:
+                out[total] = hashes[j]
+                total += 1
+    return out[:total]
+
+
+@jit
+def fingerprint_weighted(buf, offsets, weights, seed, words):
+    """Fingerprint caller-given features: feature f is ``buf[offsets[f]:offsets[f + 1]]`` with
+    float64 ``weights[f]``. Weights of equal features add up in input order; features then add
+    into V in ascending hash order, as in the spec. Returns uint64, shape (words,)."""
+    hashes = np.empty(weights.shape[0], dtype=np.uint64)
+    for f in range(weights.shape[0]):
+        hashes[f] = xxh64(buf, offsets[f], offsets[f + 1], seed)
+    order = np.argsort(hashes, kind="mergesort")
+    totals = np.zeros(64 * words, dtype=np.float64)
+    j = 0
+    n = hashes.shape[0]
+    while j < n:
+        h = hashes[order[j]]
+        weight = 0.0
+        while j < n and hashes[order[j]] == h:
+            weight += weights[order[j]]
+            j += 1
+        for w in range(words):
+            hw = h if w == 0 else xxh64_u64(h, seed)
+            for b in range(64):
+                if (hw >> np.uint64(b)) & np.uint64(1):
+                    totals[64 * w + b] += weight
+                else:
+                    totals[64 * w + b] -= weight
+    out = np.zeros(words, dtype=np.uint64)
+    for w in range(words):
+        for b in range(64):
+            if totals[64 * w + b] > 0.0:
+                out[w] |= np.uint64(1) << np.uint64(b)
+    return out
+
+
+@jit
+def needs_python(buf, offsets, ascii_only):
+    """Flag (bool, (n_docs,)) the documents the kernels cannot take as they are: with
+    ``ascii_only``, any non-ASCII byte (it must be NFKC-normalised and casefolded first);
+    otherwise, invalid UTF-8 (it must be decoded with replacement first)."""
+    n_docs = offsets.shape[0] - 1
+    flags = np.zeros(n_docs, dtype=np.bool_)
+    for d in range(n_docs):
+        i = offsets[d]
+        end = offsets[d + 1]
+        while i < end:
+            b0 = buf[i]
+            if b0 < 0x80:
+                i += 1
+                continue
+            if ascii_only:
+                flags[d] = True
+                break
+            if not _valid_utf8_at(buf, i, end):
+                flags[d] = True
+                break
+            i += 2 if b0 < 0xE0 else (3 if b0 < 0xF0 else 4)
+    return flags
+
+
+@jit
+def _valid_utf8_at(buf, i, end):
+    """Whether a well-formed multi-byte UTF-8 sequence (Unicode table 3-7) starts at ``buf[i]``."""
+    b0 = buf[i]
+    if 0xC2 <= b0 <= 0xDF:
+        width, lo, hi = 2, 0x80, 0xBF
+    elif b0 == 0xE0:
+        width, lo, hi = 3, 0xA0, 0xBF
+    elif 0xE1 <= b0 <= 0xEC or 0xEE <= b0 <= 0xEF:
+        width, lo, hi = 3, 0x80, 0xBF
+    elif b0 == 0xED:
+        width, lo, hi = 3, 0x80, 0x9F
+    elif b0 == 0xF0:
+        width, lo, hi = 4, 0x90, 0xBF
+    elif 0xF1 <= b0 <= 0xF3:
+        width, lo, hi = 4, 0x80, 0xBF
+    elif b0 == 0xF4:
+        width, lo, hi = 4, 0x80, 0x8F
+    else:
+        return False
+    if i + width > end or not (lo <= buf[i + 1] <= hi):
+        return False
+    for k in range(2, width):
+        if not (0x80 <= buf[i + k] <= 0xBF):
+            return False
+    return True

@@ -1,0 +1,66 @@
+"""What a fingerprint is made of: normalisation, character classes, feature kinds.
+
+The tokenising itself runs compiled (``_kernels/simhash.py``); this module holds the parts that
+define it and run in Python: Unicode normalisation and the pinned character-class table.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from importlib import resources
+
+import numpy as np
+
+UNICODE_VERSION = "14.0.0"
+"""The Unicode version of the character classes (docs/fingerprint-spec.md)."""
+
+OTHER, WORD, SOLO, SPACE = 0, 1, 2, 3
+FEATURE_KINDS = {"words": 0, "word-shingles": 1, "char-ngrams": 2}
+WEIGHTING_CODES = {"uniform": 0, "tf": 1, "sublinear": 2, "tfidf": 3}
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def normalize(text: str) -> str:
+    """NFKC, then full Unicode case folding: the spec's normalisation."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def encode_text(text: str) -> bytes:
+    """UTF-8 bytes of ``text``, with lone surrogates (which UTF-8 cannot hold) made U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATES.sub("\ufffd", text).encode("utf-8")
+
+
+def decode_bytes(data: bytes) -> str:
+    """Text of UTF-8 ``data``; each ill-formed sequence becomes U+FFFD (Unicode's "maximal
+    subpart" practice, as Python's ``errors="replace"`` does)."""
+    return data.decode("utf-8", errors="replace")
+
+
+def char_ranges() -> list[tuple[int, int, int]]:
+    """The character-class table as (first, last, class) code point ranges."""
+    text = resources.files("neardup").joinpath("_data/unicode_classes.txt").read_text("ascii")
+    ranges = []
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            first, last, cls = line.split()
+            ranges.append((int(first, 16), int(last, 16), int(cls)))
+    return ranges
+
+
+@functools.cache
+def char_classes() -> np.ndarray:
+    """The class of every code point (uint8, shape (0x110000,)): 0 other, 1 word, 2 solo,
+    3 space."""
+    ranges = char_ranges()
+    lengths = [last - first + 1 for first, last, _ in ranges]
+    table = np.repeat(np.array([cls for _, _, cls in ranges], dtype=np.uint8), lengths)
+    if table.shape[0] != 0x110000:
+        raise RuntimeError("neardup's character-class table is damaged; reinstall neardup")
+    table.setflags(write=False)
+    return table
