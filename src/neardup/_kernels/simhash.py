@@ -11,8 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._jit import jit, jit_parallel
-from .xxh64 import xxh64, xxh64_u64
+from ._jit import jit, jit_inline, jit_parallel
+from .xxh3 import xxh3_64, xxh3_u64
 
 # Character classes (src/neardup/_data/unicode_classes.txt).
 OTHER, WORD, SOLO, SPACE = 0, 1, 2, 3
@@ -23,7 +23,7 @@ UNIFORM, TF, SUBLINEAR, TFIDF = 0, 1, 2, 3
 _BYTE_LANES = np.uint64(0x0101010101010101)
 
 
-@jit
+@jit_inline
 def _char_at(buf, i):
     """Code point and byte length of the UTF-8 character at ``buf[i]`` (input is valid)."""
     b0 = np.int64(buf[i])
@@ -39,59 +39,48 @@ def _char_at(buf, i):
 
 
 @jit
-def _copy_char(buf, i, width, lower, scratch, pos):
-    if width == 1:
-        c = buf[i]
-        if lower and 65 <= c <= 90:
-            c += 32
-        scratch[pos] = c
-    else:
-        for k in range(width):
-            scratch[pos + k] = buf[i + k]
-    return pos + width
-
-
-@jit
-def _tokenise(buf, start, end, classes, lower, scratch, tok_start, tok_end):
-    """Write the document's tokens into ``scratch`` joined by single spaces; return their count.
-    Token t is ``scratch[tok_start[t]:tok_end[t]]``."""
+def _token_hashes(buf, start, end, classes, lut, seed, tokbuf, hashes):
+    """Hash each token of one document (XXH3 of its UTF-8 bytes, ASCII mapped through ``lut``)
+    into ``hashes`` in document order; return how many tokens there are. The token being read
+    is gathered in ``tokbuf``."""
     n_tok = 0
-    pos = 0
-    in_word = False
+    n_bytes = 0  # of the token being gathered; 0 between tokens
     i = start
     while i < end:
+        b0 = buf[i]
+        if b0 < 0x80:
+            if classes[b0] == WORD:
+                tokbuf[n_bytes] = lut[b0]
+                n_bytes += 1
+            elif n_bytes:
+                hashes[n_tok] = xxh3_64(tokbuf, 0, n_bytes, seed)
+                n_tok += 1
+                n_bytes = 0
+            i += 1
+            continue
         cp, width = _char_at(buf, i)
         cls = classes[cp]
-        if cls == WORD:
-            if not in_word:
-                if n_tok > 0:
-                    scratch[pos] = 32
-                    pos += 1
-                tok_start[n_tok] = pos
-                in_word = True
-            pos = _copy_char(buf, i, width, lower, scratch, pos)
-        else:
-            if in_word:
-                tok_end[n_tok] = pos
-                n_tok += 1
-                in_word = False
+        if n_bytes and cls != WORD:
+            hashes[n_tok] = xxh3_64(tokbuf, 0, n_bytes, seed)
+            n_tok += 1
+            n_bytes = 0
+        if cls == WORD or cls == SOLO:
+            for k in range(width):
+                tokbuf[n_bytes + k] = buf[i + k]
+            n_bytes += width
             if cls == SOLO:
-                if n_tok > 0:
-                    scratch[pos] = 32
-                    pos += 1
-                tok_start[n_tok] = pos
-                pos = _copy_char(buf, i, width, lower, scratch, pos)
-                tok_end[n_tok] = pos
+                hashes[n_tok] = xxh3_64(tokbuf, 0, n_bytes, seed)
                 n_tok += 1
+                n_bytes = 0
         i += width
-    if in_word:
-        tok_end[n_tok] = pos
+    if n_bytes:
+        hashes[n_tok] = xxh3_64(tokbuf, 0, n_bytes, seed)
         n_tok += 1
     return n_tok
 
 
 @jit
-def _collapse_spaces(buf, start, end, classes, lower, scratch, char_start):
+def _collapse_spaces(buf, start, end, classes, lut, scratch, char_start):
     """Write the document with each run of whitespace made one space, ends stripped; return its
     length in code points. Code point c is ``scratch[char_start[c]:char_start[c + 1]]``."""
     n_chars = 0
@@ -110,7 +99,12 @@ def _collapse_spaces(buf, start, end, classes, lower, scratch, char_start):
                 n_chars += 1
                 pending_space = False
             char_start[n_chars] = pos
-            pos = _copy_char(buf, i, width, lower, scratch, pos)
+            if width == 1:
+                scratch[pos] = lut[buf[i]]
+            else:
+                for k in range(width):
+                    scratch[pos + k] = buf[i + k]
+            pos += width
             n_chars += 1
         i += width
     char_start[n_chars] = pos
@@ -118,28 +112,29 @@ def _collapse_spaces(buf, start, end, classes, lower, scratch, char_start):
 
 
 @jit
-def _feature_hashes(buf, start, end, classes, lower, kind, size, seed,
-                    scratch, starts, ends, hashes):
+def _feature_hashes(buf, start, end, classes, lut, kind, size, seed, tokbuf, scratch, starts,
+                    hashes):
     """Fill ``hashes`` with the first 64-bit hash of each feature of one document, in document
-    order; return how many."""
-    n = 0
+    order; return how many. ``scratch`` and ``starts`` are needed for char n-grams only."""
     if kind == CHAR_NGRAMS:
-        n_chars = _collapse_spaces(buf, start, end, classes, lower, scratch, starts)
+        n_chars = _collapse_spaces(buf, start, end, classes, lut, scratch, starts)
         if n_chars == 0:
             return 0
         if n_chars < size:
-            hashes[0] = xxh64(scratch, 0, starts[n_chars], seed)
+            hashes[0] = xxh3_64(scratch, 0, starts[n_chars], seed)
             return 1
         for c in range(n_chars - size + 1):
-            hashes[n] = xxh64(scratch, starts[c], starts[c + size], seed)
-            n += 1
-        return n
-    n_tok = _tokenise(buf, start, end, classes, lower, scratch, starts, ends)
-    width = size if kind == SHINGLES and n_tok >= size else 1
-    for t in range(n_tok - width + 1):
-        hashes[n] = xxh64(scratch, starts[t], ends[t + width - 1], seed)
-        n += 1
-    return n
+            hashes[c] = xxh3_64(scratch, starts[c], starts[c + size], seed)
+        return n_chars - size + 1
+    n_tok = _token_hashes(buf, start, end, classes, lut, seed, tokbuf, hashes)
+    if kind != SHINGLES or n_tok < size:
+        return n_tok
+    # A shingle's hash is XXH3 of its tokens' hashes (8 little-endian bytes each); shingle t
+    # overwrites token t, which no later shingle reads.
+    hash_bytes = hashes.view(np.uint8)
+    for t in range(n_tok - size + 1):
+        hashes[t] = xxh3_64(hash_bytes, 8 * t, 8 * (t + size), seed)
+    return n_tok - size + 1
 
 
 @jit
@@ -154,7 +149,7 @@ def _count_bits(hashes, n, seed, words, ones):
         h = hashes[j]
         for w in range(words):
             if w == 1:
-                h = xxh64_u64(hashes[j], seed)
+                h = xxh3_u64(hashes[j], seed)
             for r in range(8):
                 lanes[w, r] += (h >> np.uint64(r)) & _BYTE_LANES
         pending += 1
@@ -215,7 +210,7 @@ def _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values, 
         if weighting == TFIDF:
             weight = count * _idf_of(h, idf_hashes, idf_values, idf_default)
         for w in range(words):
-            hw = h if w == 0 else xxh64_u64(h, seed)
+            hw = h if w == 0 else xxh3_u64(h, seed)
             for b in range(64):
                 if (hw >> np.uint64(b)) & np.uint64(1):
                     totals[64 * w + b] += weight
@@ -229,30 +224,44 @@ def _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values, 
         out[d, w] = word
 
 
+@jit
+def _scratch(offsets, first, last, kind, lower):
+    """Buffers for documents ``first..last-1``, sized by the longest of them: a token buffer
+    (uint8), feature hashes (uint64; at most one per byte), char n-gram text and code point
+    starts (only for char n-grams; np.empty leaves untouched pages unallocated), and the ASCII
+    map (lowering A-Z when ``lower``)."""
+    longest = 0
+    for d in range(first, last):
+        longest = max(longest, offsets[d + 1] - offsets[d])
+    tokbuf = np.empty(longest + 8, dtype=np.uint8)
+    hashes = np.empty(longest + 2, dtype=np.uint64)
+    text_size = longest + 8 if kind == CHAR_NGRAMS else 1
+    scratch = np.empty(text_size, dtype=np.uint8)
+    starts = np.empty(text_size, dtype=np.int64)
+    lut = np.arange(256).astype(np.uint8)
+    if lower:
+        for c in range(65, 91):
+            lut[c] = c + 32
+    return tokbuf, hashes, scratch, starts, lut
+
+
 @jit_parallel
 def fingerprint_buffer(buf, offsets, chunk_bounds, classes, lower, kind, size, weighting, seed,
                        words, idf_hashes, idf_values, idf_default, out):
     """Fingerprint every document of ``buf``/``offsets`` into ``out`` (uint64, (n_docs, words)).
 
     Documents are split into chunks (``chunk_bounds``, int64, (n_chunks + 1,)); each chunk runs on
-    one thread with its own scratch buffers, sized by its longest document."""
+    one thread with its own scratch buffers."""
     n_chunks = chunk_bounds.shape[0] - 1
     for c in numba.prange(n_chunks):
         first = chunk_bounds[c]
         last = chunk_bounds[c + 1]
-        longest = 0
-        for d in range(first, last):
-            longest = max(longest, offsets[d + 1] - offsets[d])
-        # Solo tokens (3 bytes) gain a space each, so a token string can reach 4/3 of the text.
-        scratch = np.empty(2 * longest + 8, dtype=np.uint8)
-        starts = np.empty(longest + 2, dtype=np.int64)
-        ends = np.empty(longest + 2, dtype=np.int64)
-        hashes = np.empty(longest + 2, dtype=np.uint64)
+        tokbuf, hashes, scratch, starts, lut = _scratch(offsets, first, last, kind, lower)
         ones = np.zeros(64 * words, dtype=np.int64)
         totals = np.zeros(64 * words, dtype=np.float64)
         for d in range(first, last):
-            n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lower, kind, size, seed,
-                                scratch, starts, ends, hashes)
+            n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lut, kind, size, seed,
+                                tokbuf, scratch, starts, hashes)
             _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values,
                              idf_default, ones, totals, out, d)
 
@@ -262,18 +271,12 @@ def unique_feature_hashes(buf, offsets, classes, lower, kind, size, seed):
     """The distinct first hashes of each document's features, concatenated (uint64), for
     document frequencies (``fit_idf``)."""
     n_docs = offsets.shape[0] - 1
-    longest = 0
-    for d in range(n_docs):
-        longest = max(longest, offsets[d + 1] - offsets[d])
-    scratch = np.empty(2 * longest + 8, dtype=np.uint8)
-    starts = np.empty(longest + 2, dtype=np.int64)
-    ends = np.empty(longest + 2, dtype=np.int64)
-    hashes = np.empty(longest + 2, dtype=np.uint64)
+    tokbuf, hashes, scratch, starts, lut = _scratch(offsets, 0, n_docs, kind, lower)
     out = np.empty(max(offsets[n_docs] - offsets[0], 1), dtype=np.uint64)
     total = 0
     for d in range(n_docs):
-        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lower, kind, size, seed,
-                            scratch, starts, ends, hashes)
+        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lut, kind, size, seed,
+                            tokbuf, scratch, starts, hashes)
         hashes[:n].sort()
         for j in range(n):
             if j == 0 or hashes[j] != hashes[j - 1]:
@@ -289,7 +292,7 @@ def fingerprint_weighted(buf, offsets, weights, seed, words):
     into V in ascending hash order, as in the spec. Returns uint64, shape (words,)."""
     hashes = np.empty(weights.shape[0], dtype=np.uint64)
     for f in range(weights.shape[0]):
-        hashes[f] = xxh64(buf, offsets[f], offsets[f + 1], seed)
+        hashes[f] = xxh3_64(buf, offsets[f], offsets[f + 1], seed)
     order = np.argsort(hashes, kind="mergesort")
     totals = np.zeros(64 * words, dtype=np.float64)
     j = 0
@@ -301,7 +304,7 @@ def fingerprint_weighted(buf, offsets, weights, seed, words):
             weight += weights[order[j]]
             j += 1
         for w in range(words):
-            hw = h if w == 0 else xxh64_u64(h, seed)
+            hw = h if w == 0 else xxh3_u64(h, seed)
             for b in range(64):
                 if (hw >> np.uint64(b)) & np.uint64(1):
                     totals[64 * w + b] += weight

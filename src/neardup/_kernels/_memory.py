@@ -1,0 +1,53 @@
+"""Unaligned little-endian loads and a full 64x64-bit multiply, as LLVM intrinsics.
+
+numba reads a uint64 out of a byte array as eight loads, shifts and ORs, and has no 128-bit
+integer; both are the inner loop of XXH3. These emit one load and one ``mul`` instead. Callers
+keep every read inside the array: these do no bounds check.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+_BIG_ENDIAN = sys.byteorder == "big"
+
+
+def _load_le(width: int):
+    @intrinsic
+    def load(typingctx, array, index):
+        def codegen(context, builder, signature, args):
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data
+            pointer = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(width).as_pointer())
+            value = builder.load(pointer, align=1)
+            if _BIG_ENDIAN:
+                value = builder.bswap(value)
+            return builder.zext(value, ir.IntType(64)) if width < 64 else value
+
+        return types.uint64(array, index), codegen
+
+    return load
+
+
+load_u64 = _load_le(64)
+"""``load_u64(buf, i)``: bytes ``buf[i:i + 8]`` (uint8 array) as a little-endian uint64."""
+
+load_u32 = _load_le(32)
+"""``load_u32(buf, i)``: bytes ``buf[i:i + 4]`` (uint8 array) as a little-endian uint64."""
+
+
+@intrinsic
+def mul128_fold64(typingctx, a, b):
+    """The 128-bit product of two uint64: its high half XOR its low half."""
+
+    def codegen(context, builder, signature, args):
+        wide = ir.IntType(128)
+        product = builder.mul(builder.zext(args[0], wide), builder.zext(args[1], wide))
+        low = builder.trunc(product, ir.IntType(64))
+        high = builder.trunc(builder.lshr(product, ir.Constant(wide, 64)), ir.IntType(64))
+        return builder.xor(low, high)
+
+    return types.uint64(types.uint64, types.uint64), codegen
