@@ -1,0 +1,83 @@
+"""Write tests/golden_vectors.jsonl: texts, configs and their fingerprints under spec version 1.
+
+The file pins the fingerprint format: tests fail if any bit changes. Regenerating it is only
+right when docs/fingerprint-spec.md gets a new version (and FINGERPRINT_VERSION with it), so
+this script refuses to overwrite the file unless given --force.
+
+    python tools/make_golden_vectors.py [--force]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import neardup
+
+TEXTS = [
+    "",
+    "   \t\n ",
+    "the cat sat on the mat",
+    "The Cat sat on the MAT!",
+    "hello",
+    "two words",
+    "Near-duplicate detection for web crawling, as Manku, Jain and Das Sarma described it in 2007.",
+    "Ｆｕｌｌｗｉｄｔｈ ＡＳＣＩＩ and ligatures: ﬁle ﬂow",
+    "東京タワーは東京都港区芝公園にある総合電波塔です。",
+    "我们的系统能够在大规模网页中发现近似重复的文档。",
+    "한국어 문장도 토큰으로 나뉩니다",
+    "Съешь же ещё этих мягких французских булок, да выпей чаю.",
+    "النص العربي يعمل أيضا مثل الإنجليزية",
+    "emoji 😀 between 👍🏽 words 🇫🇷 flags",
+    "Straße GROSS ǅemal ΣΊΣΥΦΟΣ",
+    "combining: e\u0301 a\u0308 n\u0303 vs é ä ñ",
+    "tabs\tand\nnewlines\u2028and\u3000ideographic space",
+    "control\x00chars\x07and\x1fseparators\x1c",
+    "lone surrogate \ud800 here",
+    "numbers 3.14159 and 2,718 and ١٢٣ and ½",
+    "a " * 40,
+    " ".join(f"word{i % 17}" for i in range(500)),
+    "x" * 300,
+]
+
+CONFIGS = [
+    {},
+    {"bits": 128},
+    {"features": "words"},
+    {"features": "char-ngrams"},
+    {"features": "char-ngrams", "ngram_size": 3, "bits": 128},
+    {"weighting": "uniform"},
+    {"weighting": "sublinear"},
+    {"weighting": "sublinear", "bits": 128, "features": "words"},
+    {"shingle_size": 1},
+    {"shingle_size": 5},
+    {"normalize": False},
+    {"seed": 42},
+    {"seed": 2**64 - 1, "bits": 128},
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--force", action="store_true", help="overwrite the existing file")
+    args = parser.parse_args()
+    out = Path(__file__).resolve().parents[1] / "tests/golden_vectors.jsonl"
+    if out.exists() and not args.force:
+        sys.exit(f"{out} exists: changing fingerprints needs a new spec version (--force to overwrite)")
+    lines = []
+    for config in CONFIGS:
+        fingerprinter = neardup.Fingerprinter(**config)
+        width = fingerprinter.config.bits // 4
+        for text in TEXTS:
+            fp = fingerprinter.fingerprint(text)
+            lines.append(json.dumps({"version": neardup.FINGERPRINT_VERSION, "config": config,
+                                     "text": text, "fingerprint": f"{fp:0{width}x}"},
+                                    ensure_ascii=True))
+    out.write_text("\n".join(lines) + "\n")
+    print(f"wrote {len(lines)} vectors to {out}")
+
+
+if __name__ == "__main__":
+    main()
