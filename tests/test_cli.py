@@ -132,7 +132,9 @@ def test_gzip_jsonl(tmp_path):
 
 def test_folder(tmp_path):
     corpus = tmp_path / "corpus"
-    files = {"a.txt": "plain text file\nwith two lines".encode(),
+    # z.txt sorts after sub/, where a folder walk would list it before.
+    files = {"z.txt": "the last id".encode(),
+             "a.txt": "plain text file\nwith two lines".encode(),
              "B.txt": "capital name sorts first".encode(),
              "sub/b.txt": "a nested file".encode(),
              "sub/deeper/empty.txt": b"",

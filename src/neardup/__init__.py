@@ -7,8 +7,8 @@ Jain & Das Sarma 2007).
     >>> neardup.hamming(a, b) < 32
     True
 
-Names resolve on first use, so ``import neardup`` stays light: numba loads with the first
-fingerprint, not before.
+The fingerprinting names resolve on first use, so ``import neardup`` stays light: numba loads
+with the first fingerprint, not before.
 """
 
 from __future__ import annotations
@@ -19,29 +19,27 @@ from typing import TYPE_CHECKING, Any
 from ._config import FINGERPRINT_VERSION, FingerprintConfig
 from ._errors import ConfigError, FormatError, NeardupError
 
+# Imported now, not lazily: the submodule ``neardup.hamming`` would otherwise shadow the
+# function of the same name once anything imports it. It needs only numpy.
+from .hamming import distance_for_cosine, estimate_cosine, hamming, hamming_many, hamming_pairwise
+
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from .fingerprint import Fingerprinter, simhash, warmup
-    from .hamming import distance_for_cosine, estimate_cosine, hamming, hamming_many, hamming_pairwise
     from .idf import IdfModel, fit_idf
 
 _LAZY = {
     "Fingerprinter": "fingerprint",
     "IdfModel": "idf",
-    "distance_for_cosine": "hamming",
-    "estimate_cosine": "hamming",
     "fit_idf": "idf",
-    "hamming": "hamming",
-    "hamming_many": "hamming",
-    "hamming_pairwise": "hamming",
     "simhash": "fingerprint",
     "warmup": "fingerprint",
 }
 
 __all__ = [
-    "FINGERPRINT_VERSION",
     "ConfigError",
+    "FINGERPRINT_VERSION",
     "FingerprintConfig",
     "Fingerprinter",
     "FormatError",

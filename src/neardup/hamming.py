@@ -36,6 +36,17 @@ def _as_fingerprints(x: object, name: str) -> np.ndarray:
     raise ValueError(f"{name} has shape {arr.shape}; expected (n,) for 64-bit or (n, 2) for 128-bit fingerprints")
 
 
+def _as_one_fingerprint(x: object, name: str) -> np.ndarray:
+    """One fingerprint as a row (1, words): an int, a uint64 scalar, or a row of 1 or 2 words."""
+    row = _as_fingerprints(x, name)
+    if row.shape[0] == 2 and row.shape[1] == 1 and not isinstance(x, (int, np.integer)):
+        row = row.reshape(1, 2)  # a 128-bit row [lo, hi] given as a 1-d array
+    if row.shape[0] != 1:
+        raise ValueError(f"{name} must be one fingerprint, got {row.shape[0]}; "
+                         "use hamming_many or hamming_pairwise for arrays")
+    return row
+
+
 def _pair_words(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Widen 64-bit operands to the other's width (a 64-bit int is a 128-bit one with zero top)."""
     words = max(a.shape[1], b.shape[1])
@@ -44,18 +55,15 @@ def _pair_words(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def hamming(a: int | np.ndarray, b: int | np.ndarray) -> int:
-    """Number of differing bits between two fingerprints (ints, or one row each)."""
-    x, y = _pair_words(_as_fingerprints(a, "a"), _as_fingerprints(b, "b"))
-    if x.shape[0] != 1 or y.shape[0] != 1:
-        raise ValueError("hamming compares two fingerprints; use hamming_many or hamming_pairwise for arrays")
+    """Number of differing bits between two fingerprints: ints, uint64 scalars, or 128-bit rows
+    ``[lo, hi]``."""
+    x, y = _pair_words(_as_one_fingerprint(a, "a"), _as_one_fingerprint(b, "b"))
     return int(np.bitwise_count(x ^ y).sum())
 
 
 def hamming_many(fingerprints: np.ndarray, query: int | np.ndarray) -> np.ndarray:
     """Distance from each fingerprint to ``query``: int64, shape (n,)."""
-    fps, q = _pair_words(_as_fingerprints(fingerprints, "fingerprints"), _as_fingerprints(query, "query"))
-    if q.shape[0] != 1:
-        raise ValueError(f"query must be one fingerprint, got {q.shape[0]}")
+    fps, q = _pair_words(_as_fingerprints(fingerprints, "fingerprints"), _as_one_fingerprint(query, "query"))
     return np.bitwise_count(fps ^ q).sum(axis=1, dtype=np.int64)
 
 
@@ -89,8 +97,8 @@ def distance_for_cosine(similarity: float, bits: int = 64) -> int:
     _check_bits(bits)
     if not -1.0 <= similarity <= 1.0:
         raise ValueError(f"similarity={similarity!r} must be in [-1, 1]")
-    d = math.floor(bits * math.acos(similarity) / math.pi + 1e-9)
-    # Guard against rounding at the boundary: the estimate of d must not fall below similarity.
+    # Start one above the closed form and step down, so float error in acos cannot cost a bit.
+    d = min(bits, math.floor(bits * math.acos(similarity) / math.pi) + 1)
     while d > 0 and math.cos(math.pi * d / bits) < similarity - 1e-12:
         d -= 1
     return d

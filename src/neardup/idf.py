@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
@@ -71,10 +72,10 @@ class IdfModel:
     def load(cls, path: str | os.PathLike) -> IdfModel:
         """Read a model written by :meth:`save`; a damaged or foreign file raises FormatError."""
         try:
-            with np.load(path, allow_pickle=False) as z:
+            with open(path, "rb") as f, np.load(f, allow_pickle=False) as z:
                 header = json.loads(z["header"].tobytes())
                 hashes, doc_freqs = z["hashes"], z["doc_freqs"]
-        except (OSError, ValueError, KeyError) as e:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
             raise FormatError(f"{path}: not a readable neardup IDF model ({e})") from None
         if header.get("format") != IDF_FORMAT or header.get("version") != IDF_FORMAT_VERSION:
             raise FormatError(f"{path}: not a neardup IDF model of version {IDF_FORMAT_VERSION} "
