@@ -19,7 +19,7 @@ from itertools import chain, islice
 from typing import IO, Any
 
 from . import __version__
-from ._cli_input import ERRORS, FORMATS, STDIN, DocumentReader, Document, example_documents
+from ._cli_input import ERRORS, FORMATS, STDIN, Document, DocumentReader, example_documents
 from ._config import BITS, FEATURES, FINGERPRINT_VERSION, WEIGHTINGS, FingerprintConfig
 
 FINGERPRINTS_FORMAT = "neardup fingerprints"

@@ -41,41 +41,51 @@ def _char_at(buf, i):
 @jit
 def _token_hashes(buf, start, end, classes, lut, seed, tokbuf, hashes):
     """Hash each token of one document (XXH3 of its UTF-8 bytes, ASCII mapped through ``lut``)
-    into ``hashes`` in document order; return how many tokens there are. The token being read
-    is gathered in ``tokbuf``."""
+    into ``hashes`` in document order; return how many tokens there are.
+
+    A token is hashed where it lies in ``buf``; only one that ``lut`` changes (an uppercase
+    ASCII letter, when lowering) is first copied, mapped, to ``tokbuf``."""
+    lowering = lut[65] != 65
     n_tok = 0
-    n_bytes = 0  # of the token being gathered; 0 between tokens
     i = start
     while i < end:
         b0 = buf[i]
         if b0 < 0x80:
-            if classes[b0] == WORD:
-                tokbuf[n_bytes] = lut[b0]
-                n_bytes += 1
-            elif n_bytes:
-                hashes[n_tok] = xxh3_64(tokbuf, 0, n_bytes, seed)
-                n_tok += 1
-                n_bytes = 0
-            i += 1
-            continue
-        cp, width = _char_at(buf, i)
-        cls = classes[cp]
-        if n_bytes and cls != WORD:
-            hashes[n_tok] = xxh3_64(tokbuf, 0, n_bytes, seed)
-            n_tok += 1
-            n_bytes = 0
-        if cls == WORD or cls == SOLO:
-            for k in range(width):
-                tokbuf[n_bytes + k] = buf[i + k]
-            n_bytes += width
+            if classes[b0] != WORD:
+                i += 1
+                continue
+        else:
+            cp, width = _char_at(buf, i)
+            cls = classes[cp]
             if cls == SOLO:
-                hashes[n_tok] = xxh3_64(tokbuf, 0, n_bytes, seed)
+                hashes[n_tok] = xxh3_64(buf, i, i + width, seed)
                 n_tok += 1
-                n_bytes = 0
-        i += width
-    if n_bytes:
-        hashes[n_tok] = xxh3_64(tokbuf, 0, n_bytes, seed)
+            if cls != WORD:
+                i += width
+                continue
+        # A word token starts at i; find where it ends.
+        j = i
+        upper = False
+        while j < end:
+            b = buf[j]
+            if b < 0x80:
+                if classes[b] != WORD:
+                    break
+                upper |= b >= 65 and b <= 90
+                j += 1
+            else:
+                cp, width = _char_at(buf, j)
+                if classes[cp] != WORD:
+                    break
+                j += width
+        if upper and lowering:
+            for k in range(j - i):
+                tokbuf[k] = lut[buf[i + k]]
+            hashes[n_tok] = xxh3_64(tokbuf, 0, j - i, seed)
+        else:
+            hashes[n_tok] = xxh3_64(buf, i, j, seed)
         n_tok += 1
+        i = j
     return n_tok
 
 
