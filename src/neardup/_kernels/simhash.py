@@ -181,6 +181,29 @@ def _idf_of(h, idf_hashes, idf_values, idf_default):
     return idf_default
 
 
+@jit_inline
+def _add_weighted(totals, h, weight, seed, words):
+    """V += weight * (+1 where the feature's hyperplane bit is 1, -1 where it is 0)."""
+    for w in range(words):
+        hw = h if w == 0 else xxh3_u64(h, seed)
+        for b in range(64):
+            if (hw >> np.uint64(b)) & np.uint64(1):
+                totals[64 * w + b] += weight
+            else:
+                totals[64 * w + b] -= weight
+
+
+@jit_inline
+def _sign_bits(totals, words, out, d):
+    """``out[d]``: bit i set iff ``totals[i] > 0`` (a tie gives 0)."""
+    for w in range(words):
+        word = np.uint64(0)
+        for b in range(64):
+            if totals[64 * w + b] > 0:
+                word |= np.uint64(1) << np.uint64(b)
+        out[d, w] = word
+
+
 @jit
 def _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values, idf_default,
                      ones, totals, out, d):
@@ -198,13 +221,10 @@ def _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values, 
             n = m
         ones[:bits] = 0
         _count_bits(hashes, n, seed, words, ones)
-        for w in range(words):
-            word = np.uint64(0)
-            for b in range(64):
-                # V[i] = ones - zeros = 2 * ones - n; bit is 1 iff V[i] > 0.
-                if 2 * ones[64 * w + b] > n:
-                    word |= np.uint64(1) << np.uint64(b)
-            out[d, w] = word
+        # V[i] = ones - zeros = 2 * ones - n.
+        for i in range(bits):
+            ones[i] = 2 * ones[i] - n
+        _sign_bits(ones, words, out, d)
         return
     # Real-valued weights: sum in ascending order of the first hash, fixed by the spec.
     hashes[:n].sort()
@@ -216,22 +236,12 @@ def _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values, 
         while j + count < n and hashes[j + count] == h:
             count += 1
         j += count
-        weight = 1.0 + np.log(np.float64(count))
         if weighting == TFIDF:
             weight = count * _idf_of(h, idf_hashes, idf_values, idf_default)
-        for w in range(words):
-            hw = h if w == 0 else xxh3_u64(h, seed)
-            for b in range(64):
-                if (hw >> np.uint64(b)) & np.uint64(1):
-                    totals[64 * w + b] += weight
-                else:
-                    totals[64 * w + b] -= weight
-    for w in range(words):
-        word = np.uint64(0)
-        for b in range(64):
-            if totals[64 * w + b] > 0.0:
-                word |= np.uint64(1) << np.uint64(b)
-        out[d, w] = word
+        else:
+            weight = 1.0 + np.log(np.float64(count))
+        _add_weighted(totals, h, weight, seed, words)
+    _sign_bits(totals, words, out, d)
 
 
 @jit
@@ -313,19 +323,10 @@ def fingerprint_weighted(buf, offsets, weights, seed, words):
         while j < n and hashes[order[j]] == h:
             weight += weights[order[j]]
             j += 1
-        for w in range(words):
-            hw = h if w == 0 else xxh3_u64(h, seed)
-            for b in range(64):
-                if (hw >> np.uint64(b)) & np.uint64(1):
-                    totals[64 * w + b] += weight
-                else:
-                    totals[64 * w + b] -= weight
-    out = np.zeros(words, dtype=np.uint64)
-    for w in range(words):
-        for b in range(64):
-            if totals[64 * w + b] > 0.0:
-                out[w] |= np.uint64(1) << np.uint64(b)
-    return out
+        _add_weighted(totals, h, weight, seed, words)
+    out = np.zeros((1, words), dtype=np.uint64)
+    _sign_bits(totals, words, out, 0)
+    return out[0]
 
 
 @jit
