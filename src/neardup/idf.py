@@ -128,5 +128,7 @@ def _merge_counts(keys: np.ndarray, counts: np.ndarray, new_keys: np.ndarray,
     all_counts = np.concatenate([counts, new_counts])
     order = np.argsort(all_keys, kind="stable")
     all_keys, all_counts = all_keys[order], all_counts[order]
+    if all_keys.size == 0:
+        return all_keys, all_counts
     starts = np.flatnonzero(np.concatenate(([True], all_keys[1:] != all_keys[:-1])))
-    return all_keys[starts], np.add.reduceat(all_counts, starts) if starts.size else all_counts
+    return all_keys[starts], np.add.reduceat(all_counts, starts)
