@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._kernels.simhash import needs_python
+from ._kernels.buffers import needs_python, splice
 from .features import decode_bytes, encode_text, normalize
 
 ERRORS = ("raise", "skip")
@@ -127,12 +127,23 @@ def _from_arrow_array(array: Any, normalize_text: bool, errors: str) -> TextBuff
     offset_type = np.int64 if pa.types.is_large_string(kind) or pa.types.is_large_binary(kind) else np.int32
     offsets = np.frombuffer(offset_buf, dtype=offset_type)[array.offset:array.offset + n + 1].astype(np.int64)
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-    if needs_python(data, offsets, normalize_text).any():
-        values = [b"" if s else v for s, v in zip(skipped, array.to_pylist())]
-        buffer = _from_python(values, normalize_text, errors)
-        buffer.skipped = skipped
+    return _prepare_flagged(TextBuffer(data, offsets, skipped), normalize_text)
+
+
+def _prepare_flagged(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
+    """Normalise or repair, in Python, just the documents that need it (non-ASCII ones when
+    normalising, invalid UTF-8 otherwise); every other document keeps its bytes in place."""
+    flagged = needs_python(buffer.data, buffer.offsets, normalize_text) & ~buffer.skipped
+    if not flagged.any():
         return buffer
-    return TextBuffer(data, offsets, skipped)
+    data, offsets = buffer.data, buffer.offsets
+    prepared = [_prepare_bytes(data[offsets[d]:offsets[d + 1]].tobytes(), normalize_text)
+                for d in np.flatnonzero(flagged)]
+    new_offsets = np.zeros(len(prepared) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, prepared), dtype=np.int64, count=len(prepared)), out=new_offsets[1:])
+    new_data = np.frombuffer(b"".join(prepared), dtype=np.uint8)
+    spliced, spliced_offsets = splice(data, offsets, flagged, new_data, new_offsets)
+    return TextBuffer(spliced, spliced_offsets, buffer.skipped)
 
 
 def to_buffers(texts: Any, normalize_text: bool, errors: str = "raise") -> list[TextBuffer]:
