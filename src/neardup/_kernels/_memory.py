@@ -51,3 +51,13 @@ def mul128_fold64(typingctx, a, b):
         return builder.xor(low, high)
 
     return types.uint64(types.uint64, types.uint64), codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, x):
+    """The number of trailing zero bits of a nonzero uint64 (one ``tzcnt``)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return types.uint64(types.uint64), codegen

@@ -12,6 +12,7 @@ import numba
 import numpy as np
 
 from ._jit import jit, jit_inline, jit_parallel
+from ._memory import load_u64, trailing_zeros
 from .xxh3 import xxh3_64, xxh3_u64
 
 # Character classes (src/neardup/_data/unicode_classes.txt).
@@ -19,9 +20,6 @@ OTHER, WORD, SOLO, SPACE = 0, 1, 2, 3
 # Feature kinds and weightings, as FingerprintConfig names them.
 WORDS, SHINGLES, CHAR_NGRAMS = 0, 1, 2
 UNIFORM, TF, SUBLINEAR, TFIDF = 0, 1, 2, 3
-
-_BYTE_LANES = np.uint64(0x0101010101010101)
-
 
 @jit_inline
 def _char_at(buf, i):
@@ -38,17 +36,56 @@ def _char_at(buf, i):
             | ((np.int64(buf[i + 2]) & 0x3F) << 6) | (np.int64(buf[i + 3]) & 0x3F)), 4
 
 
+# Eight bytes at a time (SWAR): each byte's top bit answers a question about that byte.
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_TOP = np.uint64(0x8080808080808080)
+_EACH = np.uint64(0x0101010101010101)
+_CASE = np.uint64(0x2020202020202020)
+
+
+@jit_inline
+def _in_range(x, lo, hi):
+    """Top bit of each byte of ``x`` (all bytes < 0x80) set iff lo <= byte <= hi. No byte can
+    carry into the next: each sum stays below 0x100."""
+    at_least_lo = x + np.uint64(0x80 - lo) * _EACH
+    above_hi = x + np.uint64(0x7F - hi) * _EACH
+    return at_least_lo & ~above_hi & _TOP
+
+
+@jit_inline
+def _ascii_word_bytes(w):
+    """Top bit of each byte of ``w`` set iff it is an ASCII letter or digit (the ASCII word
+    characters of the class table)."""
+    x = w & _LOW7
+    letters = _in_range(x | _CASE, 0x61, 0x7A)
+    return (letters | _in_range(x, 0x30, 0x39)) & ~w
+
+
+@jit_inline
+def _ascii_upper_bytes(w):
+    return _in_range(w & _LOW7, 0x41, 0x5A) & ~w
+
+
 @jit
 def _token_hashes(buf, start, end, classes, lut, seed, tokbuf, hashes):
     """Hash each token of one document (XXH3 of its UTF-8 bytes, ASCII mapped through ``lut``)
     into ``hashes`` in document order; return how many tokens there are.
 
     A token is hashed where it lies in ``buf``; only one that ``lut`` changes (an uppercase
-    ASCII letter, when lowering) is first copied, mapped, to ``tokbuf``."""
+    ASCII letter, when lowering) is first copied, mapped, to ``tokbuf``. ASCII runs are scanned
+    eight bytes at a time."""
     lowering = lut[65] != 65
     n_tok = 0
     i = start
     while i < end:
+        if i + 8 <= end:
+            # Skip separators up to the next word or non-ASCII byte.
+            w = load_u64(buf, i)
+            stop = _ascii_word_bytes(w) | (w & _TOP)
+            if stop == 0:
+                i += 8
+                continue
+            i += np.int64(trailing_zeros(stop) >> np.uint64(3))
         b0 = buf[i]
         if b0 < 0x80:
             if classes[b0] != WORD:
@@ -65,20 +102,31 @@ def _token_hashes(buf, start, end, classes, lut, seed, tokbuf, hashes):
                 continue
         # A word token starts at i; find where it ends.
         j = i
-        upper = False
+        upper = np.uint64(0)
         while j < end:
+            if j + 8 <= end:
+                w = load_u64(buf, j)
+                stops = ~_ascii_word_bytes(w) & _TOP
+                if stops == 0:
+                    upper |= _ascii_upper_bytes(w)
+                    j += 8
+                    continue
+                first = trailing_zeros(stops)  # 8 * (bytes before the first stop) + 7
+                upper |= _ascii_upper_bytes(w) & ((np.uint64(1) << first) - np.uint64(1))
+                j += np.int64(first >> np.uint64(3))
             b = buf[j]
             if b < 0x80:
                 if classes[b] != WORD:
                     break
-                upper |= b >= 65 and b <= 90
+                if b >= 65 and b <= 90:
+                    upper |= np.uint64(1)
                 j += 1
             else:
                 cp, width = _char_at(buf, j)
                 if classes[cp] != WORD:
                     break
                 j += width
-        if upper and lowering:
+        if upper != 0 and lowering:
             for k in range(j - i):
                 tokbuf[k] = lut[buf[i + k]]
             hashes[n_tok] = xxh3_64(tokbuf, 0, j - i, seed)
@@ -147,30 +195,41 @@ def _feature_hashes(buf, start, end, classes, lut, kind, size, seed, tokbuf, scr
     return n_tok - size + 1
 
 
-@jit
-def _count_bits(hashes, n, seed, words, ones):
-    """Add each hash's bits into ``ones`` (int64, 64 * words): how many hashes have bit i set.
+@jit_inline
+def _spill(lane, ones, base, r):
+    """Add the eight byte counters of ``lane`` (bits base + r, base + 8 + r, ...) into ``ones``."""
+    for byte in range(8):
+        ones[base + 8 * byte + r] += np.int64((lane >> np.uint64(8 * byte)) & np.uint64(0xFF))
 
-    Eight byte-wide counters per word add eight bits at a time (SWAR) and are flushed before
-    any of them can overflow."""
-    lanes = np.zeros((words, 8), dtype=np.uint64)
-    pending = 0
-    for j in range(n):
-        h = hashes[j]
-        for w in range(words):
-            if w == 1:
-                h = xxh3_u64(hashes[j], seed)
-            for r in range(8):
-                lanes[w, r] += (h >> np.uint64(r)) & _BYTE_LANES
-        pending += 1
-        if pending == 255 or j == n - 1:
-            for w in range(words):
-                for r in range(8):
-                    packed = lanes[w, r]
-                    for byte in range(8):
-                        ones[64 * w + 8 * byte + r] += np.int64((packed >> np.uint64(8 * byte)) & np.uint64(0xFF))
-                    lanes[w, r] = 0
-            pending = 0
+
+@jit
+def _count_word(hashes, n, seed, second, ones, base):
+    """Add into ``ones[base:base + 64]`` how many of ``hashes[:n]`` have each bit set (of the
+    hash itself, or with ``second`` of its 128-bit second word). Eight byte-wide counters add
+    eight bits at a time (SWAR), kept in registers and spilled before any can overflow."""
+    j = 0
+    while j < n:
+        stop = min(n, j + 255)
+        c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = np.uint64(0)
+        for k in range(j, stop):
+            h = xxh3_u64(hashes[k], seed) if second else hashes[k]
+            c0 += h & _EACH
+            c1 += (h >> np.uint64(1)) & _EACH
+            c2 += (h >> np.uint64(2)) & _EACH
+            c3 += (h >> np.uint64(3)) & _EACH
+            c4 += (h >> np.uint64(4)) & _EACH
+            c5 += (h >> np.uint64(5)) & _EACH
+            c6 += (h >> np.uint64(6)) & _EACH
+            c7 += (h >> np.uint64(7)) & _EACH
+        _spill(c0, ones, base, 0)
+        _spill(c1, ones, base, 1)
+        _spill(c2, ones, base, 2)
+        _spill(c3, ones, base, 3)
+        _spill(c4, ones, base, 4)
+        _spill(c5, ones, base, 5)
+        _spill(c6, ones, base, 6)
+        _spill(c7, ones, base, 7)
+        j = stop
 
 
 @jit
@@ -220,7 +279,9 @@ def _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values, 
                     m += 1
             n = m
         ones[:bits] = 0
-        _count_bits(hashes, n, seed, words, ones)
+        _count_word(hashes, n, seed, False, ones, 0)
+        if words == 2:
+            _count_word(hashes, n, seed, True, ones, 64)
         # V[i] = ones - zeros = 2 * ones - n.
         for i in range(bits):
             ones[i] = 2 * ones[i] - n
