@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+import numba
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
@@ -61,3 +63,21 @@ def trailing_zeros(typingctx, x):
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
 
     return types.uint64(types.uint64), codegen
+
+
+if numba.config.DISABLE_JIT:
+    # NUMBA_DISABLE_JIT=1 runs the kernels as Python (for coverage and debugging); intrinsics
+    # exist only in compiled code, so plain equivalents stand in.
+    def load_u64(buf, i):  # type: ignore[no-redef]
+        return np.uint64(int.from_bytes(bytes(buf[i:i + 8]), "little"))
+
+    def load_u32(buf, i):  # type: ignore[no-redef]
+        return np.uint64(int.from_bytes(bytes(buf[i:i + 4]), "little"))
+
+    def mul128_fold64(a, b):  # type: ignore[no-redef]
+        product = int(a) * int(b)
+        return np.uint64((product ^ (product >> 64)) & (2**64 - 1))
+
+    def trailing_zeros(x):  # type: ignore[no-redef]
+        x = int(x)
+        return np.uint64((x & -x).bit_length() - 1)
