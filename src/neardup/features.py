@@ -24,8 +24,34 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def normalize(text: str) -> str:
-    """NFKC, then full Unicode case folding: the spec's normalisation."""
-    return unicodedata.normalize("NFKC", text).casefold()
+    """NFKC, then full Unicode case folding: the spec's normalisation, except that ASCII
+    letters keep their case (the kernels lower them; casefolding ASCII is just lowering).
+
+    Only the non-ASCII runs go through ``unicodedata``, each with the code point before it
+    (which a combining mark may compose with). That equals normalising the whole text: an
+    ASCII character is a starter that never composes with what precedes it, so NFKC never
+    reaches across one, and case folding maps each code point on its own. On text that is
+    mostly ASCII (source code, English with a few accents) it is several times faster."""
+    code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    non_ascii = np.flatnonzero(code_points >= 0x80)
+    if non_ascii.size == 0:
+        return text
+    # Run boundaries: where the gap to the previous non-ASCII code point is more than one.
+    breaks = np.flatnonzero(np.diff(non_ascii) > 1)
+    if breaks.size > len(text) // 256:
+        # Many short runs (Cyrillic or Greek words between ASCII spaces): one call is faster.
+        return unicodedata.normalize("NFKC", text).casefold()
+    starts = np.concatenate(([non_ascii[0]], non_ascii[breaks + 1])).tolist()
+    ends = np.concatenate((non_ascii[breaks] + 1, [non_ascii[-1] + 1])).tolist()
+    parts = []
+    done = 0
+    for run_start, run_end in zip(starts, ends):
+        start = max(run_start - 1, done)
+        parts.append(text[done:start])
+        parts.append(unicodedata.normalize("NFKC", text[start:run_end]).casefold())
+        done = run_end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def encode_text(text: str) -> bytes:
