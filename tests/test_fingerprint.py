@@ -88,6 +88,18 @@ def test_non_text_raises_naming_position_and_type():
         Fingerprinter().fingerprint(3.5)
 
 
+def test_position_is_counted_across_pieces_of_a_long_list_or_iterator():
+    texts = ["a b c"] * 20_000
+    texts[17_003] = None
+    with pytest.raises(TypeError, match=r"document 17003 is NoneType"):
+        Fingerprinter().fingerprint_batch(texts)
+    with pytest.raises(TypeError, match=r"document 17003 is NoneType"):
+        Fingerprinter().fingerprint_batch(iter(texts))
+    fps, skipped = Fingerprinter().fingerprint_batch(iter(texts), errors="skip")
+    assert fps.shape == (20_000,) and np.flatnonzero(skipped).tolist() == [17_003]
+    assert fps[17_003] == 0 and fps[17_004] == fps[0] == neardup.simhash("a b c")
+
+
 def test_skip_returns_mask_and_zero_fingerprints():
     texts = ["one two three", None, 7, "four five six", b"bytes too"]
     fps, skipped = Fingerprinter().fingerprint_batch(texts, errors="skip")

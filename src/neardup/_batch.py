@@ -7,8 +7,9 @@ Unicode normalisation or UTF-8 repair, which Python does).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -146,32 +147,56 @@ def _prepare_flagged(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
     return TextBuffer(spliced, spliced_offsets, buffer.skipped)
 
 
-def to_buffers(texts: Any, normalize_text: bool, errors: str = "raise") -> list[TextBuffer]:
-    """The documents of ``texts`` as one buffer per Arrow chunk (one buffer otherwise)."""
+def iter_buffers(texts: Any, normalize_text: bool, errors: str = "raise",
+                 piece_docs: int | None = None) -> Iterator[TextBuffer]:
+    """The documents of ``texts`` as buffers, made one at a time: one per Arrow chunk, or per
+    ``piece_docs`` documents of any other input (all in one buffer when None)."""
     if errors not in ERRORS:
         raise ValueError(f"errors={errors!r} is not allowed; choose 'raise' or 'skip'")
     if isinstance(texts, (str, bytes)):
         raise TypeError("fingerprint_batch takes a batch of documents; for one text use fingerprint()")
     if _is_arrow(texts):
-        chunks = texts.chunks if hasattr(texts, "chunks") else [texts]
-        buffers = []
-        done = 0
-        for chunk in chunks:
-            try:
-                buffers.append(_from_arrow_array(chunk, normalize_text, errors))
-            except TypeError as e:
-                raise _offset_position(e, done) from None
-            done += len(chunk)
-        return buffers
-    if isinstance(texts, np.ndarray):
-        if texts.ndim != 1:
-            raise TypeError(f"a numpy array of documents must be 1-d, got shape {texts.shape}")
-        texts = texts.tolist()
-    return [_from_python(texts, normalize_text, errors)]
+        pieces: Iterable[Any] = texts.chunks if hasattr(texts, "chunks") else [texts]
+        make = _from_arrow_array
+    else:
+        if isinstance(texts, np.ndarray):
+            if texts.ndim != 1:
+                raise TypeError(f"a numpy array of documents must be 1-d, got shape {texts.shape}")
+            texts = texts.tolist()
+        pieces = _pieces(texts, piece_docs)
+        make = _from_python
+    done = 0
+    for piece in pieces:
+        try:
+            buffer = make(piece, normalize_text, errors)
+        except TypeError as e:
+            raise _offset_position(e, done) from None
+        done += len(buffer)
+        yield buffer
+
+
+def to_buffers(texts: Any, normalize_text: bool, errors: str = "raise") -> list[TextBuffer]:
+    """All of ``iter_buffers``: one buffer per Arrow chunk, one otherwise."""
+    return list(iter_buffers(texts, normalize_text, errors))
+
+
+def _pieces(texts: Iterable[Any], piece_docs: int | None) -> Iterator[list[Any]]:
+    if piece_docs is None:
+        yield texts if isinstance(texts, list) else list(texts)
+        return
+    if isinstance(texts, list):
+        for start in range(0, max(len(texts), 1), piece_docs):
+            yield texts[start:start + piece_docs]
+        return
+    iterator = iter(texts)
+    first = True
+    while (piece := list(islice(iterator, piece_docs))) or first:
+        first = False
+        yield piece
 
 
 def _offset_position(error: TypeError, done: int) -> TypeError:
-    """Renumber 'document i' in an error from one Arrow chunk to its place in the whole array."""
+    """Renumber 'document i' in an error from one piece to its place in the whole input."""
     message = str(error)
     if done and message.startswith("document "):
         position, rest = message[len("document "):].split(" ", 1)
