@@ -41,13 +41,15 @@ class TextBuffer:
         return self.offsets.shape[0] - 1
 
 
-def _prepare_str(text: str, normalize_text: bool) -> bytes:
+def prepare_str(text: str, normalize_text: bool) -> bytes:
+    """UTF-8 bytes of one text, normalised if asked (ASCII needs nothing: the kernels lower it)."""
     if normalize_text and not text.isascii():
         text = normalize(text)
     return encode_text(text)
 
 
-def _prepare_bytes(data: bytes, normalize_text: bool) -> bytes:
+def prepare_bytes(data: bytes, normalize_text: bool) -> bytes:
+    """Valid UTF-8 for one document's bytes: repaired (U+FFFD) and normalised if asked."""
     if data.isascii():
         return data
     if normalize_text:
@@ -87,9 +89,9 @@ def _from_python(texts: Iterable[Any], normalize_text: bool, errors: str) -> Tex
     skipped: list[int] = []
     for position, text in enumerate(texts):
         if isinstance(text, str):
-            encoded.append(_prepare_str(text, normalize_text))
+            encoded.append(prepare_str(text, normalize_text))
         elif isinstance(text, (bytes, bytearray, memoryview)):
-            encoded.append(_prepare_bytes(bytes(text), normalize_text))
+            encoded.append(prepare_bytes(bytes(text), normalize_text))
         elif errors == "skip":
             encoded.append(b"")
             skipped.append(position)
@@ -138,7 +140,7 @@ def _prepare_flagged(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
     if not flagged.any():
         return buffer
     data, offsets = buffer.data, buffer.offsets
-    prepared = [_prepare_bytes(data[offsets[d]:offsets[d + 1]].tobytes(), normalize_text)
+    prepared = [prepare_bytes(data[offsets[d]:offsets[d + 1]].tobytes(), normalize_text)
                 for d in np.flatnonzero(flagged)]
     new_offsets = np.zeros(len(prepared) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, prepared), dtype=np.int64, count=len(prepared)), out=new_offsets[1:])

@@ -10,7 +10,7 @@ from typing import Any, Literal, overload
 import numba
 import numpy as np
 
-from ._batch import TextBuffer, iter_buffers
+from ._batch import TextBuffer, iter_buffers, prepare_bytes, prepare_str
 from ._config import FingerprintConfig
 from ._kernels import simhash as kernels
 from .features import FEATURE_KINDS, WEIGHTING_CODES, char_classes, encode_text
@@ -88,9 +88,17 @@ class Fingerprinter:
 
     def fingerprint(self, text: str | bytes) -> int:
         """The fingerprint of one text, as a Python int (< 2**bits)."""
-        if not isinstance(text, (str, bytes, bytearray, memoryview)):
+        if isinstance(text, str):
+            data = prepare_str(text, self._config.normalize)
+        elif isinstance(text, (bytes, bytearray, memoryview)):
+            data = prepare_bytes(bytes(text), self._config.normalize)
+        else:
             raise TypeError(f"text is {type(text).__name__}, not str or bytes")
-        return _as_int(self.fingerprint_batch([text], n_jobs=1)[0].reshape(-1))
+        out = np.zeros((1, self._config.bits // 64), dtype=np.uint64)
+        offsets = np.array([0, len(data)], dtype=np.int64)
+        kernels.fingerprint_buffer_serial(np.frombuffer(data, dtype=np.uint8), offsets,
+                                          *self._settings(out))
+        return _as_int(out[0])
 
     @overload
     def fingerprint_batch(self, texts: Any, *, n_jobs: int | None = ...,
@@ -130,17 +138,22 @@ class Fingerprinter:
             out = out.reshape(-1)
         return (out, skipped) if errors == "skip" else out
 
-    def _run(self, buffer: TextBuffer, threads: int) -> np.ndarray:
+    def _settings(self, out: np.ndarray) -> tuple:
+        """The kernels' arguments after the text buffer, ending with ``out``."""
         config = self._config
-        words = config.bits // 64
-        out = np.zeros((len(buffer), words), dtype=np.uint64)
         size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
-        with _threads(threads):
-            kernels.fingerprint_buffer(
-                buffer.data, buffer.offsets, _chunk_bounds(buffer.offsets, threads), char_classes(),
-                config.normalize, FEATURE_KINDS[config.features], size,
-                WEIGHTING_CODES[config.weighting], np.uint64(config.seed), words,
+        return (char_classes(), config.normalize, FEATURE_KINDS[config.features], size,
+                WEIGHTING_CODES[config.weighting], np.uint64(config.seed), config.bits // 64,
                 self._idf_hashes, self._idf_values, self._idf_default, out)
+
+    def _run(self, buffer: TextBuffer, threads: int) -> np.ndarray:
+        out = np.zeros((len(buffer), self._config.bits // 64), dtype=np.uint64)
+        if threads == 1 or buffer.offsets[-1] - buffer.offsets[0] < _CHUNK_BYTES:
+            kernels.fingerprint_buffer_serial(buffer.data, buffer.offsets, *self._settings(out))
+            return out
+        with _threads(threads):
+            kernels.fingerprint_buffer(buffer.data, buffer.offsets,
+                                       _chunk_bounds(buffer.offsets, threads), *self._settings(out))
         return out
 
     def fingerprint_features(self, features: Iterable[tuple[str | bytes, float]]) -> int:
@@ -185,6 +198,10 @@ def simhash(text: str | bytes, **config: Any) -> int:
 
 def warmup() -> None:
     """Compile (or load from the cache) every hot kernel now, so the first real call is fast."""
+    large = ["warm up the parallel kernels " * 10] * (_CHUNK_BYTES // 250)  # over one chunk
     for bits in (64, 128):
         for weighting in ("tf", "sublinear"):
-            Fingerprinter(bits=bits, weighting=weighting).fingerprint_batch(["warm up", b"\xff"])
+            fingerprinter = Fingerprinter(bits=bits, weighting=weighting)
+            fingerprinter.fingerprint("warm up")
+            fingerprinter.fingerprint_batch(["warm up", b"\xff"])
+            fingerprinter.fingerprint_batch(large)

@@ -348,6 +348,22 @@ def fingerprint_buffer(buf, offsets, chunk_bounds, classes, lower, kind, size, w
 
 
 @jit
+def fingerprint_buffer_serial(buf, offsets, classes, lower, kind, size, weighting, seed, words,
+                              idf_hashes, idf_values, idf_default, out):
+    """``fingerprint_buffer`` on the calling thread alone: for a few documents, where starting
+    the thread pool would cost far more than the work (one text: 5 us instead of 150 us)."""
+    n_docs = offsets.shape[0] - 1
+    tokbuf, hashes, scratch, starts, lut = _scratch(offsets, 0, n_docs, kind, lower)
+    ones = np.zeros(64 * words, dtype=np.int64)
+    totals = np.zeros(64 * words, dtype=np.float64)
+    for d in range(n_docs):
+        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lut, kind, size, seed,
+                            tokbuf, scratch, starts, hashes)
+        _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values,
+                         idf_default, ones, totals, out, d)
+
+
+@jit
 def unique_feature_hashes(buf, offsets, classes, lower, kind, size, seed):
     """The distinct first hashes of each document's features, concatenated (uint64), for
     document frequencies (``fit_idf``)."""
