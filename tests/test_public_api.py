@@ -9,7 +9,8 @@ import neardup
 
 EXPECTED = [
     "ConfigError", "FINGERPRINT_VERSION", "FingerprintConfig", "Fingerprinter", "FormatError",
-    "IdfModel", "NeardupError", "__version__", "distance_for_cosine", "estimate_cosine",
+    "HammingIndex", "IdfModel", "IndexPlan", "NeardupError", "__version__", "clusters",
+    "distance_for_cosine", "estimate_cosine",
     "fit_idf", "hamming", "hamming_many", "hamming_pairwise", "simhash", "warmup",
 ]
 

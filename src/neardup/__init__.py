@@ -27,11 +27,16 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from .fingerprint import Fingerprinter, simhash, warmup
+    from .cluster import clusters
     from .idf import IdfModel, fit_idf
+    from .index import HammingIndex, IndexPlan
 
 _LAZY = {
     "Fingerprinter": "fingerprint",
+    "HammingIndex": "index",
     "IdfModel": "idf",
+    "IndexPlan": "index",
+    "clusters": "cluster",
     "fit_idf": "idf",
     "simhash": "fingerprint",
     "warmup": "fingerprint",
@@ -43,9 +48,12 @@ __all__ = [
     "FingerprintConfig",
     "Fingerprinter",
     "FormatError",
+    "HammingIndex",
     "IdfModel",
+    "IndexPlan",
     "NeardupError",
     "__version__",
+    "clusters",
     "distance_for_cosine",
     "estimate_cosine",
     "fit_idf",

@@ -1,0 +1,286 @@
+"""Permuted-table Hamming search: table keys, batch query and self-join (Manku, Jain & Das
+Sarma, WWW 2007, sec. 3).
+
+The b bits are cut into B contiguous blocks; block ``j`` is bits ``starts[j]`` to
+``starts[j] + sizes[j] - 1`` (bit 0 is the lowest bit of word 0; a 128-bit fingerprint is the
+row ``[lo, hi]``). Two fingerprints within distance k differ in at most k blocks, so they agree
+on all blocks of at least one table that keeps B - k of them.
+
+A table is one sorted uint64 array of *entries* ``(key << rowbits) | row``: ``key`` is the first
+``widths[t]`` bits of the concatenation of the table's kept blocks, ``row`` the fingerprint's row.
+A key cut short only lets more candidates through, every one of which is verified with XOR +
+popcount, so search stays exact while a table costs 8 bytes per fingerprint.
+
+A pair within the radius can agree on the full key of several tables. It is reported only by the
+first table (in table order) whose kept blocks it agrees on entirely (``_first_table``), so each
+pair comes out exactly once, whatever the truncation.
+
+Fingerprint arrays are uint64, shape (n, words) with words 1 or 2, C-contiguous; the wrappers in
+``neardup.index`` coerce and validate.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types
+from numba.extending import intrinsic
+
+from ._jit import jit_inline, jit_parallel
+
+JOIN_CHUNK = 1024
+"""Sorted positions per self-join work unit: small enough to spread a table over the threads."""
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Set bits of a uint64 (one ``popcnt``)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.uint64(types.uint64), codegen
+
+
+if numba.config.DISABLE_JIT:
+    # Intrinsics exist only in compiled code (see _memory.py).
+    def popcount(x):  # type: ignore[no-redef]
+        return np.uint64(int(x).bit_count())
+
+
+@jit_inline
+def _word(fps, r, w):
+    """Word ``w`` of row ``r``; a 64-bit row has a zero high word."""
+    if w < fps.shape[1]:
+        return fps[r, w]
+    return np.uint64(0)
+
+
+@jit_inline
+def _field(lo, hi, start, size):
+    """Bits ``start .. start + size - 1`` (1 <= size <= 64) of the 128-bit value ``hi:lo``."""
+    if start >= 64:
+        v = hi >> np.uint64(start - 64)
+    elif start == 0:
+        v = lo
+    else:
+        v = (lo >> np.uint64(start)) | (hi << np.uint64(64 - start))
+    if size < 64:
+        v &= (np.uint64(1) << np.uint64(size)) - np.uint64(1)
+    return v
+
+
+@jit_inline
+def _key(lo, hi, starts, sizes, kept, width):
+    """The first ``width`` (<= 63) bits of the kept blocks, concatenated in ``kept`` order."""
+    key = np.uint64(0)
+    left = width
+    for m in range(kept.shape[0]):
+        if left == 0:
+            break
+        b = kept[m]
+        size = sizes[b]
+        v = _field(lo, hi, starts[b], size)
+        if size > left:
+            v >>= np.uint64(size - left)
+            size = left
+        key = (key << np.uint64(size)) | v
+        left -= size
+    return key
+
+
+@jit_inline
+def _first_table(xlo, xhi, starts, sizes, masks):
+    """The first table whose kept blocks (bitmask ``masks[t]``) are all zero in the XOR ``xhi:xlo``;
+    -1 when there is none (the pair is farther apart than the index serves)."""
+    diff = np.uint64(0)
+    for b in range(starts.shape[0]):
+        if _field(xlo, xhi, starts[b], sizes[b]) != 0:
+            diff |= np.uint64(1) << np.uint64(b)
+    for t in range(masks.shape[0]):
+        if masks[t] & diff == 0:
+            return t
+    return -1
+
+
+@jit_parallel
+def build_entries(fps, starts, sizes, kept, widths, rowbits):
+    """Unsorted table entries, uint64 shape (tables, n): ``(key << rowbits) | row``."""
+    n = fps.shape[0]
+    tables = kept.shape[0]
+    out = np.empty((tables, n), dtype=np.uint64)
+    shift = np.uint64(rowbits)
+    for r in numba.prange(n):
+        lo = fps[r, 0]
+        hi = _word(fps, r, 1)
+        for t in range(tables):
+            out[t, r] = (_key(lo, hi, starts, sizes, kept[t], widths[t]) << shift) | np.uint64(r)
+    return out
+
+
+@jit_inline
+def _lower_bound(entries, t, shift, key):
+    """First position of table ``t`` whose key is >= ``key``."""
+    lo = 0
+    hi = entries.shape[1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if (entries[t, mid] >> shift) < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@jit_inline
+def _probe(queries, i, fps, entries, starts, sizes, kept, widths, masks, rowbits, max_distance,
+           rows_out, dist_out, at, write):
+    """Matches of query ``i``, each once; writes them from ``at`` when ``write``. Returns the count."""
+    qlo = queries[i, 0]
+    qhi = _word(queries, i, 1)
+    shift = np.uint64(rowbits)
+    rowmask = (np.uint64(1) << shift) - np.uint64(1)
+    n = entries.shape[1]
+    count = 0
+    for t in range(kept.shape[0]):
+        key = _key(qlo, qhi, starts, sizes, kept[t], widths[t])
+        p = _lower_bound(entries, t, shift, key)
+        while p < n:
+            e = entries[t, p]
+            if (e >> shift) != key:
+                break
+            p += 1
+            r = np.int64(e & rowmask)
+            xlo = qlo ^ fps[r, 0]
+            xhi = qhi ^ _word(fps, r, 1)
+            d = np.int64(popcount(xlo) + popcount(xhi))
+            if d > max_distance or _first_table(xlo, xhi, starts, sizes, masks) != t:
+                continue
+            if write:
+                rows_out[at + count] = r
+                dist_out[at + count] = d
+            count += 1
+    return count
+
+
+@jit_parallel
+def query_count(queries, fps, entries, starts, sizes, kept, widths, masks, rowbits, max_distance):
+    """Matches per query: int64, shape (q,)."""
+    q = queries.shape[0]
+    counts = np.zeros(q, dtype=np.int64)
+    none = np.empty(0, dtype=np.int64)
+    for i in numba.prange(q):
+        counts[i] = _probe(queries, i, fps, entries, starts, sizes, kept, widths, masks, rowbits,
+                           max_distance, none, none, 0, False)
+    return counts
+
+
+@jit_inline
+def _sort_by_distance_then_id(ids_out, dist_out, s, e):
+    """Orders ``[s, e)`` of both arrays by (distance, id); ids are distinct."""
+    if e - s < 32:
+        for a in range(s + 1, e):
+            idv = ids_out[a]
+            dv = dist_out[a]
+            b = a - 1
+            while b >= s and (dist_out[b] > dv or (dist_out[b] == dv and ids_out[b] > idv)):
+                ids_out[b + 1] = ids_out[b]
+                dist_out[b + 1] = dist_out[b]
+                b -= 1
+            ids_out[b + 1] = idv
+            dist_out[b + 1] = dv
+        return
+    idv = ids_out[s:e].copy()
+    dv = dist_out[s:e].copy()
+    by_id = np.argsort(idv, kind="mergesort")
+    order = by_id[np.argsort(dv[by_id], kind="mergesort")]
+    for m in range(e - s):
+        ids_out[s + m] = idv[order[m]]
+        dist_out[s + m] = dv[order[m]]
+
+
+@jit_parallel
+def query_fill(queries, fps, ids, entries, starts, sizes, kept, widths, masks, rowbits,
+               max_distance, offsets):
+    """Matched ids and distances in CSR form by ``offsets`` (from ``query_count``), each query's
+    run sorted by (distance, id): two int64 arrays of length ``offsets[-1]``."""
+    q = queries.shape[0]
+    total = offsets[q]
+    ids_out = np.empty(total, dtype=np.int64)
+    dist_out = np.empty(total, dtype=np.int64)
+    for i in numba.prange(q):
+        s = offsets[i]
+        e = offsets[i + 1]
+        _probe(queries, i, fps, entries, starts, sizes, kept, widths, masks, rowbits,
+               max_distance, ids_out, dist_out, s, True)
+        for m in range(s, e):
+            ids_out[m] = ids[ids_out[m]]  # rows to ids
+        _sort_by_distance_then_id(ids_out, dist_out, s, e)
+    return ids_out, dist_out
+
+
+@jit_inline
+def _join_unit(u, fps, ids, entries, starts, sizes, masks, rowbits, max_distance,
+               i_out, j_out, d_out, at, write):
+    """Pairs found by work unit ``u``: sorted positions ``[p0, p1)`` of one table, each against
+    the later positions with the same key. Writes them from ``at`` when ``write``."""
+    n = entries.shape[1]
+    per = (n + JOIN_CHUNK - 1) // JOIN_CHUNK
+    t = u // per
+    p0 = (u % per) * JOIN_CHUNK
+    p1 = min(p0 + JOIN_CHUNK, n)
+    shift = np.uint64(rowbits)
+    rowmask = (np.uint64(1) << shift) - np.uint64(1)
+    count = 0
+    for p in range(p0, p1):
+        e = entries[t, p]
+        key = e >> shift
+        a = np.int64(e & rowmask)
+        alo = fps[a, 0]
+        ahi = _word(fps, a, 1)
+        for p2 in range(p + 1, n):
+            f = entries[t, p2]
+            if (f >> shift) != key:
+                break
+            b = np.int64(f & rowmask)
+            xlo = alo ^ fps[b, 0]
+            xhi = ahi ^ _word(fps, b, 1)
+            d = np.int64(popcount(xlo) + popcount(xhi))
+            if d > max_distance or _first_table(xlo, xhi, starts, sizes, masks) != t:
+                continue
+            if write:
+                ia = ids[a]
+                ib = ids[b]
+                i_out[at + count] = min(ia, ib)
+                j_out[at + count] = max(ia, ib)
+                d_out[at + count] = d
+            count += 1
+    return count
+
+
+@jit_parallel
+def join_count(fps, ids, entries, starts, sizes, masks, rowbits, max_distance):
+    """Pairs per work unit: int64, shape (tables * ceil(n / JOIN_CHUNK),)."""
+    n = entries.shape[1]
+    units = entries.shape[0] * ((n + JOIN_CHUNK - 1) // JOIN_CHUNK)
+    counts = np.zeros(units, dtype=np.int64)
+    none = np.empty(0, dtype=np.int64)
+    for u in numba.prange(units):
+        counts[u] = _join_unit(u, fps, ids, entries, starts, sizes, masks, rowbits, max_distance,
+                               none, none, none, 0, False)
+    return counts
+
+
+@jit_parallel
+def join_fill(fps, ids, entries, starts, sizes, masks, rowbits, max_distance, offsets):
+    """Every pair within ``max_distance`` once, as (smaller id, larger id, distance), int64 arrays
+    in work-unit order (``offsets`` from ``join_count``)."""
+    units = offsets.shape[0] - 1
+    total = offsets[units]
+    i_out = np.empty(total, dtype=np.int64)
+    j_out = np.empty(total, dtype=np.int64)
+    d_out = np.empty(total, dtype=np.int64)
+    for u in numba.prange(units):
+        _join_unit(u, fps, ids, entries, starts, sizes, masks, rowbits, max_distance,
+                   i_out, j_out, d_out, offsets[u], True)
+    return i_out, j_out, d_out

@@ -1,0 +1,191 @@
+"""The block layout of a permuted-table index (Manku, Jain & Das Sarma, WWW 2007, sec. 3).
+
+The b bits are cut into B contiguous blocks, the first ``b % B`` one bit wider than the rest
+(64 bits in 6 blocks: 11, 11, 11, 11, 10, 10). Two fingerprints within distance k differ in at
+most k blocks, so they agree exactly on the other B - k: one table per *combination* of B - k
+kept blocks, C(B, k) tables, finds every such pair. Its key is the kept blocks' bits; random
+fingerprints share a key of w bits with probability 2**-w, so a probe sees about n / 2**w
+candidates per table.
+
+Presets, for max_distance k (the paper's 64-bit, k = 3 trade-off: 4 tables keyed on 16 bits,
+10 on about 25, 20 on about 32):
+
+- ``"compact"``: B = k + 1, k + 1 tables, the fewest bytes, most candidates;
+- ``"balanced"``: B = k + 2, C(k + 2, 2) tables;
+- ``"fast"``: B = k + 3, C(k + 3, 3) tables, the fewest candidates;
+- ``"auto"``: the first of these (fewest tables) whose probe expects at most one candidate per
+  table for the index's size, else the one with the fewest expected candidates.
+
+A table entry is one uint64, ``(key << rowbits) | row`` with ``rowbits`` the bits a row number
+needs, so a key longer than ``64 - rowbits`` bits is cut to that (still exact: only more
+candidates to verify). A table costs 8 bytes per fingerprint; fingerprints and ids are stored once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+
+from .._errors import ConfigError
+
+PRESETS = {"compact": 1, "balanced": 2, "fast": 3}
+"""Preset name -> B - k, the number of blocks each table keeps (B = k + value)."""
+
+MAX_DISTANCE = 7
+"""The largest max_distance served by C(B, k) tables; beyond it tables multiply or keys shrink
+to nothing. Larger radii need multi-index hashing (Norouzi et al. 2012), which is planned."""
+
+MAX_TABLES = 256
+_BITS = (64, 128)
+
+
+def row_bits(n: int) -> int:
+    """Bits of a row number in a table entry for an index of ``n`` fingerprints (at least 1)."""
+    return max(1, (n - 1).bit_length())
+
+
+def _check_distance(max_distance: object) -> int:
+    if isinstance(max_distance, bool) or not isinstance(max_distance, int):
+        raise ConfigError(f"max_distance={max_distance!r} must be an integer in [0, {MAX_DISTANCE}]")
+    if not 0 <= max_distance <= MAX_DISTANCE:
+        raise ConfigError(
+            f"max_distance={max_distance} is not served by permuted tables: it must be in "
+            f"[0, {MAX_DISTANCE}]; multi-index hashing for larger radii is planned")
+    return max_distance
+
+
+@dataclass(frozen=True)
+class IndexPlan:
+    """The block layout of a :class:`~neardup.HammingIndex`: which bits form which block, which
+    blocks key which table.
+
+    Args:
+        bits: fingerprint width, 64 or 128.
+        max_distance: the largest Hamming distance searched, 0 to 7.
+        num_blocks: B, the number of blocks; C(B, max_distance) tables, each keeping
+            B - max_distance blocks. Needs max_distance < B <= 64 and blocks of at most 64 bits.
+        name: the preset that chose it, or ``"custom"``.
+    """
+
+    bits: int = 64
+    max_distance: int = 3
+    num_blocks: int = 4
+    name: str = "custom"
+
+    def __post_init__(self) -> None:
+        if self.bits not in _BITS:
+            raise ConfigError(f"bits={self.bits!r} must be 64 or 128")
+        k = _check_distance(self.max_distance)
+        b = self.num_blocks
+        if isinstance(b, bool) or not isinstance(b, int):
+            raise ConfigError(f"num_blocks={b!r} must be an integer")
+        low = max(k + 1, self.bits // 64)
+        if not low <= b <= 64:
+            raise ConfigError(
+                f"num_blocks={b} is not allowed for bits={self.bits}, max_distance={k}: it must be "
+                f"in [{low}, 64] (more blocks than max_distance, blocks of at most 64 bits)")
+        if math.comb(b, k) > MAX_TABLES:
+            raise ConfigError(
+                f"num_blocks={b} with max_distance={k} needs {math.comb(b, k)} tables, more than "
+                f"{MAX_TABLES}; choose fewer blocks")
+
+    @classmethod
+    def choose(cls, bits: int, max_distance: int, plan: object = "auto", n: int = 0) -> IndexPlan:
+        """The plan for ``plan``: a preset name, ``"auto"`` (by ``n``, the number of
+        fingerprints), a number of blocks, or an :class:`IndexPlan` (checked against ``bits`` and
+        ``max_distance``)."""
+        k = _check_distance(max_distance)
+        if isinstance(plan, IndexPlan):
+            if (plan.bits, plan.max_distance) != (bits, k):
+                raise ConfigError(
+                    f"plan is for bits={plan.bits}, max_distance={plan.max_distance}; the index has "
+                    f"bits={bits}, max_distance={k}")
+            return plan
+        if isinstance(plan, int) and not isinstance(plan, bool):
+            return cls(bits, k, plan)
+        if plan == "auto":
+            options = [p for p in (cls._preset(bits, k, name) for name in PRESETS) if p is not None]
+            for p in options:
+                if p.expected_candidates(n) <= p.num_tables:
+                    return p
+            return min(options, key=lambda p: p.expected_candidates(n))
+        if isinstance(plan, str) and plan in PRESETS:
+            p = cls._preset(bits, k, plan)
+            if p is None:
+                raise ConfigError(f"plan={plan!r} needs more than {MAX_TABLES} tables at "
+                                  f"max_distance={k}; choose 'compact' or 'balanced'")
+            return p
+        valid = ", ".join(repr(name) for name in ("auto", *PRESETS))
+        raise ConfigError(f"plan={plan!r} is not allowed; choose one of {valid}, a number of "
+                          "blocks, or an IndexPlan")
+
+    @classmethod
+    def _preset(cls, bits: int, k: int, name: str) -> IndexPlan | None:
+        # k = 0 needs one table whatever B is: keep the fewest blocks that fit the width.
+        b = max(k + PRESETS[name], bits // 64) if k else bits // 64
+        if math.comb(b, k) > MAX_TABLES:
+            return None
+        return cls(bits, k, b, name)
+
+    @property
+    def block_sizes(self) -> tuple[int, ...]:
+        """Bits per block; the first ``bits % num_blocks`` blocks are one bit wider."""
+        q, r = divmod(self.bits, self.num_blocks)
+        return tuple(q + 1 if j < r else q for j in range(self.num_blocks))
+
+    @property
+    def block_starts(self) -> tuple[int, ...]:
+        """The lowest bit of each block (bit 0 is the lowest bit of word 0)."""
+        starts, at = [], 0
+        for size in self.block_sizes:
+            starts.append(at)
+            at += size
+        return tuple(starts)
+
+    @property
+    def tables(self) -> tuple[tuple[int, ...], ...]:
+        """The kept blocks of each table: every combination of num_blocks - max_distance blocks,
+        in lexicographic order (the order that decides which table reports a pair)."""
+        return tuple(combinations(range(self.num_blocks), self.num_blocks - self.max_distance))
+
+    @property
+    def num_tables(self) -> int:
+        """C(num_blocks, max_distance)."""
+        return math.comb(self.num_blocks, self.max_distance)
+
+    @property
+    def key_bits(self) -> tuple[int, ...]:
+        """Bits of each table's full key: the sum of its kept blocks' sizes."""
+        sizes = self.block_sizes
+        return tuple(sum(sizes[j] for j in kept) for kept in self.tables)
+
+    def stored_key_bits(self, n: int) -> tuple[int, ...]:
+        """Key bits each table keeps for ``n`` fingerprints: at most ``64 - row_bits(n)``."""
+        room = 64 - row_bits(n)
+        return tuple(min(w, room) for w in self.key_bits)
+
+    def expected_candidates(self, n: int) -> float:
+        """Candidates a query expects over all tables among ``n`` random fingerprints."""
+        return sum(n / 2.0**w for w in self.stored_key_bits(n))
+
+    def table_bytes(self, n: int) -> int:
+        """Bytes of the tables for ``n`` fingerprints: 8 per fingerprint per table."""
+        return 8 * n * self.num_tables
+
+    def total_bytes(self, n: int) -> int:
+        """Bytes of the tables plus the fingerprints and int64 ids, stored once."""
+        return self.table_bytes(n) + n * (self.bits // 8 + 8)
+
+    def describe(self, n: int = 0) -> str:
+        """One readable line: blocks, tables, key bits, and for ``n`` fingerprints the expected
+        candidates per query and the bytes."""
+        sizes = self.block_sizes
+        keys = self.stored_key_bits(n)
+        key_range = f"{min(keys)}" if min(keys) == max(keys) else f"{min(keys)}-{max(keys)}"
+        return (f"plan {self.name!r}: {self.bits}-bit, max_distance={self.max_distance}, "
+                f"{self.num_blocks} blocks of {','.join(map(str, sizes))} bits, "
+                f"{self.num_tables} tables keyed on {key_range} bits; for n={n:,}: "
+                f"~{self.expected_candidates(n):.3g} candidates per query (random fingerprints), "
+                f"{self.table_bytes(n) / 2**20:,.1f} MiB of tables + "
+                f"{(self.total_bytes(n) - self.table_bytes(n)) / 2**20:,.1f} MiB of fingerprints and ids")

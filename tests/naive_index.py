@@ -1,0 +1,51 @@
+"""Brute-force references for the Hamming index and clustering: XOR + popcount over every pair,
+union-find, all in plain Python ints. Speed is no concern."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def as_ints(fps: np.ndarray) -> list[int]:
+    """uint64 rows (n,) or (n, 2) as Python ints (column 0 holds bits 0-63)."""
+    arr = np.asarray(fps, dtype=np.uint64)
+    if arr.ndim == 1:
+        return [int(v) for v in arr]
+    return [sum(int(w) << (64 * c) for c, w in enumerate(row)) for row in arr]
+
+
+def distance(a: int, b: int) -> int:
+    return bin(a ^ b).count("1")
+
+
+def query(values: list[int], ids: list[int], q: int, k: int) -> list[tuple[int, int]]:
+    """(id, distance) of every stored item within k of q, sorted by distance then id."""
+    found = [(ids[r], distance(v, q)) for r, v in enumerate(values) if distance(v, q) <= k]
+    return sorted(found, key=lambda x: (x[1], x[0]))
+
+
+def pairs(values: list[int], ids: list[int], k: int) -> list[tuple[int, int, int]]:
+    """(smaller id, larger id, distance) of every pair within k, sorted."""
+    out = []
+    for a in range(len(values)):
+        for b in range(a + 1, len(values)):
+            d = distance(values[a], values[b])
+            if d <= k:
+                out.append((min(ids[a], ids[b]), max(ids[a], ids[b]), d))
+    return sorted(out)
+
+
+def clusters(i: list[int], j: list[int], ids: list[int]) -> list[int]:
+    """Lowest id of each item's connected component."""
+    parent = {v: v for v in ids}
+
+    def find(v: int) -> int:
+        while parent[v] != v:
+            v = parent[v]
+        return v
+
+    for a, b in zip(i, j):
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return [find(v) for v in ids]

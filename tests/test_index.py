@@ -1,0 +1,242 @@
+"""HammingIndex against brute force (tests/naive_index.py): random fingerprints, near-duplicates
+planted at every distance 0..k+1, many identical fingerprints, giant buckets, every plan, 64 and
+128 bits. Results must be exactly the brute-force sets: distance == k included, nothing twice."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive_index as naive
+from neardup import ConfigError, HammingIndex, IndexPlan
+
+PLANS = ["auto", "compact", "balanced", "fast"]
+
+
+def rows(values: list[int], bits: int) -> np.ndarray:
+    words = bits // 64
+    arr = np.array([[(v >> (64 * w)) & (2**64 - 1) for w in range(words)] for v in values],
+                   dtype=np.uint64).reshape(len(values), words)
+    return arr[:, 0].copy() if bits == 64 else arr
+
+
+def flip(value: int, positions) -> int:
+    for p in positions:
+        value ^= 1 << int(p)
+    return value
+
+
+def planted(rng: np.random.Generator, bits: int, k: int, bases: int = 12) -> list[int]:
+    """Random bases, each with copies at exactly every distance 0..k+1, plus identical runs."""
+    values = []
+    for _ in range(bases):
+        base = int.from_bytes(rng.bytes(bits // 8), "little")
+        values.append(base)
+        for d in range(k + 2):
+            values.append(flip(base, rng.choice(bits, size=d, replace=False)))
+    values += [values[0]] * 20  # many identical fingerprints
+    return values
+
+
+def check(values: list[int], ids: list[int], bits: int, k: int, plan: object,
+          queries: list[int] | None = None, batches: int = 1) -> HammingIndex:
+    index = HammingIndex(bits=bits, max_distance=k, plan=plan)
+    for part in np.array_split(np.arange(len(values)), batches):
+        index.add(rows([values[r] for r in part], bits), ids=np.array([ids[r] for r in part], dtype=np.int64))
+    assert len(index) == len(values)
+    i, j, d = index.pairs()
+    assert list(zip(i.tolist(), j.tolist(), d.tolist())) == naive.pairs(values, ids, k)
+    queries = values + (queries or [])
+    offsets, found, dist = index.query_batch(rows(queries, bits))
+    assert offsets[0] == 0 and offsets[-1] == len(found) == len(dist)
+    for q, value in enumerate(queries):
+        got = list(zip(found[offsets[q]:offsets[q + 1]].tolist(), dist[offsets[q]:offsets[q + 1]].tolist()))
+        assert got == naive.query(values, ids, value, k)
+    one_ids, one_dist = index.query(rows(queries[:1], bits)[0])
+    assert list(zip(one_ids.tolist(), one_dist.tolist())) == naive.query(values, ids, queries[0], k)
+    return index
+
+
+@pytest.mark.parametrize("bits", [64, 128])
+@pytest.mark.parametrize("k", [0, 1, 3, 5])
+@pytest.mark.parametrize("plan", PLANS)
+def test_planted_near_duplicates(bits, k, plan):
+    rng = np.random.default_rng(bits * 100 + k)
+    values = planted(rng, bits, k)
+    ids = rng.permutation(10 * len(values))[: len(values)].tolist()
+    check(values, ids, bits, k, plan, batches=2)
+
+
+@pytest.mark.parametrize("bits", [64, 128])
+@pytest.mark.parametrize("plan", ["compact", "fast", 5])
+def test_giant_bucket_sparse_fingerprints(bits, plan):
+    """Fingerprints with a handful of set bits agree on most blocks: every key is one bucket."""
+    rng = np.random.default_rng(7)
+    values = [flip(0, rng.choice(bits, size=rng.integers(0, 5), replace=False)) for _ in range(250)]
+    check(values, list(range(len(values))), bits, 3, plan)
+
+
+@pytest.mark.parametrize("bits", [64, 128])
+def test_giant_bucket_shared_block(bits):
+    """Every fingerprint shares its low 32 bits; the rest is random or planted."""
+    rng = np.random.default_rng(11)
+    values = [(v >> 32 << 32) | 0xDEADBEEF for v in planted(rng, bits, 3, bases=15)]
+    check(values, list(range(len(values))), bits, 3, "auto")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    bits=st.sampled_from([64, 128]),
+    k=st.integers(0, 4),
+    plan=st.sampled_from(PLANS),
+    data=st.data(),
+)
+def test_index_equals_brute_force(bits, k, plan, data):
+    bases = data.draw(st.lists(st.integers(0, 2**bits - 1), min_size=1, max_size=8))
+    values = []
+    for base in bases:
+        values.append(base)
+        for _ in range(data.draw(st.integers(0, 4))):
+            values.append(flip(base, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 2))))
+    ids = data.draw(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=len(values),
+                             max_size=len(values), unique=True))
+    queries = [flip(v, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 1))) for v in values[:5]]
+    check(values, ids, bits, k, plan, queries=queries, batches=data.draw(st.integers(1, 3)))
+
+
+def test_smaller_radius_per_call():
+    rng = np.random.default_rng(3)
+    values = planted(rng, 64, 4)
+    ids = list(range(len(values)))
+    index = check(values, ids, 64, 4, "balanced")
+    for r in range(5):
+        i, j, d = index.pairs(max_distance=r)
+        assert list(zip(i.tolist(), j.tolist(), d.tolist())) == naive.pairs(values, ids, r)
+        found, dist = index.query(values[1], max_distance=r)
+        assert list(zip(found.tolist(), dist.tolist())) == naive.query(values, ids, values[1], r)
+
+
+def test_random_fingerprints_larger():
+    rng = np.random.default_rng(5)
+    fps = rng.integers(0, 2**64, size=3000, dtype=np.uint64)
+    fps[1000:1100] = fps[:100] ^ (np.uint64(1) << rng.integers(0, 64, size=100).astype(np.uint64))
+    index = HammingIndex(max_distance=3)
+    index.add(fps)
+    i, j, d = index.pairs()
+    dist = np.bitwise_count(fps[:, None] ^ fps[None, :])
+    a, b = np.nonzero(np.triu(dist <= 3, k=1))
+    assert np.array_equal(i, a) and np.array_equal(j, b) and np.array_equal(d, dist[a, b])
+
+
+def test_default_ids_continue_from_largest():
+    index = HammingIndex()
+    index.add(np.array([1, 2], dtype=np.uint64))
+    index.add(np.array([3], dtype=np.uint64), ids=[40])
+    index.add(np.array([4, 5], dtype=np.uint64))
+    assert index.ids.tolist() == [0, 1, 40, 41, 42]
+    assert 40 in index and 41 in index and 2 not in index and "x" not in index and 2**70 not in index
+
+
+def test_empty_index_and_empty_batches():
+    index = HammingIndex(bits=128, max_distance=2)
+    assert len(index) == 0
+    assert [a.tolist() for a in index.query(5)] == [[], []]
+    assert [a.tolist() for a in index.pairs()] == [[], [], []]
+    offsets, found, dist = index.query_batch(np.zeros((3, 2), dtype=np.uint64))
+    assert offsets.tolist() == [0, 0, 0, 0] and found.size == dist.size == 0
+    index.add(np.zeros((0, 2), dtype=np.uint64), ids=[])
+    assert len(index) == 0
+
+
+def test_128_bit_query_forms():
+    index = HammingIndex(bits=128, max_distance=1)
+    index.add(np.array([[5, 1], [5, 0]], dtype=np.uint64))
+    assert index.query(5 | (1 << 64))[0].tolist() == [0, 1]
+    assert index.query(np.array([5, 0], dtype=np.uint64))[0].tolist() == [1, 0]
+    assert index.query(5)[0].tolist() == [1, 0]
+
+
+def _state(index):
+    return (len(index), index.ids.tolist(), index.plan, [a.tolist() for a in index.pairs()])
+
+
+@pytest.mark.parametrize(
+    ("fps", "ids", "error", "match"),
+    [
+        (np.array([1.0, 2.0]), None, TypeError, "dtype float64"),
+        (np.array([[1, 2]], dtype=np.uint64), None, ValueError, "shape"),
+        (np.zeros((2, 3), dtype=np.uint64), None, ValueError, "shape"),
+        (np.array([-1, 2]), None, ValueError, "negative"),
+        (np.array([1, 2], dtype=np.uint64), [7, 7], ValueError, "repeat within the batch"),
+        (np.array([1, 2], dtype=np.uint64), [1, 9], ValueError, "already stored"),
+        (np.array([1, 2], dtype=np.uint64), [9], ValueError, "shape"),
+        (np.array([1, 2], dtype=np.uint64), [1.5, 2.5], TypeError, "int64"),
+        (5, None, TypeError, "use query"),
+    ],
+)
+def test_failed_add_changes_nothing(fps, ids, error, match):
+    index = HammingIndex(max_distance=2)
+    index.add(np.array([1, 3, 7], dtype=np.uint64), ids=[0, 1, 2])
+    before = _state(index)
+    with pytest.raises(error, match=match):
+        index.add(fps, ids=ids)
+    assert _state(index) == before
+
+
+def test_128_bit_index_rejects_64_bit_batch():
+    index = HammingIndex(bits=128)
+    with pytest.raises(ValueError, match=r"shape \(n, 2\)"):
+        index.add(np.array([1, 2], dtype=np.uint64))
+    with pytest.raises(ValueError, match="this index holds 64-bit"):
+        HammingIndex(bits=64).query(np.array([1, 2], dtype=np.uint64))
+
+
+def test_radius_above_the_index_raises():
+    index = HammingIndex(max_distance=2)
+    index.add(np.array([1, 2], dtype=np.uint64))
+    for call in (lambda: index.query(1, max_distance=3), lambda: index.pairs(max_distance=3),
+                 lambda: index.query_batch(np.array([1], dtype=np.uint64), max_distance=3)):
+        with pytest.raises(ConfigError, match=r"max_distance=3 is outside \[0, 2\]"):
+            call()
+    with pytest.raises(ConfigError):
+        index.query(1, max_distance=-1)
+
+
+@pytest.mark.parametrize("kwargs", [{"bits": 32}, {"max_distance": 8}, {"max_distance": -1},
+                                    {"plan": "quick"}, {"plan": 3}, {"plan": 65},
+                                    {"max_distance": 7, "plan": 12}])
+def test_bad_configuration(kwargs):
+    with pytest.raises(ConfigError):
+        HammingIndex(**kwargs)
+
+
+def test_large_radius_mentions_multi_index_hashing():
+    with pytest.raises(ConfigError, match="multi-index hashing"):
+        HammingIndex(max_distance=8)
+
+
+def test_plan_layout_matches_the_paper():
+    plan = IndexPlan(64, 3, 6)
+    assert plan.block_sizes == (11, 11, 11, 11, 10, 10)
+    assert plan.num_tables == len(plan.tables) == 20
+    assert all(len(t) == 3 for t in plan.tables) and len(set(plan.tables)) == 20
+    assert sorted(set(plan.key_bits)) == [31, 32, 33]
+    assert IndexPlan.choose(64, 3, "compact").key_bits == (16, 16, 16, 16)
+    assert IndexPlan.choose(64, 3, "balanced").num_tables == 10
+    assert IndexPlan(128, 2, 4).block_starts == (0, 32, 64, 96)
+    assert "20 tables" in plan.describe(10**6) and "MiB" in plan.describe(10**6)
+    assert plan.table_bytes(10**6) == 8 * 20 * 10**6
+
+
+def test_auto_plan_grows_with_n():
+    small = IndexPlan.choose(64, 3, "auto", 1000)
+    large = IndexPlan.choose(64, 3, "auto", 10**8)
+    assert small.num_blocks == 4 and large.num_blocks > 4
+    for n in (0, 10**3, 10**6, 10**9):
+        plan = IndexPlan.choose(64, 3, "auto", n)
+        assert plan.expected_candidates(n) <= plan.num_tables or plan.name == "fast"
+    assert IndexPlan.choose(128, 0, "auto", 10).num_tables == 1
+    with pytest.raises(ConfigError, match="bits=128"):
+        IndexPlan.choose(64, 3, IndexPlan(128, 3, 4))
