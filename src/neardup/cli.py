@@ -21,10 +21,8 @@ from typing import IO, Any
 from . import __version__
 from ._cli_input import ERRORS, FORMATS, STDIN, Document, DocumentReader, example_documents
 from ._config import BITS, FEATURES, FINGERPRINT_VERSION, WEIGHTINGS, FingerprintConfig
+from .fpfile import FORMAT, FORMAT_VERSION, format_header, format_rows
 
-FINGERPRINTS_FORMAT = "neardup fingerprints"
-FINGERPRINTS_FORMAT_VERSION = 1
-"""The version of the ``ID<TAB>HEX`` text format ``neardup fingerprint`` writes."""
 
 EXAMPLE_MAX_DISTANCE = 10
 """Hamming radius (bits, for 64-bit fingerprints; doubled for 128) at which ``--example``
@@ -42,7 +40,7 @@ input formats:
   stdin) is lines; --format overrides. A .gz file (or a .gz file in a folder) is decompressed.
 
 output:
-  a header line '# {FINGERPRINTS_FORMAT} v{FINGERPRINTS_FORMAT_VERSION} {{config as JSON}}', then one line per
+  a header line '# {FORMAT} v{FORMAT_VERSION} {{config as JSON}}', then one line per
   document 'ID<TAB>HEX', HEX the fingerprint in lowercase hex (16 digits for 64 bits, 32 for
   128). Fingerprints follow spec version {FINGERPRINT_VERSION} (docs/fingerprint-spec.md).
 """
@@ -112,7 +110,48 @@ def build_parser() -> argparse.ArgumentParser:
                         help="IDF model for tfidf weighting, saved with neardup.fit_idf(...).save(FILE)")
     config.add_argument("--seed", type=int, default=_DEFAULTS.seed,
                         help="seed of the feature hash, 0 <= seed < 2**64 (default: %(default)s)")
+    _add_index_commands(commands)
     return parser
+
+
+def _add_index_commands(commands: Any) -> None:
+    pairs = commands.add_parser(
+        "pairs", help="every pair of fingerprints within a Hamming distance (self-join)",
+        description="Write every pair of documents of FPFILE (from `neardup fingerprint`) whose "
+                    "fingerprints differ in at most K bits, exactly once, as ID_A<TAB>ID_B<TAB>DISTANCE.")
+    pairs.set_defaults(handler=_pairs)
+    pairs.add_argument("fpfile", metavar="FPFILE", help="a fingerprint file")
+    pairs.add_argument("-k", "--max-distance", type=int, default=3, metavar="K",
+                       help="the largest Hamming distance, in bits (default: %(default)s)")
+    pairs.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: stdout)")
+
+    index = commands.add_parser("index", help="build, query and describe a saved Hamming index",
+                                description="A saved HammingIndex over the fingerprints of a file.")
+    actions = index.add_subparsers(dest="action", required=True, metavar="ACTION")
+    build = actions.add_parser("build", help="index the fingerprints of FPFILE",
+                               description="Index the fingerprints of FPFILE and save the index. "
+                                           "Ids are the file's ids when all are integers, else "
+                                           "the row numbers (0-based).")
+    build.set_defaults(handler=_index_build)
+    build.add_argument("fpfile", metavar="FPFILE", help="a fingerprint file")
+    build.add_argument("-o", "--output", metavar="INDEX", required=True, help="the index file to write")
+    build.add_argument("-k", "--max-distance", type=int, default=3, metavar="K",
+                       help="the largest radius the index serves, in bits (default: %(default)s)")
+    build.add_argument("--plan", default="auto",
+                       help="table layout: auto, compact, balanced, fast (default: %(default)s)")
+
+    query = actions.add_parser("query", help="find indexed fingerprints near a fingerprint or text")
+    query.set_defaults(handler=_index_query)
+    query.add_argument("index", metavar="INDEX", help="an index file from `neardup index build`")
+    given = query.add_mutually_exclusive_group(required=True)
+    given.add_argument("--fingerprint", metavar="HEX", help="a fingerprint in hex")
+    given.add_argument("--text", help="a text, fingerprinted with the index's own config")
+    query.add_argument("-k", "--max-distance", type=int, default=None, metavar="K",
+                       help="search radius (default: the index's)")
+
+    info = actions.add_parser("info", help="describe an index file")
+    info.set_defaults(handler=_index_info)
+    info.add_argument("index", metavar="INDEX", help="an index file")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,11 +204,11 @@ def _fingerprint(args: argparse.Namespace) -> int:
     fingerprinter = Fingerprinter(_config(args))
     kept: list[tuple[list[str], Any]] = []
     with _open_output(args.output) as out:
-        out.write(_header(fingerprinter.config))
+        out.write(format_header(fingerprinter.config))
         for batch in chain([first] if first else [], batches):
             ids = [doc_id for doc_id, _ in batch]
             fingerprints = fingerprinter.fingerprint_batch([text for _, text in batch], n_jobs=args.n_jobs)
-            out.write(_rows(ids, fingerprints))
+            out.write(format_rows(ids, fingerprints))
             if args.example:
                 kept.append((ids, fingerprints))
     if reader is not None and reader.skipped:
@@ -178,6 +217,73 @@ def _fingerprint(args: argparse.Namespace) -> int:
               f"be read as documents; the first: {reader.first_skip}", file=sys.stderr)
     if args.example:
         _report_example_pairs(kept, fingerprinter.config.bits)
+    return 0
+
+
+def _pairs(args: argparse.Namespace) -> int:
+    from .fpfile import read_fingerprints
+    from .index import HammingIndex
+
+    data = read_fingerprints(args.fpfile)
+    index = HammingIndex(bits=data.bits, max_distance=args.max_distance)
+    index.add(data.fingerprints)  # ids are row numbers
+    first, second, distances = index.pairs()
+    with _open_output(args.output) as out:
+        out.write(f"# neardup pairs k={args.max_distance} of {args.fpfile}\n".encode())
+        rows = "".join(f"{data.ids[i]}\t{data.ids[j]}\t{d}\n"
+                       for i, j, d in zip(first.tolist(), second.tolist(), distances.tolist()))
+        out.write(rows.encode("utf-8", "surrogateescape"))
+    print(f"neardup: {len(first)} pairs within {args.max_distance} bits among {len(data.ids)} "
+          f"fingerprints", file=sys.stderr)
+    return 0
+
+
+def _index_build(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .fpfile import read_fingerprints
+    from .index import HammingIndex
+
+    data = read_fingerprints(args.fpfile)
+    numeric = all(doc_id.lstrip("-").isdigit() for doc_id in data.ids)
+    ids = np.array([int(doc_id) for doc_id in data.ids], dtype=np.int64) if numeric else None
+    index = HammingIndex(bits=data.bits, max_distance=args.max_distance, plan=args.plan,
+                         fingerprint_config=data.config)
+    index.add(data.fingerprints, ids=ids)
+    index.save(args.output)
+    print(f"neardup: indexed {len(index)} fingerprints ({'their ids' if numeric else 'ids = row numbers'}); "
+          f"{index.plan.describe(len(index))}", file=sys.stderr)
+    return 0
+
+
+def _index_query(args: argparse.Namespace) -> int:
+    from .fpfile import parse_hex
+    from .index import HammingIndex
+
+    index = HammingIndex.open(args.index)
+    if args.text is not None:
+        if index.fingerprint_config is None:
+            raise ValueError(f"{args.index} does not record the fingerprint config it was built "
+                             f"with; query it with --fingerprint HEX")
+        from .fingerprint import Fingerprinter
+
+        config = FingerprintConfig.from_dict(index.fingerprint_config)
+        query = Fingerprinter(config).fingerprint(args.text)
+        fingerprint = parse_hex(f"{query:0{index.bits // 4}x}", index.bits)
+    else:
+        fingerprint = parse_hex(args.fingerprint.lower().removeprefix("0x"), index.bits)
+    found, distances = index.query(fingerprint, max_distance=args.max_distance)
+    sys.stdout.write("".join(f"{i}\t{d}\n" for i, d in zip(found.tolist(), distances.tolist())))
+    return 0
+
+
+def _index_info(args: argparse.Namespace) -> int:
+    from .index import HammingIndex
+
+    index = HammingIndex.open(args.index)
+    print(f"file: {args.index}\nfingerprints: {len(index)}\nbits: {index.bits}\n"
+          f"max_distance: {index.max_distance}\nplan: {index.plan.describe(len(index))}\n"
+          f"bytes: {index.nbytes}\nfingerprint config: {json.dumps(index.fingerprint_config)}")
     return 0
 
 
@@ -209,23 +315,6 @@ def _batches(documents: Iterable[Document], size: int) -> Iterator[list[Document
     iterator = iter(documents)
     while batch := list(islice(iterator, size)):
         yield batch
-
-
-def _header(config: FingerprintConfig) -> bytes:
-    description = json.dumps(config.to_dict())
-    return f"# {FINGERPRINTS_FORMAT} v{FINGERPRINTS_FORMAT_VERSION} {description}\n".encode()
-
-
-def _hex(fingerprints: Any) -> list[str]:
-    """Zero-padded lowercase hex of uint64 fingerprints (n,) or (n, 2), column 0 the low bits."""
-    if fingerprints.ndim == 1:
-        return [f"{value:016x}" for value in fingerprints.tolist()]
-    return [f"{high:016x}{low:016x}" for low, high in fingerprints.tolist()]
-
-
-def _rows(ids: list[str], fingerprints: Any) -> bytes:
-    text = "".join(f"{doc_id}\t{value}\n" for doc_id, value in zip(ids, _hex(fingerprints)))
-    return text.encode("utf-8", "surrogateescape")  # file names keep their undecodable bytes
 
 
 def _report_example_pairs(kept: list[tuple[list[str], Any]], bits: int) -> None:
