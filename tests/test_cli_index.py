@@ -75,3 +75,38 @@ def test_bad_fingerprint_files_name_file_and_line(tmp_path):
     result = run("pairs", "bad.fp", cwd=tmp_path)
     assert result.returncode == 1 and "FormatError: " in result.stderr and "bad.fp:3" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_index_build_query_info(fpfile):
+    cwd = fpfile.parent
+    result = run("index", "build", fpfile.name, "-o", "docs.idx", "-k", "4", cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    assert "indexed 60 fingerprints (their ids)" in result.stderr
+    data = read_fingerprints(fpfile)
+    index = neardup.HammingIndex.open(cwd / "docs.idx")
+    assert len(index) == 60 and index.max_distance == 4
+    assert index.fingerprint_config == data.config
+
+    info = run("index", "info", "docs.idx", cwd=cwd)
+    assert info.returncode == 0 and "fingerprints: 60" in info.stdout and "max_distance: 4" in info.stdout
+
+    # By fingerprint: the ids within 4 bits of document 31's fingerprint, as brute force says.
+    target = data.fingerprints[30]
+    expected = sorted((int(neardup.hamming(target, fp)), int(doc_id))
+                      for doc_id, fp in zip(data.ids, data.fingerprints)
+                      if neardup.hamming(target, fp) <= 4)
+    by_hex = run("index", "query", "docs.idx", "--fingerprint", f"{int(target):016x}", cwd=cwd)
+    assert by_hex.returncode == 0, by_hex.stderr
+    got = [tuple(map(int, line.split("\t"))) for line in by_hex.stdout.splitlines()]
+    assert sorted((d, i) for i, d in got) == expected and (31, 0) in got
+
+    # By text: fingerprinted with the config recorded in the index.
+    text = _corpus()[30]
+    by_text = run("index", "query", "docs.idx", "--text", text, cwd=cwd)
+    assert by_text.stdout == by_hex.stdout
+
+
+def test_index_query_of_a_damaged_file_is_a_clear_error(tmp_path):
+    (tmp_path / "bad.idx").write_bytes(b"not an index at all")
+    result = run("index", "info", "bad.idx", cwd=tmp_path)
+    assert result.returncode == 1 and result.stderr.startswith("FormatError: ") and "bad.idx" in result.stderr

@@ -26,7 +26,7 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-from ._jit import jit_inline, jit_parallel
+from ._jit import jit, jit_inline, jit_parallel
 
 JOIN_CHUNK = 1024
 """Sorted positions per self-join work unit: small enough to spread a table over the threads."""
@@ -284,3 +284,86 @@ def join_fill(fps, ids, entries, starts, sizes, masks, rowbits, max_distance, of
         _join_unit(u, fps, ids, entries, starts, sizes, masks, rowbits, max_distance,
                    i_out, j_out, d_out, offsets[u], True)
     return i_out, j_out, d_out
+
+
+@jit_inline
+def _scan(queries, i, fps, max_distance, upper, rows_out, dist_out, at, write):
+    """Rows of ``fps`` within ``max_distance`` of query ``i`` by XOR + popcount over every row
+    (rows after ``i`` only when ``upper``: the self-join of ``fps``). Writes them from ``at``
+    when ``write``. Returns the count."""
+    qlo = queries[i, 0]
+    qhi = _word(queries, i, 1)
+    count = 0
+    first = i + 1 if upper else 0
+    for r in range(first, fps.shape[0]):
+        d = np.int64(popcount(qlo ^ fps[r, 0]) + popcount(qhi ^ _word(fps, r, 1)))
+        if d <= max_distance:
+            if write:
+                rows_out[at + count] = r
+                dist_out[at + count] = d
+            count += 1
+    return count
+
+
+@jit_parallel
+def scan_count(queries, fps, max_distance, upper):
+    """Brute-force matches per query over every row of ``fps`` (a small, unindexed delta):
+    int64, shape (q,)."""
+    q = queries.shape[0]
+    counts = np.zeros(q, dtype=np.int64)
+    none = np.empty(0, dtype=np.int64)
+    for i in numba.prange(q):
+        counts[i] = _scan(queries, i, fps, max_distance, upper, none, none, 0, False)
+    return counts
+
+
+@jit_parallel
+def scan_fill(queries, fps, max_distance, upper, offsets):
+    """Matched rows and distances in CSR form by ``offsets`` (from ``scan_count``), each query's
+    run in row order: two int64 arrays of length ``offsets[-1]``."""
+    q = queries.shape[0]
+    total = offsets[q]
+    rows_out = np.empty(total, dtype=np.int64)
+    dist_out = np.empty(total, dtype=np.int64)
+    for i in numba.prange(q):
+        _scan(queries, i, fps, max_distance, upper, rows_out, dist_out, offsets[i], True)
+    return rows_out, dist_out
+
+
+@jit
+def query_serial(queries, fps, ids, entries, starts, sizes, kept, widths, masks, rowbits,
+                 max_distance):
+    """``query_count`` then ``query_fill`` on the calling thread, for a few queries: waking the
+    thread pool costs far more than one probe. Returns (offsets, ids, distances)."""
+    q = queries.shape[0]
+    none = np.empty(0, dtype=np.int64)
+    offsets = np.zeros(q + 1, dtype=np.int64)
+    for i in range(q):
+        offsets[i + 1] = offsets[i] + _probe(queries, i, fps, entries, starts, sizes, kept, widths,
+                                             masks, rowbits, max_distance, none, none, 0, False)
+    ids_out = np.empty(offsets[q], dtype=np.int64)
+    dist_out = np.empty(offsets[q], dtype=np.int64)
+    for i in range(q):
+        s = offsets[i]
+        e = offsets[i + 1]
+        _probe(queries, i, fps, entries, starts, sizes, kept, widths, masks, rowbits,
+               max_distance, ids_out, dist_out, s, True)
+        for m in range(s, e):
+            ids_out[m] = ids[ids_out[m]]
+        _sort_by_distance_then_id(ids_out, dist_out, s, e)
+    return offsets, ids_out, dist_out
+
+
+@jit
+def scan_serial(queries, fps, max_distance, upper):
+    """``scan_count`` then ``scan_fill`` on the calling thread. Returns (offsets, rows, distances)."""
+    q = queries.shape[0]
+    none = np.empty(0, dtype=np.int64)
+    offsets = np.zeros(q + 1, dtype=np.int64)
+    for i in range(q):
+        offsets[i + 1] = offsets[i] + _scan(queries, i, fps, max_distance, upper, none, none, 0, False)
+    rows_out = np.empty(offsets[q], dtype=np.int64)
+    dist_out = np.empty(offsets[q], dtype=np.int64)
+    for i in range(q):
+        _scan(queries, i, fps, max_distance, upper, rows_out, dist_out, offsets[i], True)
+    return offsets, rows_out, dist_out

@@ -4,19 +4,71 @@ Permuted tables (Manku, Jain & Das Sarma, WWW 2007; layout in ``plan.py``, kerne
 ``_kernels/index.py``). Every query and self-join result is verified with XOR + popcount, so
 nothing within the radius is missed and nothing outside it is returned.
 
-This first version rebuilds every table on each :meth:`HammingIndex.add`: add in large batches.
-A delta buffer with ``compact()``, removal, persistence and multi-index hashing for radii above
-7 are planned.
+Updates without rebuilding. The tables cover the *main* items. :meth:`HammingIndex.add` appends
+to a small in-memory *delta* (fingerprints and ids) that every search also scans by brute force
+(XOR + popcount, parallel over queries); :meth:`HammingIndex.remove` drops delta items at once
+and marks main items with *tombstones* (their ids), which searches filter out.
+:meth:`HammingIndex.compact` folds the delta in and drops the tombstoned rows, rebuilding the
+tables. An index built in memory compacts by itself once the pending changes (delta items plus
+tombstones) pass ``n_main / 8``, at least ``DELTA_MIN`` and at most ``DELTA_MAX`` (so a scan
+stays under ~65k XOR + popcounts per query, and adds cost amortised O(1) table rebuilds
+each); an index from :meth:`HammingIndex.open` keeps its memory-mapped tables until the caller
+compacts (``auto_compact=False``).
+
+Persistence: :meth:`HammingIndex.save` writes one self-describing file atomically and
+:meth:`HammingIndex.open` memory-maps it (format in ``storage.py``).
 """
 
 from __future__ import annotations
 
+import json
+import os
+
 import numpy as np
 
-from .._errors import ConfigError
+from .._errors import ConfigError, FormatError
 from .._kernels import index as kernels
 from ..hamming import _as_fingerprints, _as_one_fingerprint
+from . import storage
 from .plan import IndexPlan, _check_distance, row_bits
+
+FORMAT = "neardup.HammingIndex"
+FORMAT_VERSION = 1
+DELTA_MIN = 4096
+DELTA_MAX = 65536
+DELTA_FRACTION = 8
+"""Auto-compaction: when delta items + tombstones exceed
+``min(max(DELTA_MIN, n_main // DELTA_FRACTION), DELTA_MAX)``."""
+
+_ARRAYS = ("fingerprints", "ids", "sorted_ids", "tables", "delta_fingerprints", "delta_ids",
+           "tombstones")
+_EMPTY_IDS = np.empty(0, dtype=np.int64)
+
+
+def _member(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """bool, shape values.shape: which ``values`` occur in the sorted int64 ``sorted_values``
+    (binary search: O(len(values) log n), no pass over a large memory-mapped array)."""
+    if sorted_values.shape[0] == 0:
+        return np.zeros(values.shape, dtype=bool)
+    at = np.searchsorted(sorted_values, values)
+    return sorted_values[np.minimum(at, sorted_values.shape[0] - 1)] == values
+
+
+def _merge_csr(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], q: int):
+    """One CSR result (offsets, ids, distances) from several over the same q queries, each
+    query's run sorted by (distance, id)."""
+    qidx = np.concatenate([np.repeat(np.arange(q, dtype=np.int64), np.diff(o)) for o, _, _ in parts])
+    ids = np.concatenate([f for _, f, _ in parts])
+    dist = np.concatenate([d for _, _, d in parts])
+    order = np.lexsort((ids, dist, qidx))
+    offsets = np.zeros(q + 1, dtype=np.int64)
+    np.cumsum(np.bincount(qidx, minlength=q), out=offsets[1:])
+    return offsets, ids[order], dist[order]
+
+
+# Up to this many queries run on the calling thread: starting the parallel kernels costs
+# more than a few probes (a single query went from milliseconds to microseconds).
+_SERIAL_QUERIES = 16
 
 
 class HammingIndex:
@@ -26,8 +78,16 @@ class HammingIndex:
         bits: fingerprint width, 64 (uint64, shape (n,)) or 128 (uint64, shape (n, 2), column 0
             holding bits 0-63).
         max_distance: the largest radius searched, 0 to 7 bits.
-        plan: ``"auto"`` (re-chosen from the size at every add), ``"compact"``, ``"balanced"``,
-            ``"fast"``, a number of blocks, or an :class:`~neardup.IndexPlan`; see ``plan.py``.
+        plan: ``"auto"`` (re-chosen from the size whenever the tables are rebuilt),
+            ``"compact"``, ``"balanced"``, ``"fast"``, a number of blocks, or an
+            :class:`~neardup.IndexPlan`; see ``plan.py``.
+        fingerprint_config: how the fingerprints were made, e.g.
+            ``FingerprintConfig.to_dict()``: a JSON-able dict stored verbatim by :meth:`save`
+            and checked by :meth:`open`; None (default) when unknown.
+
+    Attributes:
+        auto_compact: compact by itself when the pending changes pass the threshold in the
+            module docstring; True when built, False when opened from a file.
 
     Example:
         >>> import numpy as np
@@ -37,7 +97,18 @@ class HammingIndex:
         (array([10, 11]), array([0, 2]))
     """
 
-    def __init__(self, bits: int = 64, max_distance: int = 3, plan: object = "auto") -> None:
+    def __init__(self, bits: int = 64, max_distance: int = 3, plan: object = "auto",
+                 fingerprint_config: dict | None = None) -> None:
+        if fingerprint_config is not None:
+            try:
+                if not isinstance(fingerprint_config, dict):
+                    raise TypeError("not a dict")
+                fingerprint_config = json.loads(json.dumps(fingerprint_config))
+            except (TypeError, ValueError) as e:
+                raise ConfigError(f"fingerprint_config must be a JSON-able dict such as "
+                                  f"FingerprintConfig.to_dict(), got {fingerprint_config!r} ({e})") from e
+        self.fingerprint_config = fingerprint_config
+        self.auto_compact = True
         self.bits = bits
         self.max_distance = _check_distance(max_distance)
         self._plan_spec = plan
@@ -48,40 +119,54 @@ class HammingIndex:
         self._sorted_ids = self._ids
         self._tables = np.empty((self.plan.num_tables, 0), dtype=np.uint64)
         self._layout = self._layout_arrays(self.plan, 0)
+        self._delta_fps = self._fps
+        self._delta_ids = _EMPTY_IDS
+        self._dead = _EMPTY_IDS  # sorted ids of tombstoned main rows
 
     def __len__(self) -> int:
-        return int(self._ids.shape[0])
+        return int(self._ids.shape[0] - self._dead.shape[0] + self._delta_ids.shape[0])
 
     def __contains__(self, id_: object) -> bool:
         if isinstance(id_, bool) or not isinstance(id_, (int, np.integer)):
             return False
         if not -(2**63) <= int(id_) < 2**63:
             return False
-        at = int(np.searchsorted(self._sorted_ids, id_))
-        return at < len(self._sorted_ids) and int(self._sorted_ids[at]) == int(id_)
+        one = np.array([id_], dtype=np.int64)
+        if bool(np.any(self._delta_ids == one[0])):
+            return True
+        return bool(_member(self._sorted_ids, one)[0] and not _member(self._dead, one)[0])
 
     def __repr__(self) -> str:
-        return (f"HammingIndex(bits={self.bits}, max_distance={self.max_distance}, n={len(self)}, "
-                f"{self.plan.describe(len(self))})")
+        pending = (f", delta={len(self._delta_ids)}, removed={len(self._dead)}"
+                   if len(self._delta_ids) or len(self._dead) else "")
+        return (f"HammingIndex(bits={self.bits}, max_distance={self.max_distance}, n={len(self)}"
+                f"{pending}, {self.plan.describe(self._ids.shape[0])})")
 
     @property
     def ids(self) -> np.ndarray:
-        """The stored ids in insertion order: int64, shape (n,) (a copy)."""
-        return self._ids.copy()
+        """The live ids, in insertion order up to the last compaction, then added ones: int64,
+        shape (n,) (a copy)."""
+        main = self._ids[~_member(self._dead, self._ids)] if len(self._dead) else np.array(self._ids)
+        return np.concatenate([main, self._delta_ids])
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by tables, fingerprints and ids."""
-        return int(self._tables.nbytes + self._fps.nbytes + self._ids.nbytes)
+        """Bytes held by tables, fingerprints and ids, the delta and tombstones included
+        (memory-mapped arrays count in full)."""
+        return int(self._tables.nbytes + self._fps.nbytes + self._ids.nbytes
+                   + self._sorted_ids.nbytes + self._delta_fps.nbytes + self._delta_ids.nbytes
+                   + self._dead.nbytes)
 
     def add(self, fingerprints: object, ids: object = None) -> None:
-        """Store a batch of fingerprints and rebuild the tables.
+        """Store a batch of fingerprints: into the delta, searched at once; the tables are
+        rebuilt only by compaction (see the module docstring).
 
         Args:
             fingerprints: uint64, shape (n,) for a 64-bit index or (n, 2) for 128 bits; other
                 non-negative integer dtypes are converted.
-            ids: int64, shape (n,), distinct and not yet stored; default the consecutive
-                integers after the largest id stored so far (from 0 when empty).
+            ids: int64, shape (n,), distinct and not live in the index (a removed id may be
+                added again at once); default the consecutive integers after the largest id
+                held (live, in the delta, or removed but not yet compacted; from 0 when empty).
 
         Raises ``TypeError`` or ``ValueError`` (a :class:`~neardup.ConfigError` for ids) and
         leaves the index unchanged when the batch cannot be added.
@@ -91,8 +176,64 @@ class HammingIndex:
         new_ids = self._coerce_ids(ids, n_new)
         if n_new == 0:
             return
-        all_fps = np.concatenate([self._fps, fps])
-        all_ids = np.concatenate([self._ids, new_ids])
+        delta_fps = np.concatenate([self._delta_fps, fps])
+        delta_ids = np.concatenate([self._delta_ids, new_ids])
+        if self.auto_compact and self._due(len(delta_ids), len(self._dead)):
+            self._rebuild(delta_fps, delta_ids, self._dead)
+        else:
+            self._delta_fps, self._delta_ids = delta_fps, delta_ids
+
+    def remove(self, ids: object) -> None:
+        """Remove items by id: delta items at once, main items by tombstone until compaction.
+
+        Args:
+            ids: an int or int64 array of live ids, distinct.
+
+        Raises :class:`~neardup.ConfigError` naming an id that is not live in the index (or
+        repeats) and leaves the index unchanged.
+        """
+        arr = np.asarray(ids)
+        if arr.size == 0 and arr.dtype.kind == "f":
+            arr = arr.astype(np.int64)
+        if arr.dtype.kind not in "iu" or arr.dtype == np.uint64 and arr.size and arr.max() >= 2**63:
+            raise TypeError(f"ids must be int64, got dtype {arr.dtype}")
+        arr = arr.astype(np.int64).reshape(-1)
+        ordered = np.sort(arr)
+        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+        if repeated.size:
+            raise ConfigError(f"ids repeat within the batch, e.g. {int(repeated[0])}; ids must be distinct")
+        in_delta = np.isin(arr, self._delta_ids)
+        in_main = ~in_delta & _member(self._sorted_ids, arr) & ~_member(self._dead, arr)
+        absent = arr[~(in_delta | in_main)]
+        if absent.size:
+            raise ConfigError(f"{absent.size} ids are not in the index, e.g. {int(absent[0])}; "
+                              "remove only live ids (check `id in index`)")
+        keep = ~np.isin(self._delta_ids, arr[in_delta])
+        delta_fps, delta_ids = self._delta_fps[keep], self._delta_ids[keep]
+        dead = np.union1d(self._dead, arr[in_main]).astype(np.int64)
+        if self.auto_compact and len(dead) and self._due(len(delta_ids), len(dead)):
+            self._rebuild(delta_fps, delta_ids, dead)
+        else:
+            self._delta_fps, self._delta_ids, self._dead = delta_fps, delta_ids, dead
+
+    def compact(self) -> None:
+        """Fold the delta into the tables and drop tombstoned rows: one rebuild, in memory (an
+        opened index stops using its file; :meth:`save` it). Does nothing when nothing is
+        pending."""
+        if len(self._delta_ids) or len(self._dead):
+            self._rebuild(self._delta_fps, self._delta_ids, self._dead)
+
+    def _due(self, pending_delta: int, dead: int) -> bool:
+        n_main = self._ids.shape[0]
+        if n_main == dead:
+            return pending_delta > 0  # no live tables: build them rather than scan
+        threshold = min(max(DELTA_MIN, n_main // DELTA_FRACTION), DELTA_MAX)
+        return pending_delta + dead > threshold
+
+    def _rebuild(self, delta_fps: np.ndarray, delta_ids: np.ndarray, dead: np.ndarray) -> None:
+        live = ~_member(dead, self._ids) if len(dead) else slice(None)
+        all_fps = np.ascontiguousarray(np.concatenate([self._fps[live], delta_fps]))
+        all_ids = np.concatenate([self._ids[live], delta_ids])
         sorted_ids = np.sort(all_ids)
         plan = IndexPlan.choose(self.bits, self.max_distance, self._plan_spec, len(all_ids))
         layout = self._layout_arrays(plan, len(all_ids))
@@ -100,6 +241,7 @@ class HammingIndex:
         # Nothing above touched self: a failure leaves the index as it was.
         self._fps, self._ids, self._sorted_ids = all_fps, all_ids, sorted_ids
         self.plan, self._layout, self._tables = plan, layout, tables
+        self._delta_fps, self._delta_ids, self._dead = all_fps[:0], _EMPTY_IDS, _EMPTY_IDS
 
     def query(self, fingerprint: object, max_distance: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Stored items within ``max_distance`` (default the index's) of one fingerprint.
@@ -136,14 +278,135 @@ class HammingIndex:
         if len(self) < 2:
             empty = np.empty(0, dtype=np.int64)
             return empty, empty.copy(), empty.copy()
-        starts, sizes, _, masks, rowbits = self._layout
-        args = (self._fps, self._ids, self._tables, starts, sizes, masks, rowbits, k)
-        counts = kernels.join_count(*args)
-        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        i, j, d = kernels.join_fill(*args, offsets)
+        parts = []
+        n_main, m = self._ids.shape[0], self._delta_ids.shape[0]
+        if n_main >= 2:  # main x main
+            starts, sizes, _, masks, rowbits = self._layout
+            args = (self._fps, self._ids, self._tables, starts, sizes, masks, rowbits, k)
+            counts = kernels.join_count(*args)
+            offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            i, j, d = kernels.join_fill(*args, offsets)
+            if len(self._dead):
+                keep = ~(_member(self._dead, i) | _member(self._dead, j))
+                i, j, d = i[keep], j[keep], d[keep]
+            parts.append((i, j, d))
+        if n_main and m:  # delta x main, through the tables
+            offsets, found, d = self._search_main(self._delta_fps, k)
+            other = np.repeat(self._delta_ids, np.diff(offsets))
+            keep = ~_member(self._dead, found)
+            found, other, d = found[keep], other[keep], d[keep]
+            parts.append((np.minimum(found, other), np.maximum(found, other), d))
+        if m >= 2:  # delta x delta, every later row
+            counts = kernels.scan_count(self._delta_fps, self._delta_fps, k, True)
+            offsets = np.zeros(m + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            rows, d = kernels.scan_fill(self._delta_fps, self._delta_fps, k, True, offsets)
+            a = np.repeat(self._delta_ids, counts)
+            b = self._delta_ids[rows]
+            parts.append((np.minimum(a, b), np.maximum(a, b), d))
+        if not parts:
+            empty = np.empty(0, dtype=np.int64)
+            return empty, empty.copy(), empty.copy()
+        i, j, d = (np.concatenate([p[c] for p in parts]) for c in range(3))
         order = np.lexsort((j, i))
         return i[order], j[order], d[order]
+
+    def save(self, path: str | os.PathLike) -> int:
+        """Write the index to one file, atomically (a temporary file beside ``path``, fsync,
+        rename: readers see the old file or the new one). Pending changes are saved as they
+        are (delta and tombstones), without compacting. Returns the file's size in bytes.
+
+        The JSON header records the format and its version, bits, max_distance, the plan (its
+        blocks, tables and key widths), counts, ``fingerprint_config`` and a CRC-32 per array;
+        ``storage.py`` describes the layout."""
+        from .. import __version__
+
+        n_main = int(self._ids.shape[0])
+        plan = self.plan
+        spec = self._plan_spec if isinstance(self._plan_spec, (str, int)) else None
+        meta = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "written_by": f"neardup {__version__}",
+            "bits": self.bits,
+            "max_distance": self.max_distance,
+            "plan": {"name": plan.name, "spec": spec, "num_blocks": plan.num_blocks,
+                     "block_sizes": list(plan.block_sizes), "tables": [list(t) for t in plan.tables],
+                     "stored_key_bits": list(plan.stored_key_bits(n_main)),
+                     "row_bits": row_bits(n_main)},
+            "counts": {"main": n_main, "delta": int(self._delta_ids.shape[0]),
+                       "tombstones": int(self._dead.shape[0]), "live": len(self)},
+            "fingerprint_config": self.fingerprint_config,
+        }
+        arrays = dict(zip(_ARRAYS, (self._fps, self._ids, self._sorted_ids, self._tables,
+                                    self._delta_fps, self._delta_ids, self._dead)))
+        return storage.write_file(path, meta, arrays)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, verify: bool | None = None,
+             fingerprint_config: dict | None = None) -> HammingIndex:
+        """An index saved by :meth:`save`, its tables, fingerprints and ids memory-mapped
+        read-only: nothing is read but the header, so a large index opens in milliseconds.
+
+        Args:
+            verify: check every array's CRC-32 (a pass over the file, ~2.5 GB/s). The default
+                None checks files whose arrays hold at most 256 MiB and skips larger ones;
+                the header's CRC, the format version, the sizes and the layout are always checked.
+            fingerprint_config: when given, the file must have been built with this config
+                (e.g. ``FingerprintConfig.to_dict()``).
+
+        The opened index searches, adds and removes at once (adds go to the in-memory delta);
+        it does not compact by itself (``auto_compact`` is False): call :meth:`compact`, then
+        :meth:`save`.
+
+        Raises :class:`~neardup.FormatError` naming the file when it is not an index file of
+        this format version, is truncated or corrupt, or was built with another config.
+        """
+        header, arrays = storage.read_file(path, FORMAT, FORMAT_VERSION, verify=verify)
+
+        def bad(what: str) -> FormatError:
+            return FormatError(f"{path}: {what}; save the index again with this release")
+
+        try:
+            plan_meta, counts = header["plan"], header["counts"]
+            index = cls(header["bits"], header["max_distance"],
+                        IndexPlan(header["bits"], header["max_distance"], plan_meta["num_blocks"],
+                                  plan_meta["name"]))
+            if plan_meta["spec"] is not None:  # "auto", a preset or a number of blocks
+                IndexPlan.choose(index.bits, index.max_distance, plan_meta["spec"], 0)  # valid?
+                index._plan_spec = plan_meta["spec"]
+            n, m, dead = int(counts["main"]), int(counts["delta"]), int(counts["tombstones"])
+            stored_config = header["fingerprint_config"]
+        except (KeyError, TypeError, ValueError) as e:  # ConfigError is a ValueError
+            raise bad(f"the header does not describe an index ({type(e).__name__}: {e})") from e
+        plan, words = index.plan, index._words
+        if (plan_meta.get("block_sizes") != list(plan.block_sizes)
+                or plan_meta.get("tables") != [list(t) for t in plan.tables]
+                or plan_meta.get("stored_key_bits") != list(plan.stored_key_bits(n))
+                or plan_meta.get("row_bits") != row_bits(n)):
+            raise bad(f"its table layout differs from what this release builds for {plan.describe(n)}")
+        shapes = {"fingerprints": (n, words), "ids": (n,), "sorted_ids": (n,),
+                  "tables": (plan.num_tables, n), "delta_fingerprints": (m, words),
+                  "delta_ids": (m,), "tombstones": (dead,)}
+        for name, shape in shapes.items():
+            if name not in arrays or arrays[name].shape != shape:
+                got = arrays[name].shape if name in arrays else "missing"
+                raise bad(f"array {name!r} has shape {got}, the header's counts say {shape}")
+        if fingerprint_config is not None and stored_config != fingerprint_config:
+            raise FormatError(f"{path}: built with fingerprint config {stored_config!r}, not "
+                              f"{fingerprint_config!r}; fingerprints made with different configs "
+                              "cannot be compared: rebuild the index or fingerprint with its config")
+        index.fingerprint_config = stored_config
+        index._fps, index._ids = arrays["fingerprints"], arrays["ids"]
+        index._sorted_ids, index._tables = arrays["sorted_ids"], arrays["tables"]
+        index._layout = cls._layout_arrays(plan, n)
+        # The delta and tombstones are small and change: copy them into memory.
+        index._delta_fps = np.array(arrays["delta_fingerprints"])
+        index._delta_ids = np.array(arrays["delta_ids"])
+        index._dead = np.array(arrays["tombstones"])
+        index.auto_compact = False
+        return index
 
     def _radius(self, max_distance: int | None) -> int:
         if max_distance is None:
@@ -162,10 +425,38 @@ class HammingIndex:
         if len(self) == 0 or q == 0:
             empty = np.empty(0, dtype=np.int64)
             return np.zeros(q + 1, dtype=np.int64), empty, empty.copy()
-        starts, sizes, kept, masks, rowbits = self._layout
-        widths = np.array(self.plan.stored_key_bits(len(self)), dtype=np.int64)
         queries = np.ascontiguousarray(queries, dtype=np.uint64)
+        parts = []
+        if self._ids.shape[0] > self._dead.shape[0]:
+            offsets, found, dist = self._search_main(queries, k)
+            if not len(self._dead) and not len(self._delta_ids):
+                return offsets, found, dist
+            if len(self._dead):
+                qidx = np.repeat(np.arange(q, dtype=np.int64), np.diff(offsets))
+                keep = ~_member(self._dead, found)
+                offsets = np.zeros(q + 1, dtype=np.int64)
+                np.cumsum(np.bincount(qidx[keep], minlength=q), out=offsets[1:])
+                found, dist = found[keep], dist[keep]
+            parts.append((offsets, found, dist))
+        if len(self._delta_ids):
+            if q <= _SERIAL_QUERIES:
+                offsets, rows, dist = kernels.scan_serial(queries, self._delta_fps, k, False)
+            else:
+                counts = kernels.scan_count(queries, self._delta_fps, k, False)
+                offsets = np.zeros(q + 1, dtype=np.int64)
+                np.cumsum(counts, out=offsets[1:])
+                rows, dist = kernels.scan_fill(queries, self._delta_fps, k, False, offsets)
+            parts.append((offsets, self._delta_ids[rows], dist))
+        return parts[0] if len(parts) == 1 and not len(self._delta_ids) else _merge_csr(parts, q)
+
+    def _search_main(self, queries: np.ndarray, k: int):
+        """CSR matches among the main rows (tombstones included)."""
+        q = queries.shape[0]
+        starts, sizes, kept, masks, rowbits = self._layout
+        widths = np.array(self.plan.stored_key_bits(self._ids.shape[0]), dtype=np.int64)
         layout = (self._tables, starts, sizes, kept, widths, masks, rowbits, k)
+        if q <= _SERIAL_QUERIES:
+            return kernels.query_serial(queries, self._fps, self._ids, *layout)
         counts = kernels.query_count(queries, self._fps, *layout)
         offsets = np.zeros(q + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
@@ -184,7 +475,8 @@ class HammingIndex:
 
     def _coerce_ids(self, ids: object, n: int) -> np.ndarray:
         if ids is None:
-            first = int(self._sorted_ids[-1]) + 1 if len(self._sorted_ids) else 0
+            held = [int(a.max()) for a in (self._sorted_ids[-1:], self._delta_ids) if len(a)]
+            first = max(held) + 1 if held else 0
             if first + n > 2**63:
                 raise ConfigError(f"default ids from {first} would pass 2**63 - 1; pass ids")
             return np.arange(first, first + n, dtype=np.int64)
@@ -200,7 +492,8 @@ class HammingIndex:
         repeated = ordered[1:][ordered[1:] == ordered[:-1]]
         if repeated.size:
             raise ConfigError(f"ids repeat within the batch, e.g. {int(repeated[0])}; ids must be distinct")
-        present = arr[np.isin(arr, self._sorted_ids)]
+        present = arr[(_member(self._sorted_ids, arr) & ~_member(self._dead, arr))
+                      | np.isin(arr, self._delta_ids)]
         if present.size:
             raise ConfigError(f"ids already stored, e.g. {int(present[0])}; ids must be distinct")
         return arr
@@ -217,6 +510,8 @@ class HammingIndex:
     def _build(fps: np.ndarray, plan: IndexPlan, layout) -> np.ndarray:
         starts, sizes, kept, _, rowbits = layout
         widths = np.array(plan.stored_key_bits(fps.shape[0]), dtype=np.int64)
+        if fps.shape[0] == 0:
+            return np.empty((kept.shape[0], 0), dtype=np.uint64)
         tables = kernels.build_entries(fps, starts, sizes, kept, widths, rowbits)
         tables.sort(axis=1)
         return tables

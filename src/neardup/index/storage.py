@@ -1,0 +1,183 @@
+"""The index file: one self-describing file of a JSON header and raw, 64-byte aligned arrays.
+
+Layout (all integers little-endian)::
+
+    offset 0   8 bytes   magic b"NDUPHIX\\0"
+           8   uint64    header length h in bytes
+          16   uint32    CRC-32 of the header bytes
+          20   4 bytes   zero
+          24   h bytes   header: UTF-8 JSON (see ``HammingIndex.save``)
+               zeros     up to the next multiple of 64
+               arrays    each at the offset its header entry names, a multiple of 64, C order
+
+The header carries ``format``, ``format_version`` and one entry per array: ``offset``, ``dtype``
+(``"<u8"`` or ``"<i8"``), ``shape``, ``nbytes`` and ``crc32`` (8 hex digits), plus
+``file_size``. Opening always checks the magic, the header's CRC, the format and version, and
+that every array lies inside the file and is aligned: a truncated file or a damaged header is
+caught for the cost of reading the header. The arrays' CRCs cost a pass over the data (about
+2.5 GB/s) and are checked only when asked (``verify``).
+
+Arrays come back as read-only ``np.memmap`` views of the file: opening reads no array data, so
+a large index opens in milliseconds and its pages are loaded on demand (and shared between
+processes that open the same file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from .._atomic import atomic_write
+from .._errors import FormatError
+
+MAGIC = b"NDUPHIX\x00"
+ALIGN = 64
+VERIFY_AUTO_BYTES = 256 * 2**20
+"""With ``verify=None``, array checksums are checked when the arrays hold at most this many
+bytes (about 0.1 s of CRC-32); larger files open without reading their data."""
+
+_PREFIX = struct.Struct("<8sQI4x")
+_DTYPES = {"<u8": np.dtype("<u8"), "<i8": np.dtype("<i8")}
+_CHUNK = 64 * 2**20
+_CRC_PLACEHOLDER = "00000000"
+
+
+def _align(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+def _dtype_name(arr: np.ndarray) -> str:
+    for name, dtype in _DTYPES.items():
+        if arr.dtype == dtype or arr.dtype == dtype.newbyteorder("="):
+            return name
+    raise TypeError(f"cannot store dtype {arr.dtype}; arrays are uint64 or int64")
+
+
+def _layout(meta: dict, arrays: dict[str, np.ndarray], crcs: dict[str, str]) -> tuple[bytes, dict]:
+    """The header bytes with array offsets filled in. The header length does not depend on the
+    CRC values (fixed 8 hex digits), so it can be rewritten in place once they are known."""
+    entries: dict[str, dict] = {}
+    header = {**meta, "arrays": entries, "file_size": 0}
+    # Offsets depend on the header's length and the header on the offsets: iterate to a fixed
+    # point (numbers only grow, so two or three rounds).
+    start = 0
+    while True:
+        at = start
+        for name, arr in arrays.items():
+            entries[name] = {"offset": at, "dtype": _dtype_name(arr), "shape": list(arr.shape),
+                             "nbytes": int(arr.nbytes), "crc32": crcs.get(name, _CRC_PLACEHOLDER)}
+            at = _align(at + arr.nbytes)
+        header["file_size"] = at if arrays else start
+        raw = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+        need = _align(_PREFIX.size + len(raw))
+        if need == start:
+            return raw, header
+        start = max(start, need)
+
+
+def write_file(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray]) -> int:
+    """Write ``meta`` (JSON-able) and ``arrays`` to ``path`` atomically; returns the file size.
+
+    The arrays are streamed once: each one's CRC is computed as it is written, then the
+    header, whose length does not change, is rewritten with them before the file is renamed
+    into place (``atomic_write``: temporary file beside ``path``, fsync, rename)."""
+    arrays = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
+    raw, header = _layout(meta, arrays, {})
+    crcs: dict[str, str] = {}
+    with atomic_write(path) as f:
+        f.write(_PREFIX.pack(MAGIC, len(raw), zlib.crc32(raw)))
+        f.write(raw)
+        at = _PREFIX.size + len(raw)
+        for name, arr in arrays.items():
+            offset = header["arrays"][name]["offset"]
+            f.write(b"\0" * (offset - at))
+            flat = arr.reshape(-1).view(np.uint8)
+            crc = 0
+            for s in range(0, flat.shape[0], _CHUNK):
+                piece = memoryview(flat[s:s + _CHUNK])
+                crc = zlib.crc32(piece, crc)
+                f.write(piece)
+            crcs[name] = f"{crc:08x}"
+            at = offset + arr.nbytes
+        f.write(b"\0" * (header["file_size"] - at))
+        final, header = _layout(meta, arrays, crcs)
+        if len(final) != len(raw):  # cannot happen: CRCs are fixed-width
+            raise AssertionError("index header changed length")
+        f.seek(0)
+        f.write(_PREFIX.pack(MAGIC, len(final), zlib.crc32(final)))
+        f.write(final)
+    return int(header["file_size"])
+
+
+def read_file(path: str | os.PathLike, format_name: str, format_version: int,
+              verify: bool | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+    """The header and the arrays (read-only ``np.memmap`` views) of a file from ``write_file``.
+
+    Raises :class:`~neardup.FormatError` naming ``path`` when the file is not of format
+    ``format_name`` version ``format_version``, is truncated, or its header (always) or arrays
+    (with ``verify``; ``None`` checks files up to ``VERIFY_AUTO_BYTES``) fail their CRC-32."""
+    path = Path(path)
+
+    def bad(what: str) -> FormatError:
+        return FormatError(f"{path}: {what}")
+
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            prefix = f.read(_PREFIX.size)
+            if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
+                raise bad(f"not a neardup index file (starts with {prefix[:8]!r}, expected "
+                          f"{MAGIC!r}); open files written by HammingIndex.save")
+            _, length, crc = _PREFIX.unpack(prefix)
+            if length > size - _PREFIX.size:
+                raise bad(f"truncated: the header needs {length} bytes, the file has "
+                          f"{size - _PREFIX.size} after its prefix; save the index again")
+            raw = f.read(length)
+    except OSError as e:
+        raise FormatError(f"{path}: cannot read the index file: {e}") from e
+    if zlib.crc32(raw) != crc:
+        raise bad("the header is corrupt (CRC-32 mismatch); restore the file or save the index again")
+    try:
+        header = json.loads(raw)
+    except ValueError as e:
+        raise bad(f"the header is not valid JSON ({e})") from e
+    if not isinstance(header, dict) or header.get("format") != format_name:
+        raise bad(f"format {header.get('format') if isinstance(header, dict) else None!r} is not "
+                  f"{format_name!r}")
+    if header.get("format_version") != format_version:
+        raise bad(f"written with format version {header.get('format_version')!r}; this release of "
+                  f"neardup reads version {format_version}: rebuild the index with this release "
+                  "and save it again")
+    if header.get("file_size") != size:
+        raise bad(f"the header says {header.get('file_size')} bytes, the file has {size}: truncated "
+                  "or appended to; save the index again")
+    entries = header.get("arrays")
+    if not isinstance(entries, dict):
+        raise bad("the header lists no arrays")
+    data_start = _align(_PREFIX.size + length)
+    total = sum(int(e.get("nbytes", 0)) for e in entries.values() if isinstance(e, dict))
+    if verify is None:
+        verify = total <= VERIFY_AUTO_BYTES
+    whole = np.memmap(path, mode="r", dtype=np.uint8) if size else np.zeros(0, np.uint8)
+    arrays = {}
+    for name, e in entries.items():
+        try:
+            offset, nbytes, shape = int(e["offset"]), int(e["nbytes"]), tuple(int(s) for s in e["shape"])
+            dtype = _DTYPES[e["dtype"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise bad(f"array {name!r} has a malformed entry {e!r}") from exc
+        if offset % ALIGN or offset < data_start or offset + nbytes > size or min(shape, default=0) < 0 \
+                or nbytes != dtype.itemsize * int(np.prod(shape, dtype=np.int64)):
+            raise bad(f"array {name!r} (offset {offset}, {nbytes} bytes, shape {list(shape)}) does "
+                      f"not fit the {size}-byte file; save the index again")
+        view = whole[offset:offset + nbytes]
+        if verify and f"{zlib.crc32(memoryview(view)):08x}" != e.get("crc32"):
+            raise bad(f"array {name!r} is corrupt (CRC-32 mismatch); restore the file or save the "
+                      "index again")
+        arrays[name] = view.view(dtype).reshape(shape)
+    return header, arrays
