@@ -49,3 +49,22 @@ def clusters(i: list[int], j: list[int], ids: list[int]) -> list[int]:
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)
     return [find(v) for v in ids]
+
+
+def representatives(i: list[int], j: list[int], ids: list[int], rule: str,
+                    lengths: list[int] | None = None) -> list[int]:
+    """Each item's cluster representative under ``rule``: components from :func:`clusters`,
+    then the lowest id, the earliest in ``ids``, or the longest (ties: lowest id)."""
+    component = clusters(i, j, ids)
+    members: dict[int, list[int]] = {}
+    for position, c in enumerate(component):
+        members.setdefault(c, []).append(position)
+    best = {}
+    for c, positions in members.items():
+        if rule == "lowest-id":
+            best[c] = min(ids[p] for p in positions)
+        elif rule == "first":
+            best[c] = ids[min(positions)]
+        else:
+            best[c] = ids[min(positions, key=lambda p: (-lengths[p], ids[p]))]
+    return [best[c] for c in component]

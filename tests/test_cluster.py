@@ -44,3 +44,27 @@ def test_bad_input():
         clusters([0, 1], [1], 3)
     with pytest.raises(TypeError):
         clusters([0.5], [1.0], 3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=30, unique=True), st.data(),
+       st.sampled_from(["lowest-id", "first", "longest"]))
+def test_representative_rules_equal_plain_python(ids, data, rule):
+    edge = st.tuples(st.sampled_from(ids), st.sampled_from(ids))
+    edges = data.draw(st.lists(edge, max_size=40))
+    lengths = data.draw(st.lists(st.integers(0, 5), min_size=len(ids), max_size=len(ids)))
+    i = [a for a, _ in edges]
+    j = [b for _, b in edges]
+    got = clusters(i, j, ids, representative=rule, lengths=lengths)
+    assert got.tolist() == naive.representatives(i, j, ids, rule, lengths)
+    # The labels do not depend on the order of the pairs.
+    assert clusters(i[::-1], j[::-1], ids, representative=rule, lengths=lengths).tolist() == got.tolist()
+
+
+def test_representative_errors():
+    with pytest.raises(ConfigError, match="representative='biggest' is not allowed"):
+        clusters([0], [1], 2, representative="biggest")
+    with pytest.raises(ValueError, match="needs lengths"):
+        clusters([0], [1], 2, representative="longest")
+    with pytest.raises(ValueError, match="lengths has shape"):
+        clusters([0], [1], 2, representative="longest", lengths=[1, 2, 3])
