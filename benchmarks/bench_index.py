@@ -1,0 +1,705 @@
+"""HammingIndex build, query and self-join speed, memory and exactness, with peers on the same data.
+
+Data: N random 64-bit fingerprints (seeded numpy Generator) with planted near-duplicates: for
+``--planted`` of the items (1%) another item is overwritten by a copy with d random bits flipped,
+d uniform in 0..k for 90% of the pairs and k + 1 for the rest (those must *not* be found), so the
+expected pairs are known exactly; k = 3. For each N and plan, in the same run:
+
+* build time (``add`` of all N), bytes per fingerprint (``nbytes / N``);
+* ``query()`` latency, median and p99 over 2,000 single calls (half planted, half random);
+* ``query_batch`` throughput on 100,000 queries (half stored fingerprints with 0..k bits flipped,
+  half random), with every returned distance checked by brute force and the recall of the
+  stored fingerprint each hit query came from;
+* the self-join ``pairs()``: time, pairs found, recall of the planted pairs within k (must be
+  1.0), planted pairs at k + 1 returned (must be 0), and every other pair checked by brute force
+  (random pairs within k: expected C(N, 2) * sum_{d<=k} C(64, d) / 2**64, ~12 at N = 100M);
+* peak RSS over build, queries and join (VmHWM, reset before each plan);
+* ``save`` / ``HammingIndex.open`` time and file size, when the index has them.
+
+A plan whose estimated peak memory does not fit in 80% of the available memory is skipped; in its
+place ``auto`` falls back to the densest preset that fits, and the table says so. Compile time is
+measured apart, in child processes with an empty and a warm ``NUMBA_CACHE_DIR``. Peers: simhash-py
+(C++ ``find_all``, run in its own venv, see README.md) on the 1M self-join, and the pure-Python
+``simhash`` package's ``SimhashIndex`` on single queries at 200k fingerprints.
+
+    python benchmarks/bench_index.py --quick                 # N = 100k and 1M; well under a minute
+    python benchmarks/bench_index.py --sizes 1000000,10000000
+    python benchmarks/bench_index.py --json out.json         # N = 1M, 10M, 100M
+
+The last stdout line is ``RESULT {json}`` with every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+K = 3
+BITS = 64
+PLANS_ALL = ("auto", "compact", "balanced", "fast")
+SIZES = {
+    "quick": dict(sizes=[100_000, 1_000_000], simhash_index_n=20_000, repeats=3),
+    "full": dict(sizes=[1_000_000, 10_000_000, 100_000_000], simhash_index_n=200_000, repeats=3),
+}
+SINGLE_QUERIES = 2_000
+BATCH_QUERIES = 100_000
+PEER_N = 1_000_000  # the issue's simhash-py figure: find_all on 1M fingerprints at k = 3
+SIMHASHPY_PYTHON = os.environ.get("NEARDUP_BENCH_SIMHASHPY", "/tmp/simhashpy/bin/python")
+SIMHASHPY_BLOCKS = (4, 6)
+
+# The issue's targets, on 2 cores.
+TARGET_JOIN_1M_S = 0.3
+TARGET_JOIN_100M_S = 180.0
+TARGET_P99_100M_US = 100.0
+TARGET_MEMORY_FRACTION = 0.75  # "fits with room to spare": peak RSS under 75% of RAM
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------------------------
+
+def popcount(x: np.ndarray) -> np.ndarray:
+    return np.bitwise_count(np.asarray(x, dtype=np.uint64)).astype(np.int64)
+
+
+def flip_masks(rng: np.random.Generator, d: np.ndarray) -> np.ndarray:
+    """uint64 masks with exactly ``d[i]`` distinct random bits set."""
+    masks = np.zeros(len(d), dtype=np.uint64)
+    todo = np.flatnonzero(d > 0)
+    while todo.size:
+        bit = rng.integers(0, 64, size=todo.size, dtype=np.uint64)
+        masks[todo] |= np.left_shift(np.uint64(1), bit)
+        todo = todo[popcount(masks[todo]) < d[todo]]
+    return masks
+
+
+def make_data(n: int, planted_fraction: float, seed: int) -> dict[str, Any]:
+    """Fingerprints (uint64, shape (n,)) and the planted pairs (int64 rows a < b, distances)."""
+    rng = np.random.default_rng([seed, n])
+    fps = rng.integers(0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
+    p = max(1, int(n * planted_fraction))
+    chosen = rng.choice(n, size=2 * p, replace=False).astype(np.int64)
+    src, dst = chosen[:p], chosen[p:]
+    d = np.where(rng.random(p) < 0.9, rng.integers(0, K + 1, size=p), K + 1).astype(np.int64)
+    fps[dst] = fps[src] ^ flip_masks(rng, d)
+    a, b = np.minimum(src, dst), np.maximum(src, dst)
+    return {"fps": fps, "a": a, "b": b, "d": d}
+
+
+def expected_random_pairs(n: int) -> float:
+    """Pairs of independent uniform 64-bit fingerprints within K bits among n."""
+    return n * (n - 1) / 2 * sum(math.comb(BITS, d) for d in range(K + 1)) / 2.0**BITS
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory: VmHWM, reset through /proc/self/clear_refs (see bench_fingerprint.py on ru_maxrss)
+# ---------------------------------------------------------------------------------------------
+
+def status_kb(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def meminfo_bytes(field: str) -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def estimated_peak_bytes(n: int, num_tables: int) -> int:
+    """The benchmark's fingerprints, add()'s copies of fingerprints and ids plus the sorted ids,
+    the tables, and query/join outputs (small): ~8 B * n * (tables + 5)."""
+    return 8 * n * (num_tables + 5) + 200 * 2**20
+
+
+def resolve_plans(n: int, requested: list[str], budget: int) -> list[tuple[str, str, str]]:
+    """(label, plan given to HammingIndex, note) for each requested plan that fits ``budget``."""
+    from neardup import IndexPlan
+
+    out: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for name in requested:
+        plan = IndexPlan.choose(BITS, K, name, n)
+        need = estimated_peak_bytes(n, plan.num_tables)
+        label, note = (f"auto={plan.name}" if name == "auto" else name), ""
+        if need > budget:
+            if name != "auto":
+                print(f"   plan {name!r} at N={n:,} skipped: needs ~{need / 2**30:.1f} GiB, budget "
+                      f"{budget / 2**30:.1f} GiB")
+                continue
+            fallback = next((p for p in ("fast", "balanced", "compact") if estimated_peak_bytes(
+                n, IndexPlan.choose(BITS, K, p, n).num_tables) <= budget), None)
+            if fallback is None:
+                print(f"   no plan fits at N={n:,}")
+                continue
+            note = (f"auto would pick {plan.name!r} ({plan.num_tables} tables, ~{need / 2**30:.1f} GiB "
+                    f"peak), over the {budget / 2**30:.1f} GiB budget: {fallback!r} instead")
+            print(f"   {note}")
+            name, label = fallback, f"auto->{fallback}"
+            plan = IndexPlan.choose(BITS, K, name, n)
+        if plan.name in seen:  # "balanced" when auto already chose it
+            continue
+        seen.add(plan.name)
+        out.append((label, name, note))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# One size, one plan
+# ---------------------------------------------------------------------------------------------
+
+def best_of(fn, repeats: int) -> tuple[float, list[float], Any]:
+    times, result = [], None
+    for _ in range(max(1, repeats)):
+        result = None
+        gc.collect()
+        t = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), times, result
+
+
+def pair_keys(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
+    return np.minimum(i, j) * np.int64(n) + np.maximum(i, j)
+
+
+def bench_plan(n: int, data: dict[str, Any], label: str, plan_spec: str, note: str,
+               queries: dict[str, np.ndarray], repeats: int, threads: int,
+               workdir: str, no_storage: bool = False) -> dict[str, Any]:
+    import neardup
+
+    fps = data["fps"]
+    gc.collect()
+    memory_ok = reset_peak()
+    baseline_kb = status_kb("VmRSS")
+    index = neardup.HammingIndex(bits=BITS, max_distance=K, plan=plan_spec)
+    t = time.perf_counter()
+    index.add(fps)
+    build_s = time.perf_counter() - t
+    r: dict[str, Any] = {"n": n, "label": label, "plan": index.plan.name,
+                         "num_tables": index.plan.num_tables, "describe": index.plan.describe(n),
+                         "note": note, "build_s": build_s, "nbytes": index.nbytes,
+                         "bytes_per_fp": index.nbytes / n,
+                         "build_fps_per_s": n / build_s, "build_fps_per_s_per_core": n / build_s / threads}
+
+    # Single queries: planted fingerprints (they have a partner) and random ones, interleaved.
+    singles = queries["single"]
+    for q in singles[:50]:
+        index.query(q)
+    lat = np.empty(len(singles), dtype=np.int64)
+    hits = 0
+    for i, q in enumerate(singles):
+        t0 = time.perf_counter_ns()
+        found, _ = index.query(q)
+        lat[i] = time.perf_counter_ns() - t0
+        hits += len(found) > 0
+    r.update(query_p50_us=float(np.median(lat)) / 1e3, query_p99_us=float(np.percentile(lat, 99)) / 1e3,
+             query_mean_us=float(lat.mean()) / 1e3, query_max_us=float(lat.max()) / 1e3,
+             single_queries=len(singles), single_queries_with_matches=int(hits))
+
+    # Batch queries, then check every returned distance and the recall of each hit query's origin.
+    batch, origin = queries["batch"], queries["origin"]
+    batch_s, batch_times, (offsets, ids, dist) = best_of(lambda: index.query_batch(batch), repeats)
+    qidx = np.repeat(np.arange(len(batch)), np.diff(offsets))
+    true_d = popcount(batch[qidx] ^ fps[ids])
+    found_origin = np.zeros(len(batch), dtype=bool)
+    found_origin[qidx[ids == origin[qidx]]] = True
+    has_origin = origin >= 0
+    r.update(batch_queries=len(batch), batch_s=batch_s, batch_times_s=batch_times,
+             batch_qps=len(batch) / batch_s, batch_qps_per_core=len(batch) / batch_s / threads,
+             batch_results=int(len(ids)),
+             batch_distances_exact=bool(np.array_equal(true_d, dist) and (dist <= K).all()),
+             batch_origin_recall=float(found_origin[has_origin].mean()))
+
+    # Self-join against the planted pairs.
+    join_s, join_times, (pi, pj, pd) = best_of(index.pairs, repeats)
+    true_pd = popcount(fps[pi] ^ fps[pj])
+    found = pair_keys(pi, pj, n)
+    a, b, d = data["a"], data["b"], data["d"]
+    planted = pair_keys(a, b, n)
+    in_found = np.isin(planted, found)
+    within = d <= K
+    extra = ~np.isin(found, planted[within])
+    r.update(join_s=join_s, join_times_s=join_times, pairs=int(len(pi)),
+             join_items_per_s_per_core=n / join_s / threads,
+             pairs_distances_exact=bool(np.array_equal(true_pd, pd) and (pd <= K).all()
+                                        and (pi < pj).all()),
+             planted_within_k=int(within.sum()), planted_recall=float(in_found[within].mean()),
+             planted_k_plus_1=int((~within).sum()),
+             planted_k_plus_1_returned=int(in_found[~within].sum()),
+             other_pairs=int(extra.sum()), other_pairs_verified=bool((true_pd[extra] <= K).all()),
+             other_pairs_expected=expected_random_pairs(n))
+    if memory_ok and baseline_kb is not None:
+        peak_kb = status_kb("VmHWM")
+        r.update(baseline_rss_mib=baseline_kb / 1024, peak_rss_mib=peak_kb / 1024,
+                 peak_extra_mib=(peak_kb - baseline_kb) / 1024)
+    del pi, pj, pd, true_pd, found, offsets, ids, dist, qidx, true_d
+
+    if hasattr(neardup.HammingIndex, "open") and not no_storage:
+        free = shutil.disk_usage(workdir).free
+        if index.nbytes * 1.2 < free:
+            r["storage"] = bench_storage(index, singles[:200], workdir)
+        else:
+            r["storage"] = {"error": f"skipped: ~{index.nbytes / 2**30:.1f} GiB file, "
+                                     f"{free / 2**30:.1f} GiB free in {workdir}"}
+    del index
+    gc.collect()
+    return r
+
+
+def bench_storage(index: Any, probes: np.ndarray, workdir: str) -> dict[str, Any]:
+    import neardup
+
+    path = os.path.join(workdir, "index.bin")
+    try:
+        t = time.perf_counter()
+        index.save(path)
+        save_s = time.perf_counter() - t
+        size = sum(f.stat().st_size for f in Path(path).rglob("*")) if os.path.isdir(path) \
+            else os.path.getsize(path)
+        t = time.perf_counter()
+        opened = neardup.HammingIndex.open(path)
+        open_s = time.perf_counter() - t
+        same = all(np.array_equal(index.query(q)[0], opened.query(q)[0]) for q in probes)
+        del opened
+        return {"save_s": save_s, "file_bytes": size, "file_bytes_per_fp": size / len(index),
+                "open_s": open_s, "queries_match_after_open": same}
+    except Exception as e:  # another helper is writing save/open: report, do not fail the run
+        return {"error": f"{type(e).__name__}: {e}"}
+    finally:
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.exists(path):
+            os.unlink(path)
+
+
+def make_queries(data: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
+    fps, n = data["fps"], len(data["fps"])
+    rng = np.random.default_rng([seed, n, 1])
+    half = SINGLE_QUERIES // 2
+    within = data["d"] <= K
+    planted_rows = rng.choice(data["a"][within], size=half)
+    single = np.empty(SINGLE_QUERIES, dtype=np.uint64)
+    single[0::2] = fps[planted_rows]
+    single[1::2] = rng.integers(0, np.iinfo(np.uint64).max, size=SINGLE_QUERIES - half,
+                                dtype=np.uint64, endpoint=True)
+    hb = BATCH_QUERIES // 2
+    origin = np.full(BATCH_QUERIES, -1, dtype=np.int64)
+    origin[:hb] = rng.integers(0, n, size=hb)
+    batch = np.empty(BATCH_QUERIES, dtype=np.uint64)
+    batch[:hb] = fps[origin[:hb]] ^ flip_masks(rng, rng.integers(0, K + 1, size=hb))
+    batch[hb:] = rng.integers(0, np.iinfo(np.uint64).max, size=BATCH_QUERIES - hb,
+                              dtype=np.uint64, endpoint=True)
+    perm = rng.permutation(BATCH_QUERIES)
+    return {"single": single, "batch": batch[perm], "origin": origin[perm]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Compile time (child processes)
+# ---------------------------------------------------------------------------------------------
+
+_COMPILE_CHILD = """
+import json, time
+t0 = time.perf_counter()
+import numpy as np
+import neardup
+t1 = time.perf_counter()
+fps = np.random.default_rng(0).integers(0, 2**63, size=1000, dtype=np.uint64)
+index = neardup.HammingIndex(bits=64, max_distance=3)
+index.add(fps)
+index.query(int(fps[0]))
+index.query_batch(fps[:10])
+index.pairs()
+t2 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "first_calls_s": t2 - t1}))
+"""
+
+
+def measure_compile(workdir: str) -> dict[str, Any]:
+    """Tiny build + query + query_batch + pairs in a new process: empty cache, then warm."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(workdir, "numba-cache"))
+    out: dict[str, Any] = {}
+    for tag in ("empty_cache", "warm_cache"):
+        t = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", _COMPILE_CHILD], env=env, capture_output=True,
+                              text=True, timeout=900)
+        wall = time.perf_counter() - t
+        if done.returncode != 0:
+            return {"error": done.stderr[-2000:]}
+        out[tag] = {**json.loads(done.stdout.strip().splitlines()[-1]), "process_s": wall}
+    out["compile_s"] = out["empty_cache"]["first_calls_s"] - out["warm_cache"]["first_calls_s"]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Peers
+# ---------------------------------------------------------------------------------------------
+
+_SIMHASHPY_CHILD = """
+import json, sys, time
+import numpy as np
+import simhash
+fps = np.load(sys.argv[1])
+t = time.perf_counter()
+hashes = [int(x) for x in fps]
+convert_s = time.perf_counter() - t
+out = {"convert_to_list_s": convert_s, "runs": {}}
+for blocks in [int(b) for b in sys.argv[3].split(",")]:
+    t = time.perf_counter()
+    pairs = simhash.find_all(hashes, blocks, int(sys.argv[4]))
+    s = time.perf_counter() - t
+    arr = np.array(pairs, dtype=np.uint64).reshape(-1, 2)
+    np.save(sys.argv[2] + f".{blocks}.npy", arr)
+    out["runs"][str(blocks)] = {"find_all_s": s, "pairs": len(pairs)}
+print(json.dumps(out))
+"""
+
+
+def bench_simhashpy(data: dict[str, Any], neardup_pairs: tuple[np.ndarray, np.ndarray],
+                    neardup_join_s: float, workdir: str) -> dict[str, Any]:
+    """simhash-py's C++ find_all on the same fingerprints, in its own interpreter (its module is
+    also called ``simhash``, which the pure-Python peer in this venv already owns)."""
+    if not os.path.exists(SIMHASHPY_PYTHON):
+        return {"skipped": f"no {SIMHASHPY_PYTHON} (see benchmarks/README.md to build simhash-py)"}
+    fps = data["fps"]
+    path = os.path.join(workdir, "peer_fps.npy")
+    np.save(path, fps)
+    out_prefix = os.path.join(workdir, "peer_pairs")
+    done = subprocess.run([SIMHASHPY_PYTHON, "-c", _SIMHASHPY_CHILD, path, out_prefix,
+                           ",".join(map(str, SIMHASHPY_BLOCKS)), str(K)],
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        return {"skipped": f"simhash-py failed: {done.stderr[-1000:]}"}
+    res = json.loads(done.stdout.strip().splitlines()[-1])
+    # find_all takes a set of hash values and returns value pairs: neardup's pairs as distinct
+    # value pairs (identical fingerprints, d = 0, cannot appear in find_all's output).
+    pi, pj = neardup_pairs
+    va, vb = fps[pi], fps[pj]
+    keep = va != vb
+    mine = {(min(x, y), max(x, y)) for x, y in zip(va[keep].tolist(), vb[keep].tolist())}
+    res["neardup_value_pairs_d_gt_0"] = len(mine)
+    res["neardup_pairs_d_0"] = int((~keep).sum())
+    for blocks, run in res["runs"].items():
+        arr = np.load(f"{out_prefix}.{blocks}.npy")
+        theirs = {(min(x, y), max(x, y)) for x, y in arr.tolist()}
+        run["same_pairs_as_neardup"] = theirs == mine
+        run["only_simhashpy"] = len(theirs - mine)
+        run["only_neardup"] = len(mine - theirs)
+        run["find_all_over_neardup_join"] = run["find_all_s"] / neardup_join_s
+    os.unlink(path)
+    return res
+
+
+def bench_simhash_index(n: int, seed: int, threads: int) -> dict[str, Any]:
+    """The pure-Python simhash package's SimhashIndex (k + 1 string-keyed dict buckets), per-query
+    latency beside neardup's on the same fingerprints."""
+    try:
+        from simhash import Simhash, SimhashIndex
+    except ImportError as e:
+        return {"skipped": f"simhash not installed ({e}); pip install 'neardup[bench]'"}
+    import logging
+
+    import neardup
+
+    data = make_data(n, 0.01, seed)
+    queries = make_queries(data, seed)["single"]
+    fps = data["fps"]
+    t = time.perf_counter()
+    objs = [(str(i), Simhash(v)) for i, v in enumerate(fps.tolist())]
+    index = SimhashIndex(objs, f=64, k=K, log=logging.getLogger("bench_index.simhash"))
+    build_s = time.perf_counter() - t
+    probe = [Simhash(v) for v in queries.tolist()]
+    lat = np.empty(len(probe), dtype=np.int64)
+    theirs = []
+    for i, q in enumerate(probe):
+        t0 = time.perf_counter_ns()
+        theirs.append(index.get_near_dups(q))
+        lat[i] = time.perf_counter_ns() - t0
+    mine_index = neardup.HammingIndex(bits=BITS, max_distance=K)
+    mine_index.add(fps)
+    mine_lat = np.empty(len(queries), dtype=np.int64)
+    agree = 0
+    for i, q in enumerate(queries):
+        t0 = time.perf_counter_ns()
+        found, _ = mine_index.query(q)
+        mine_lat[i] = time.perf_counter_ns() - t0
+        agree += sorted(int(x) for x in theirs[i]) == sorted(found.tolist())
+    out = {"n": n, "build_s": build_s, "query_p50_us": float(np.median(lat)) / 1e3,
+           "query_p99_us": float(np.percentile(lat, 99)) / 1e3,
+           "neardup_query_p50_us": float(np.median(mine_lat)) / 1e3,
+           "neardup_query_p99_us": float(np.percentile(mine_lat, 99)) / 1e3,
+           "neardup_plan": mine_index.plan.name, "queries": len(queries),
+           "same_results": agree, "note": "Simhash(int) objects built beforehand, not timed in queries"}
+    out["p50_ratio"] = out["query_p50_us"] / out["neardup_query_p50_us"]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+# ---------------------------------------------------------------------------------------------
+
+_HEADER = (f"{'N':>11} {'plan':<20} {'tab':>3} {'build s':>8} {'B/fp':>6} {'q p50 us':>8} "
+           f"{'q p99 us':>8} {'batch q/s':>10} {'q/s/core':>9} {'join s':>8} {'pairs':>9} "
+           f"{'recall':>6} {'k+1':>3} {'other':>5} {'exact':>5} {'peak MiB':>8}")
+
+
+def print_row(r: dict[str, Any]) -> None:
+    exact = r["pairs_distances_exact"] and r["batch_distances_exact"] and r["other_pairs_verified"]
+    print(f"{r['n']:>11,} {r['label']:<20} {r['num_tables']:>3} {r['build_s']:>8.3f} "
+          f"{r['bytes_per_fp']:>6.0f} {r['query_p50_us']:>8.1f} {r['query_p99_us']:>8.1f} "
+          f"{r['batch_qps']:>10,.0f} {r['batch_qps_per_core']:>9,.0f} {r['join_s']:>8.3f} "
+          f"{r['pairs']:>9,} {r['planted_recall']:>6.3f} {r['planted_k_plus_1_returned']:>3} "
+          f"{r['other_pairs']:>5} {'yes' if exact else 'NO':>5} {r.get('peak_rss_mib', float('nan')):>8,.0f}",
+          flush=True)
+    if "storage" in r:
+        s = r["storage"]
+        if "error" in s:
+            print(f"{'':>11} save/open: {s['error']}")
+        else:
+            print(f"{'':>11} save {s['save_s']:.3f} s, file {s['file_bytes'] / 2**20:,.1f} MiB "
+                  f"({s['file_bytes_per_fp']:.1f} B/fp), open {s['open_s']:.3f} s, queries match: "
+                  f"{s['queries_match_after_open']}", flush=True)
+
+
+def targets(results: dict[str, Any]) -> dict[str, Any]:
+    rows = results["rows"]
+    total = meminfo_bytes("MemTotal")
+
+    def at(n: int) -> list[dict[str, Any]]:
+        return [r for r in rows if r["n"] == n]
+
+    out: dict[str, Any] = {}
+    one = [r for r in at(1_000_000) if r["label"].startswith("auto")]
+    out[f"join_1M_s<={TARGET_JOIN_1M_S:g}"] = (
+        {"value": one[0]["join_s"], "met": one[0]["join_s"] <= TARGET_JOIN_1M_S, "plan": one[0]["plan"]}
+        if one else None)
+    big = at(100_000_000)
+    if big:
+        best_join = min(big, key=lambda r: r["join_s"])
+        best_p99 = min(big, key=lambda r: r["query_p99_us"])
+        out[f"join_100M_s<={TARGET_JOIN_100M_S:g}"] = {
+            "value": best_join["join_s"], "met": best_join["join_s"] <= TARGET_JOIN_100M_S,
+            "plan": best_join["plan"]}
+        out[f"query_p99_100M_us<={TARGET_P99_100M_US:g}"] = {
+            "value": best_p99["query_p99_us"], "met": best_p99["query_p99_us"] <= TARGET_P99_100M_US,
+            "plan": best_p99["plan"]}
+        fits = [r for r in big if "peak_rss_mib" in r]
+        if fits and total:
+            r = min(fits, key=lambda r: r["peak_rss_mib"])
+            frac = r["peak_rss_mib"] * 2**20 / total
+            out[f"memory_100M_peak<={TARGET_MEMORY_FRACTION:.0%}_of_RAM"] = {
+                "value": frac, "met": frac <= TARGET_MEMORY_FRACTION, "plan": r["plan"],
+                "peak_rss_mib": r["peak_rss_mib"], "index_mib": r["nbytes"] / 2**20}
+    else:
+        for key in (f"join_100M_s<={TARGET_JOIN_100M_S:g}", f"query_p99_100M_us<={TARGET_P99_100M_US:g}",
+                    f"memory_100M_peak<={TARGET_MEMORY_FRACTION:.0%}_of_RAM"):
+            out[key] = None
+    return out
+
+
+def machine_info() -> dict[str, Any]:
+    import numba
+
+    import neardup
+
+    info = {"python": platform.python_version(), "platform": platform.platform(),
+            "cpus_available": len(os.sched_getaffinity(0)), "numba": numba.__version__,
+            "numpy": np.__version__, "numba_threads": numba.config.NUMBA_NUM_THREADS,
+            "neardup": neardup.__version__, "mem_total_bytes": meminfo_bytes("MemTotal"),
+            "mem_available_bytes": meminfo_bytes("MemAvailable")}
+    try:
+        with open("/proc/cpuinfo") as f:
+            info["cpu_model"] = next((line.split(":", 1)[1].strip() for line in f
+                                      if line.startswith("model name")), None)
+    except OSError:
+        pass
+    return info
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="CI size: N = 100k and 1M")
+    parser.add_argument("--json", metavar="FILE", help="also write the results JSON to FILE")
+    parser.add_argument("--sizes", help="comma-separated N, e.g. 1000000,10000000")
+    parser.add_argument("--plans", help="comma-separated plans (default: all four for N <= 10M, "
+                        "auto and compact with --quick, auto alone above 10M: compact's self-join "
+                        "there scans ~6,000 candidates per item)")
+    parser.add_argument("--planted", type=float, default=0.01, help="fraction of items planted (0.01)")
+    parser.add_argument("--repeats", type=int, help="timed calls of query_batch and pairs (best kept; "
+                        "1 above 1M)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--memory-fraction", type=float, default=0.8,
+                        help="share of MemAvailable a plan may use (0.8)")
+    parser.add_argument("--no-peers", action="store_true", help="skip simhash-py and simhash")
+    parser.add_argument("--no-storage", action="store_true", help="skip save/open")
+    parser.add_argument("--no-compile", action="store_true", help="skip the compile-time children")
+    args = parser.parse_args(argv)
+    size = dict(SIZES["quick" if args.quick else "full"])
+    if args.sizes:
+        size["sizes"] = [int(float(s)) for s in args.sizes.split(",")]
+    if args.repeats:
+        size["repeats"] = args.repeats
+
+    started = time.perf_counter()
+    results: dict[str, Any] = {"benchmark": "index", "quick": args.quick, "seed": args.seed, "k": K,
+                               "bits": BITS, "planted_fraction": args.planted, "sizes": size["sizes"],
+                               "single_queries": SINGLE_QUERIES, "batch_queries": BATCH_QUERIES}
+    with tempfile.TemporaryDirectory(prefix="neardup-bench-index-") as workdir:
+        if not args.no_compile:
+            print("measuring compile time in child processes ...", flush=True)
+            results["compile"] = measure_compile(workdir)
+        import neardup
+
+        # Load this process's kernels (cache) before anything is timed.
+        warm = np.random.default_rng(1).integers(0, 2**63, size=5000, dtype=np.uint64)
+        for p in PLANS_ALL:
+            ix = neardup.HammingIndex(bits=BITS, max_distance=K, plan=p)
+            ix.add(warm)
+            ix.query(int(warm[0]))
+            ix.query_batch(warm[:100])
+            ix.pairs()
+        import numba
+
+        results["machine"] = machine_info()
+        results["machine"]["threading_layer"] = numba.threading_layer()
+        threads = numba.config.NUMBA_NUM_THREADS
+        results["has_save_open"] = hasattr(neardup.HammingIndex, "open")
+        rows: list[dict[str, Any]] = []
+        peers: dict[str, Any] = {}
+        print(f"\n== HammingIndex, {BITS}-bit, k={K}, {threads} threads; planted pairs "
+              f"{args.planted:.0%} of N (90% at d<=k, 10% at d=k+1) ==")
+        for n in size["sizes"]:
+            t = time.perf_counter()
+            data = make_data(n, args.planted, args.seed)
+            queries = make_queries(data, args.seed)
+            gen_s = time.perf_counter() - t
+            budget = int((meminfo_bytes("MemAvailable") or 2**40) * args.memory_fraction)
+            requested = args.plans.split(",") if args.plans else (
+                list(PLANS_ALL) if n <= 10_000_000 and not args.quick else
+                ["auto", "compact"] if n <= 10_000_000 else ["auto"])
+            print(f"\n-- N={n:,}: data in {gen_s:.1f} s; auto: "
+                  f"{neardup.IndexPlan.choose(BITS, K, 'auto', n).describe(n)}", flush=True)
+            plans = resolve_plans(n, requested, budget)
+            print(_HEADER, flush=True)
+            repeats = size["repeats"] if n <= 1_000_000 else 1
+            for label, spec, note in plans:
+                r = bench_plan(n, data, label, spec, note, queries, repeats, threads, workdir,
+                               args.no_storage)
+                rows.append(r)
+                print_row(r)
+                if n == PEER_N and label.startswith("auto") and not args.no_peers:
+                    ix = neardup.HammingIndex(bits=BITS, max_distance=K, plan=spec)
+                    ix.add(data["fps"])
+                    pi, pj, _ = ix.pairs()
+                    del ix
+                    print("   simhash-py find_all on the same fingerprints ...", flush=True)
+                    peers["simhash-py"] = bench_simhashpy(data, (pi, pj), r["join_s"], workdir)
+            del data, queries
+            gc.collect()
+        if not args.no_peers:
+            print(f"\n   simhash SimhashIndex at N={size['simhash_index_n']:,} ...", flush=True)
+            peers["simhash"] = bench_simhash_index(size["simhash_index_n"], args.seed, threads)
+            if PEER_N not in size["sizes"]:
+                peers.setdefault("simhash-py", {"skipped": f"runs only when N={PEER_N:,} is in --sizes"})
+    results["rows"] = rows
+    results["peers"] = peers
+    results["targets"] = targets(results)
+    results["parent_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    results["wall_s"] = time.perf_counter() - started
+    print_footer(results)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+    print("RESULT " + json.dumps(results, separators=(",", ":")))
+    return results
+
+
+def print_footer(results: dict[str, Any]) -> None:
+    print("\ncolumns: tab = tables; B/fp = nbytes / N; q = single query(); batch = query_batch of "
+          f"{BATCH_QUERIES:,}; recall = planted pairs within k found by pairs(); k+1 = planted "
+          "pairs at k+1 returned (must be 0); other = further pairs, each verified by brute force; "
+          "exact = every returned distance equals popcount(a ^ b) <= k; peak = VmHWM over the plan")
+    for r in results["rows"]:
+        if r["note"]:
+            print(f"note N={r['n']:,}: {r['note']}")
+        print(f"   N={r['n']:,} {r['label']}: other pairs {r['other_pairs']} (random expectation "
+              f"{r['other_pairs_expected']:.3g}); batch origin recall {r['batch_origin_recall']:.4f}; "
+              f"{r['describe']}")
+    c = results.get("compile")
+    if c and "error" not in c:
+        print(f"\n== compile (child, tiny build+query+query_batch+pairs) == empty cache "
+              f"{c['empty_cache']['first_calls_s']:.2f} s, warm cache {c['warm_cache']['first_calls_s']:.2f} s "
+              f"=> compile {c['compile_s']:.2f} s; import {c['warm_cache']['import_s']:.2f} s")
+    elif c:
+        print(f"\n== compile == failed: {c['error']}")
+    print("\n== peers ==")
+    sp = results["peers"].get("simhash-py")
+    if sp:
+        if "skipped" in sp:
+            print(f"simhash-py: skipped: {sp['skipped']}")
+        else:
+            for blocks, run in sp["runs"].items():
+                print(f"simhash-py find_all(1M, blocks={blocks}, k={K}): {run['find_all_s']:.2f} s, "
+                      f"{run['pairs']:,} pairs; same pairs as neardup (d>0): {run['same_pairs_as_neardup']} "
+                      f"(only theirs {run['only_simhashpy']}, only ours {run['only_neardup']}); "
+                      f"{run['find_all_over_neardup_join']:.1f}x neardup's join time")
+            print(f"   (list conversion {sp['convert_to_list_s']:.2f} s not counted; neardup's "
+                  f"{sp['neardup_pairs_d_0']} identical-fingerprint pairs cannot appear in find_all)")
+    sh = results["peers"].get("simhash")
+    if sh:
+        if "skipped" in sh:
+            print(f"simhash SimhashIndex: skipped: {sh['skipped']}")
+        else:
+            print(f"simhash SimhashIndex(N={sh['n']:,}, k={K}): build {sh['build_s']:.1f} s, query p50 "
+                  f"{sh['query_p50_us']:.1f} us, p99 {sh['query_p99_us']:.1f} us; neardup "
+                  f"({sh['neardup_plan']}) p50 {sh['neardup_query_p50_us']:.1f} us, p99 "
+                  f"{sh['neardup_query_p99_us']:.1f} us => {sh['p50_ratio']:.0f}x; same results "
+                  f"{sh['same_results']}/{sh['queries']}")
+    print("\n== targets (issue, 2 cores) ==")
+    for key, v in results["targets"].items():
+        if v is None:
+            print(f"{key:<36} not measured (needs that N in --sizes)")
+        else:
+            print(f"{key:<36} {v['value']:.4g} ({v['plan']}) {'MET' if v['met'] else 'NOT met'}")
+    m = results["machine"]
+    print(f"\n== machine == {m.get('cpu_model')}; {m['cpus_available']} CPUs; numba {m['numba']} "
+          f"with {m['numba_threads']} threads ({m['threading_layer']}); RAM "
+          f"{(m['mem_total_bytes'] or 0) / 2**30:.1f} GiB; peak RSS {results['parent_peak_rss_mib']:,.0f} MiB; "
+          f"wall {results['wall_s']:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
