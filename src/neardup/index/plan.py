@@ -23,6 +23,7 @@ candidates to verify). A table costs 8 bytes per fingerprint; fingerprints and i
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from itertools import combinations
@@ -128,13 +129,13 @@ class IndexPlan:
             return None
         return cls(bits, k, b, name)
 
-    @property
+    @functools.cached_property
     def block_sizes(self) -> tuple[int, ...]:
         """Bits per block; the first ``bits % num_blocks`` blocks are one bit wider."""
         q, r = divmod(self.bits, self.num_blocks)
         return tuple(q + 1 if j < r else q for j in range(self.num_blocks))
 
-    @property
+    @functools.cached_property
     def block_starts(self) -> tuple[int, ...]:
         """The lowest bit of each block (bit 0 is the lowest bit of word 0)."""
         starts, at = [], 0
@@ -143,7 +144,7 @@ class IndexPlan:
             at += size
         return tuple(starts)
 
-    @property
+    @functools.cached_property
     def tables(self) -> tuple[tuple[int, ...], ...]:
         """The kept blocks of each table: every combination of num_blocks - max_distance blocks,
         in lexicographic order (the order that decides which table reports a pair)."""
@@ -154,7 +155,7 @@ class IndexPlan:
         """C(num_blocks, max_distance)."""
         return math.comb(self.num_blocks, self.max_distance)
 
-    @property
+    @functools.cached_property
     def key_bits(self) -> tuple[int, ...]:
         """Bits of each table's full key: the sum of its kept blocks' sizes."""
         sizes = self.block_sizes
