@@ -204,7 +204,7 @@ def test_radius_above_the_index_raises():
         index.query(1, max_distance=-1)
 
 
-@pytest.mark.parametrize("kwargs", [{"bits": 32}, {"max_distance": 8}, {"max_distance": -1},
+@pytest.mark.parametrize("kwargs", [{"bits": 32}, {"max_distance": 9}, {"max_distance": -1},
                                     {"plan": "quick"}, {"plan": 3}, {"plan": 65},
                                     {"max_distance": 7, "plan": 12}])
 def test_bad_configuration(kwargs):
@@ -214,7 +214,7 @@ def test_bad_configuration(kwargs):
 
 def test_large_radius_mentions_multi_index_hashing():
     with pytest.raises(ConfigError, match="multi-index hashing"):
-        HammingIndex(max_distance=8)
+        HammingIndex(max_distance=8, plan=IndexPlan(64, 8, 9))
 
 
 def test_plan_layout_matches_the_paper():

@@ -138,7 +138,7 @@ def _add_index_commands(commands: Any) -> None:
     build.add_argument("-k", "--max-distance", type=int, default=3, metavar="K",
                        help="the largest radius the index serves, in bits (default: %(default)s)")
     build.add_argument("--plan", default="auto",
-                       help="table layout: auto, compact, balanced, fast (default: %(default)s)")
+                       help="table layout: auto, compact, balanced, fast, mih (default: %(default)s)")
 
     query = actions.add_parser("query", help="find indexed fingerprints near a fingerprint or text")
     query.set_defaults(handler=_index_query)

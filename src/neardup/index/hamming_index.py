@@ -1,7 +1,8 @@
 """HammingIndex: exact, complete search within a Hamming radius over stored fingerprints.
 
 Permuted tables (Manku, Jain & Das Sarma, WWW 2007; layout in ``plan.py``, kernels in
-``_kernels/index.py``). Every query and self-join result is verified with XOR + popcount, so
+``_kernels/index.py``) up to max_distance 7, multi-index hashing (Norouzi, Punjani & Fleet,
+CVPR 2012; kernels in ``_kernels/mih.py``) beyond, up to 8 on 64 bits and 16 on 128 bits. Every query and self-join result is verified with XOR + popcount, so
 nothing within the radius is missed and nothing outside it is returned.
 
 Updates without rebuilding. The tables cover the *main* items. :meth:`HammingIndex.add` appends
@@ -28,6 +29,7 @@ import numpy as np
 
 from .._errors import ConfigError, FormatError
 from .._kernels import index as kernels
+from .._kernels import mih as mih_kernels
 from ..hamming import _as_fingerprints, _as_one_fingerprint
 from . import storage
 from .plan import IndexPlan, _check_distance, row_bits
@@ -77,9 +79,11 @@ class HammingIndex:
     Args:
         bits: fingerprint width, 64 (uint64, shape (n,)) or 128 (uint64, shape (n, 2), column 0
             holding bits 0-63).
-        max_distance: the largest radius searched, 0 to 7 bits.
+        max_distance: the largest radius searched, 0 to 8 bits (64-bit) or 0 to 16 (128-bit);
+            beyond 7, multi-index hashing.
         plan: ``"auto"`` (re-chosen from the size whenever the tables are rebuilt),
-            ``"compact"``, ``"balanced"``, ``"fast"``, a number of blocks, or an
+            ``"compact"``, ``"balanced"``, ``"fast"``, ``"mih"`` (multi-index hashing, its
+            number of blocks re-chosen like ``"auto"``), a number of blocks, or an
             :class:`~neardup.IndexPlan`; see ``plan.py``.
         fingerprint_config: how the fingerprints were made, e.g.
             ``FingerprintConfig.to_dict()``: a JSON-able dict stored verbatim by :meth:`save`
@@ -110,7 +114,7 @@ class HammingIndex:
         self.fingerprint_config = fingerprint_config
         self.auto_compact = True
         self.bits = bits
-        self.max_distance = _check_distance(max_distance)
+        self.max_distance = _check_distance(max_distance, bits)
         self._plan_spec = plan
         self.plan: IndexPlan = IndexPlan.choose(bits, self.max_distance, plan, 0)
         self._words = bits // 64
@@ -280,7 +284,19 @@ class HammingIndex:
             return empty, empty.copy(), empty.copy()
         parts = []
         n_main, m = self._ids.shape[0], self._delta_ids.shape[0]
-        if n_main >= 2:  # main x main
+        if n_main >= 2 and self.plan.strategy == "mih":  # main x main, each row queried
+            starts, sizes, kept, _, rowbits = self._layout
+            widths = np.array(self.plan.stored_key_bits(n_main), dtype=np.int64)
+            layout = (self._tables, starts, sizes, kept, widths, rowbits, k)
+            counts = mih_kernels.join_count(self._fps, *layout)
+            offsets = np.zeros(n_main + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            i, j, d = mih_kernels.join_fill(self._fps, self._ids, *layout, offsets)
+            if len(self._dead):
+                keep = ~(_member(self._dead, i) | _member(self._dead, j))
+                i, j, d = i[keep], j[keep], d[keep]
+            parts.append((i, j, d))
+        elif n_main >= 2:  # main x main
             starts, sizes, _, masks, rowbits = self._layout
             args = (self._fps, self._ids, self._tables, starts, sizes, masks, rowbits, k)
             counts = kernels.join_count(*args)
@@ -318,7 +334,7 @@ class HammingIndex:
         are (delta and tombstones), without compacting. Returns the file's size in bytes.
 
         The JSON header records the format and its version, bits, max_distance, the plan (its
-        blocks, tables and key widths), counts, ``fingerprint_config`` and a CRC-32 per array;
+        strategy, blocks, tables and key widths), counts, ``fingerprint_config`` and a CRC-32 per array;
         ``storage.py`` describes the layout."""
         from .. import __version__
 
@@ -331,7 +347,8 @@ class HammingIndex:
             "written_by": f"neardup {__version__}",
             "bits": self.bits,
             "max_distance": self.max_distance,
-            "plan": {"name": plan.name, "spec": spec, "num_blocks": plan.num_blocks,
+            "plan": {"name": plan.name, "spec": spec, "strategy": plan.strategy,
+                     "num_blocks": plan.num_blocks,
                      "block_sizes": list(plan.block_sizes), "tables": [list(t) for t in plan.tables],
                      "stored_key_bits": list(plan.stored_key_bits(n_main)),
                      "row_bits": row_bits(n_main)},
@@ -372,7 +389,7 @@ class HammingIndex:
             plan_meta, counts = header["plan"], header["counts"]
             index = cls(header["bits"], header["max_distance"],
                         IndexPlan(header["bits"], header["max_distance"], plan_meta["num_blocks"],
-                                  plan_meta["name"]))
+                                  plan_meta["name"], plan_meta.get("strategy", "tables")))
             if plan_meta["spec"] is not None:  # "auto", a preset or a number of blocks
                 IndexPlan.choose(index.bits, index.max_distance, plan_meta["spec"], 0)  # valid?
                 index._plan_spec = plan_meta["spec"]
@@ -454,6 +471,15 @@ class HammingIndex:
         q = queries.shape[0]
         starts, sizes, kept, masks, rowbits = self._layout
         widths = np.array(self.plan.stored_key_bits(self._ids.shape[0]), dtype=np.int64)
+        if self.plan.strategy == "mih":
+            layout = (self._tables, starts, sizes, kept, widths, rowbits, k)
+            if q <= _SERIAL_QUERIES:
+                return mih_kernels.query_serial(queries, self._fps, self._ids, *layout)
+            counts = mih_kernels.query_count(queries, self._fps, *layout)
+            offsets = np.zeros(q + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            found, dist = mih_kernels.query_fill(queries, self._fps, self._ids, *layout, offsets)
+            return offsets, found, dist
         layout = (self._tables, starts, sizes, kept, widths, masks, rowbits, k)
         if q <= _SERIAL_QUERIES:
             return kernels.query_serial(queries, self._fps, self._ids, *layout)

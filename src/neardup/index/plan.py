@@ -16,6 +16,14 @@ Presets, for max_distance k (the paper's 64-bit, k = 3 trade-off: 4 tables keyed
 - ``"auto"``: the first of these (fewest tables) whose probe expects at most one candidate per
   table for the index's size, else the one with the fewest expected candidates.
 
+Multi-index hashing (Norouzi, Punjani & Fleet, CVPR 2012), strategy ``"mih"``, for radii past
+what C(B, k) tables serve (k up to 8 on 64 bits, 16 on 128 bits): the b bits are cut into m
+blocks as above, one table per block keyed on that block alone. Two fingerprints within k differ
+in at most ``r = k // m`` bits of at least one block (pigeonhole), so a query probes, in every
+table, each key within r bits of its own block: ``sum(C(w, i) for i <= r)`` probes per table of
+w key bits. ``"auto"`` picks it when k > ``MAX_DISTANCE`` (and ``"mih"`` picks it at any k),
+with m chosen by the estimated cost of probes and candidates for the index's size.
+
 A table entry is one uint64, ``(key << rowbits) | row`` with ``rowbits`` the bits a row number
 needs, so a key longer than ``64 - rowbits`` bits is cut to that (still exact: only more
 candidates to verify). A table costs 8 bytes per fingerprint; fingerprints and ids are stored once.
@@ -35,9 +43,15 @@ PRESETS = {"compact": 1, "balanced": 2, "fast": 3}
 
 MAX_DISTANCE = 7
 """The largest max_distance served by C(B, k) tables; beyond it tables multiply or keys shrink
-to nothing. Larger radii need multi-index hashing (Norouzi et al. 2012), which is planned."""
+to nothing, and ``"auto"`` uses multi-index hashing."""
+
+MIH_MAX_DISTANCE = {64: 8, 128: 16}
+"""The largest max_distance per width, served by multi-index hashing."""
 
 MAX_TABLES = 256
+MAX_PROBES = 65536
+"""Most multi-index probes (binary searches) per query a plan may need."""
+STRATEGIES = ("tables", "mih")
 _BITS = (64, 128)
 
 
@@ -46,14 +60,21 @@ def row_bits(n: int) -> int:
     return max(1, (n - 1).bit_length())
 
 
-def _check_distance(max_distance: object) -> int:
+def _check_distance(max_distance: object, bits: object = 64) -> int:
+    limit = MIH_MAX_DISTANCE.get(bits, MAX_DISTANCE)  # type: ignore[call-overload]
     if isinstance(max_distance, bool) or not isinstance(max_distance, int):
-        raise ConfigError(f"max_distance={max_distance!r} must be an integer in [0, {MAX_DISTANCE}]")
-    if not 0 <= max_distance <= MAX_DISTANCE:
+        raise ConfigError(f"max_distance={max_distance!r} must be an integer in [0, {limit}]")
+    if not 0 <= max_distance <= limit:
         raise ConfigError(
-            f"max_distance={max_distance} is not served by permuted tables: it must be in "
-            f"[0, {MAX_DISTANCE}]; multi-index hashing for larger radii is planned")
+            f"max_distance={max_distance} is not served for bits={bits}: it must be in "
+            f"[0, {limit}] (permuted tables up to {MAX_DISTANCE}, multi-index hashing beyond; "
+            "limits: 8 at 64 bits, 16 at 128 bits)")
     return max_distance
+
+
+def _probes(width: int, radius: int) -> int:
+    """Keys within ``radius`` bits of a ``width``-bit key."""
+    return sum(math.comb(width, i) for i in range(min(radius, width) + 1))
 
 
 @dataclass(frozen=True)
@@ -63,24 +84,47 @@ class IndexPlan:
 
     Args:
         bits: fingerprint width, 64 or 128.
-        max_distance: the largest Hamming distance searched, 0 to 7.
-        num_blocks: B, the number of blocks; C(B, max_distance) tables, each keeping
-            B - max_distance blocks. Needs max_distance < B <= 64 and blocks of at most 64 bits.
+        max_distance: the largest Hamming distance searched: 0 to 7 for permuted tables, up to
+            8 (64-bit) or 16 (128-bit) for multi-index hashing.
+        num_blocks: B, the number of blocks; for ``"tables"`` C(B, max_distance) tables, each
+            keeping B - max_distance blocks (needs max_distance < B <= 64); for ``"mih"`` one
+            table per block. Blocks hold at most 64 bits.
         name: the preset that chose it, or ``"custom"``.
+        strategy: ``"tables"`` (permuted tables, max_distance <= 7) or ``"mih"`` (multi-index
+            hashing, max_distance up to 8 on 64 bits and 16 on 128 bits).
     """
 
     bits: int = 64
     max_distance: int = 3
     num_blocks: int = 4
     name: str = "custom"
+    strategy: str = "tables"
 
     def __post_init__(self) -> None:
         if self.bits not in _BITS:
             raise ConfigError(f"bits={self.bits!r} must be 64 or 128")
-        k = _check_distance(self.max_distance)
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(f"strategy={self.strategy!r} is not allowed; choose 'tables' or 'mih'")
+        k = _check_distance(self.max_distance, self.bits)
         b = self.num_blocks
         if isinstance(b, bool) or not isinstance(b, int):
             raise ConfigError(f"num_blocks={b!r} must be an integer")
+        if self.strategy == "mih":
+            low = self.bits // 64
+            if not low <= b <= 64:
+                raise ConfigError(
+                    f"num_blocks={b} is not allowed for a multi-index plan at bits={self.bits}: it "
+                    f"must be in [{low}, 64] (blocks of at most 64 bits)")
+            if self.probes_per_query() > MAX_PROBES:
+                raise ConfigError(
+                    f"num_blocks={b} with max_distance={k} needs {self.probes_per_query():,} probes "
+                    f"per query (radius {self.radius} per block), more than {MAX_PROBES:,}; "
+                    "choose more blocks")
+            return
+        if k > MAX_DISTANCE:
+            raise ConfigError(
+                f"max_distance={k} is not served by permuted tables: they serve [0, {MAX_DISTANCE}]; "
+                "use plan='mih' or 'auto' (multi-index hashing)")
         low = max(k + 1, self.bits // 64)
         if not low <= b <= 64:
             raise ConfigError(
@@ -96,7 +140,7 @@ class IndexPlan:
         """The plan for ``plan``: a preset name, ``"auto"`` (by ``n``, the number of
         fingerprints), a number of blocks, or an :class:`IndexPlan` (checked against ``bits`` and
         ``max_distance``)."""
-        k = _check_distance(max_distance)
+        k = _check_distance(max_distance, bits)
         if isinstance(plan, IndexPlan):
             if (plan.bits, plan.max_distance) != (bits, k):
                 raise ConfigError(
@@ -104,7 +148,9 @@ class IndexPlan:
                     f"bits={bits}, max_distance={k}")
             return plan
         if isinstance(plan, int) and not isinstance(plan, bool):
-            return cls(bits, k, plan)
+            return cls(bits, k, plan, strategy="tables" if k <= MAX_DISTANCE else "mih")
+        if plan == "mih" or plan == "auto" and k > MAX_DISTANCE:
+            return cls._multi_index(bits, k, n, str(plan))
         if plan == "auto":
             options = [p for p in (cls._preset(bits, k, name) for name in PRESETS) if p is not None]
             for p in options:
@@ -112,12 +158,15 @@ class IndexPlan:
                     return p
             return min(options, key=lambda p: p.expected_candidates(n))
         if isinstance(plan, str) and plan in PRESETS:
+            if k > MAX_DISTANCE:
+                raise ConfigError(f"plan={plan!r} is a permuted-table preset, served up to "
+                                  f"max_distance={MAX_DISTANCE}; at {k} choose 'auto' or 'mih'")
             p = cls._preset(bits, k, plan)
             if p is None:
                 raise ConfigError(f"plan={plan!r} needs more than {MAX_TABLES} tables at "
                                   f"max_distance={k}; choose 'compact' or 'balanced'")
             return p
-        valid = ", ".join(repr(name) for name in ("auto", *PRESETS))
+        valid = ", ".join(repr(name) for name in ("auto", *PRESETS, "mih"))
         raise ConfigError(f"plan={plan!r} is not allowed; choose one of {valid}, a number of "
                           "blocks, or an IndexPlan")
 
@@ -128,6 +177,29 @@ class IndexPlan:
         if math.comb(b, k) > MAX_TABLES:
             return None
         return cls(bits, k, b, name)
+
+    @classmethod
+    def _multi_index(cls, bits: int, k: int, n: int, name: str) -> IndexPlan:
+        """The multi-index plan of least estimated cost for ``n`` fingerprints: a probe (one
+        binary search) costs about log2(n) / 2 candidates (one XOR + popcount each; measured at
+        n = 1M: ~0.5 us a probe, ~0.06 us a candidate). Block counts run from the fewest that
+        fit the width to k + 1 (radius 0; more blocks only shorten keys)."""
+        low = bits // 64
+        options = [cls(bits, k, m, name, "mih") for m in range(low, max(low, k + 1) + 1)
+                   if m * _probes(-(-bits // m), k // m) <= MAX_PROBES]
+        steps = max(1.0, math.log2(n + 1) / 2)
+        return min(options, key=lambda p: p.probes_per_query(n) * steps + p.expected_candidates(n))
+
+    @property
+    def radius(self) -> int:
+        """Multi-index hashing: the bits each block is searched within, ``max_distance //
+        num_blocks`` (pigeonhole: a pair within max_distance is that close on some block);
+        0 for permuted tables (kept blocks agree exactly)."""
+        return self.max_distance // self.num_blocks if self.strategy == "mih" else 0
+
+    def probes_per_query(self, n: int = 0) -> int:
+        """Binary searches one query makes over all tables, for ``n`` fingerprints."""
+        return sum(_probes(w, self.radius) for w in self.stored_key_bits(n))
 
     @functools.cached_property
     def block_sizes(self) -> tuple[int, ...]:
@@ -147,12 +219,17 @@ class IndexPlan:
     @functools.cached_property
     def tables(self) -> tuple[tuple[int, ...], ...]:
         """The kept blocks of each table: every combination of num_blocks - max_distance blocks,
-        in lexicographic order (the order that decides which table reports a pair)."""
+        in lexicographic order (the order that decides which table reports a pair); one block
+        per table for multi-index hashing."""
+        if self.strategy == "mih":
+            return tuple((j,) for j in range(self.num_blocks))
         return tuple(combinations(range(self.num_blocks), self.num_blocks - self.max_distance))
 
     @property
     def num_tables(self) -> int:
-        """C(num_blocks, max_distance)."""
+        """C(num_blocks, max_distance), or num_blocks for multi-index hashing."""
+        if self.strategy == "mih":
+            return self.num_blocks
         return math.comb(self.num_blocks, self.max_distance)
 
     @functools.cached_property
@@ -167,8 +244,8 @@ class IndexPlan:
         return tuple(min(w, room) for w in self.key_bits)
 
     def expected_candidates(self, n: int) -> float:
-        """Candidates a query expects over all tables among ``n`` random fingerprints."""
-        return sum(n / 2.0**w for w in self.stored_key_bits(n))
+        """Candidates a query expects over all tables (and probes) among ``n`` random fingerprints."""
+        return sum(_probes(w, self.radius) * n / 2.0**w for w in self.stored_key_bits(n))
 
     def table_bytes(self, n: int) -> int:
         """Bytes of the tables for ``n`` fingerprints: 8 per fingerprint per table."""
@@ -184,9 +261,11 @@ class IndexPlan:
         sizes = self.block_sizes
         keys = self.stored_key_bits(n)
         key_range = f"{min(keys)}" if min(keys) == max(keys) else f"{min(keys)}-{max(keys)}"
+        mih = (f" (multi-index hashing, radius {self.radius} per block, "
+               f"{self.probes_per_query(n):,} probes per query)" if self.strategy == "mih" else "")
         return (f"plan {self.name!r}: {self.bits}-bit, max_distance={self.max_distance}, "
                 f"{self.num_blocks} blocks of {','.join(map(str, sizes))} bits, "
-                f"{self.num_tables} tables keyed on {key_range} bits; for n={n:,}: "
+                f"{self.num_tables} tables keyed on {key_range} bits{mih}; for n={n:,}: "
                 f"~{self.expected_candidates(n):.3g} candidates per query (random fingerprints), "
                 f"{self.table_bytes(n) / 2**20:,.1f} MiB of tables + "
                 f"{(self.total_bytes(n) - self.table_bytes(n)) / 2**20:,.1f} MiB of fingerprints and ids")
