@@ -472,21 +472,15 @@ class HammingIndex:
         starts, sizes, kept, masks, rowbits = self._layout
         widths = np.array(self.plan.stored_key_bits(self._ids.shape[0]), dtype=np.int64)
         if self.plan.strategy == "mih":
-            layout = (self._tables, starts, sizes, kept, widths, rowbits, k)
-            if q <= _SERIAL_QUERIES:
-                return mih_kernels.query_serial(queries, self._fps, self._ids, *layout)
-            counts = mih_kernels.query_count(queries, self._fps, *layout)
-            offsets = np.zeros(q + 1, dtype=np.int64)
-            np.cumsum(counts, out=offsets[1:])
-            found, dist = mih_kernels.query_fill(queries, self._fps, self._ids, *layout, offsets)
-            return offsets, found, dist
-        layout = (self._tables, starts, sizes, kept, widths, masks, rowbits, k)
+            search, layout = mih_kernels, (self._tables, starts, sizes, kept, widths, rowbits, k)
+        else:
+            search, layout = kernels, (self._tables, starts, sizes, kept, widths, masks, rowbits, k)
         if q <= _SERIAL_QUERIES:
-            return kernels.query_serial(queries, self._fps, self._ids, *layout)
-        counts = kernels.query_count(queries, self._fps, *layout)
+            return search.query_serial(queries, self._fps, self._ids, *layout)
+        counts = search.query_count(queries, self._fps, *layout)
         offsets = np.zeros(q + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
-        found, dist = kernels.query_fill(queries, self._fps, self._ids, *layout, offsets)
+        found, dist = search.query_fill(queries, self._fps, self._ids, *layout, offsets)
         return offsets, found, dist
 
     def _coerce_batch(self, fingerprints: object, name: str) -> np.ndarray:
