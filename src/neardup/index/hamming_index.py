@@ -47,6 +47,13 @@ _ARRAYS = ("fingerprints", "ids", "sorted_ids", "tables", "delta_fingerprints", 
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
 
 
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    """CSR offsets (int64, (len(counts) + 1,)) from counts per row."""
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
 def _member(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:
     """bool, shape values.shape: which ``values`` occur in the sorted int64 ``sorted_values``
     (binary search: O(len(values) log n), no pass over a large memory-mapped array)."""
@@ -63,9 +70,7 @@ def _merge_csr(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], q: int):
     ids = np.concatenate([f for _, f, _ in parts])
     dist = np.concatenate([d for _, _, d in parts])
     order = np.lexsort((ids, dist, qidx))
-    offsets = np.zeros(q + 1, dtype=np.int64)
-    np.cumsum(np.bincount(qidx, minlength=q), out=offsets[1:])
-    return offsets, ids[order], dist[order]
+    return _offsets(np.bincount(qidx, minlength=q)), ids[order], dist[order]
 
 
 # Up to this many queries run on the calling thread: starting the parallel kernels costs
@@ -284,25 +289,8 @@ class HammingIndex:
             return empty, empty.copy(), empty.copy()
         parts = []
         n_main, m = self._ids.shape[0], self._delta_ids.shape[0]
-        if n_main >= 2 and self.plan.strategy == "mih":  # main x main, each row queried
-            starts, sizes, kept, _, rowbits = self._layout
-            widths = np.array(self.plan.stored_key_bits(n_main), dtype=np.int64)
-            layout = (self._tables, starts, sizes, kept, widths, rowbits, k)
-            counts = mih_kernels.join_count(self._fps, *layout)
-            offsets = np.zeros(n_main + 1, dtype=np.int64)
-            np.cumsum(counts, out=offsets[1:])
-            i, j, d = mih_kernels.join_fill(self._fps, self._ids, *layout, offsets)
-            if len(self._dead):
-                keep = ~(_member(self._dead, i) | _member(self._dead, j))
-                i, j, d = i[keep], j[keep], d[keep]
-            parts.append((i, j, d))
-        elif n_main >= 2:  # main x main
-            starts, sizes, _, masks, rowbits = self._layout
-            args = (self._fps, self._ids, self._tables, starts, sizes, masks, rowbits, k)
-            counts = kernels.join_count(*args)
-            offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-            np.cumsum(counts, out=offsets[1:])
-            i, j, d = kernels.join_fill(*args, offsets)
+        if n_main >= 2:  # main x main
+            i, j, d = self._join_main(k)
             if len(self._dead):
                 keep = ~(_member(self._dead, i) | _member(self._dead, j))
                 i, j, d = i[keep], j[keep], d[keep]
@@ -315,9 +303,7 @@ class HammingIndex:
             parts.append((np.minimum(found, other), np.maximum(found, other), d))
         if m >= 2:  # delta x delta, every later row
             counts = kernels.scan_count(self._delta_fps, self._delta_fps, k, True)
-            offsets = np.zeros(m + 1, dtype=np.int64)
-            np.cumsum(counts, out=offsets[1:])
-            rows, d = kernels.scan_fill(self._delta_fps, self._delta_fps, k, True, offsets)
+            rows, d = kernels.scan_fill(self._delta_fps, self._delta_fps, k, True, _offsets(counts))
             a = np.repeat(self._delta_ids, counts)
             b = self._delta_ids[rows]
             parts.append((np.minimum(a, b), np.maximum(a, b), d))
@@ -451,17 +437,14 @@ class HammingIndex:
             if len(self._dead):
                 qidx = np.repeat(np.arange(q, dtype=np.int64), np.diff(offsets))
                 keep = ~_member(self._dead, found)
-                offsets = np.zeros(q + 1, dtype=np.int64)
-                np.cumsum(np.bincount(qidx[keep], minlength=q), out=offsets[1:])
+                offsets = _offsets(np.bincount(qidx[keep], minlength=q))
                 found, dist = found[keep], dist[keep]
             parts.append((offsets, found, dist))
         if len(self._delta_ids):
             if q <= _SERIAL_QUERIES:
                 offsets, rows, dist = kernels.scan_serial(queries, self._delta_fps, k, False)
             else:
-                counts = kernels.scan_count(queries, self._delta_fps, k, False)
-                offsets = np.zeros(q + 1, dtype=np.int64)
-                np.cumsum(counts, out=offsets[1:])
+                offsets = _offsets(kernels.scan_count(queries, self._delta_fps, k, False))
                 rows, dist = kernels.scan_fill(queries, self._delta_fps, k, False, offsets)
             parts.append((offsets, self._delta_ids[rows], dist))
         return parts[0] if len(parts) == 1 and not len(self._delta_ids) else _merge_csr(parts, q)
@@ -477,11 +460,21 @@ class HammingIndex:
             search, layout = kernels, (self._tables, starts, sizes, kept, widths, masks, rowbits, k)
         if q <= _SERIAL_QUERIES:
             return search.query_serial(queries, self._fps, self._ids, *layout)
-        counts = search.query_count(queries, self._fps, *layout)
-        offsets = np.zeros(q + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
+        offsets = _offsets(search.query_count(queries, self._fps, *layout))
         found, dist = search.query_fill(queries, self._fps, self._ids, *layout, offsets)
         return offsets, found, dist
+
+    def _join_main(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pairs among the main rows (tombstones included): by table groups, or for multi-index
+        hashing by querying each row against the tables."""
+        starts, sizes, kept, masks, rowbits = self._layout
+        if self.plan.strategy == "mih":
+            widths = np.array(self.plan.stored_key_bits(self._ids.shape[0]), dtype=np.int64)
+            layout = (self._tables, starts, sizes, kept, widths, rowbits, k)
+            offsets = _offsets(mih_kernels.join_count(self._fps, *layout))
+            return mih_kernels.join_fill(self._fps, self._ids, *layout, offsets)
+        args = (self._fps, self._ids, self._tables, starts, sizes, masks, rowbits, k)
+        return kernels.join_fill(*args, _offsets(kernels.join_count(*args)))
 
     def _coerce_batch(self, fingerprints: object, name: str) -> np.ndarray:
         if isinstance(fingerprints, (int, np.integer)):
