@@ -86,6 +86,22 @@ def test_giant_bucket_shared_block(bits):
     check(values, list(range(len(values))), bits, 3, "auto")
 
 
+def draw_case(data, bits: int, k: int, max_bases: int, max_queries: int):
+    """Hypothesis draw: bases with neighbours up to k + 2 bits away, distinct int64 ids, and
+    queries up to k + 1 bits from the first values."""
+    bases = data.draw(st.lists(st.integers(0, 2**bits - 1), min_size=1, max_size=max_bases))
+    values = []
+    for base in bases:
+        values.append(base)
+        for _ in range(data.draw(st.integers(0, 4))):
+            values.append(flip(base, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 2))))
+    ids = data.draw(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=len(values),
+                             max_size=len(values), unique=True))
+    queries = [flip(v, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 1)))
+               for v in values[:max_queries]]
+    return values, ids, queries
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     bits=st.sampled_from([64, 128]),
@@ -94,15 +110,7 @@ def test_giant_bucket_shared_block(bits):
     data=st.data(),
 )
 def test_index_equals_brute_force(bits, k, plan, data):
-    bases = data.draw(st.lists(st.integers(0, 2**bits - 1), min_size=1, max_size=8))
-    values = []
-    for base in bases:
-        values.append(base)
-        for _ in range(data.draw(st.integers(0, 4))):
-            values.append(flip(base, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 2))))
-    ids = data.draw(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=len(values),
-                             max_size=len(values), unique=True))
-    queries = [flip(v, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 1))) for v in values[:5]]
+    values, ids, queries = draw_case(data, bits, k, max_bases=8, max_queries=5)
     check(values, ids, bits, k, plan, queries=queries, batches=data.draw(st.integers(1, 3)))
 
 

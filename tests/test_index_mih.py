@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_index import check, flip, planted, rows
+from test_index import check, draw_case, flip, planted, rows
 from test_index_storage import check as check_updates
 from test_index_storage import near
 
@@ -88,15 +88,7 @@ def test_smaller_radius_per_call():
 def test_index_equals_brute_force(bits, data):
     k = data.draw(st.integers(0, 8 if bits == 64 else 16))
     blocks = data.draw(st.integers(max(bits // 64, k // 2), k + 2))
-    bases = data.draw(st.lists(st.integers(0, 2**bits - 1), min_size=1, max_size=6))
-    values = []
-    for base in bases:
-        values.append(base)
-        for _ in range(data.draw(st.integers(0, 4))):
-            values.append(flip(base, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 2))))
-    ids = data.draw(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=len(values),
-                             max_size=len(values), unique=True))
-    queries = [flip(v, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 1))) for v in values[:4]]
+    values, ids, queries = draw_case(data, bits, k, max_bases=6, max_queries=4)
     check(values, ids, bits, k, mih(bits, k, blocks), queries=queries, batches=data.draw(st.integers(1, 3)))
 
 
