@@ -8,9 +8,9 @@ import sys
 import neardup
 
 EXPECTED = [
-    "ConfigError", "FINGERPRINT_VERSION", "FingerprintConfig", "Fingerprinter", "FormatError",
-    "HammingIndex", "IdfModel", "IndexPlan", "NeardupError", "__version__", "clusters",
-    "distance_for_cosine", "estimate_cosine",
+    "ConfigError", "DedupResult", "FINGERPRINT_VERSION", "FingerprintConfig", "Fingerprinter",
+    "FormatError", "HammingIndex", "IdfModel", "IndexPlan", "NeardupError", "__version__", "clusters",
+    "dedup", "distance_for_cosine", "estimate_cosine",
     "fit_idf", "hamming", "hamming_many", "hamming_pairwise", "simhash", "warmup",
 ]
 

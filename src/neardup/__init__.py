@@ -28,15 +28,18 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from .fingerprint import Fingerprinter, simhash, warmup
     from .cluster import clusters
+    from .pipeline import DedupResult, dedup
     from .idf import IdfModel, fit_idf
     from .index import HammingIndex, IndexPlan
 
 _LAZY = {
+    "DedupResult": "pipeline",
     "Fingerprinter": "fingerprint",
     "HammingIndex": "index",
     "IdfModel": "idf",
     "IndexPlan": "index",
     "clusters": "cluster",
+    "dedup": "pipeline",
     "fit_idf": "idf",
     "simhash": "fingerprint",
     "warmup": "fingerprint",
@@ -44,6 +47,7 @@ _LAZY = {
 
 __all__ = [
     "ConfigError",
+    "DedupResult",
     "FINGERPRINT_VERSION",
     "FingerprintConfig",
     "Fingerprinter",
@@ -54,6 +58,7 @@ __all__ = [
     "NeardupError",
     "__version__",
     "clusters",
+    "dedup",
     "distance_for_cosine",
     "estimate_cosine",
     "fit_idf",

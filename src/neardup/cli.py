@@ -20,15 +20,15 @@ from typing import IO, Any
 
 from . import __version__
 from ._cli_input import ERRORS, FORMATS, STDIN, Document, DocumentReader, example_documents
-from ._config import BITS, FEATURES, FINGERPRINT_VERSION, WEIGHTINGS, FingerprintConfig
+from ._cli_config import add_config_arguments, check_config_args, config_from_args
+from ._cli_dedup import add_dedup_command
+from ._config import FINGERPRINT_VERSION, FingerprintConfig
 from .fpfile import FORMAT, FORMAT_VERSION, format_header, format_rows
 
 
 EXAMPLE_MAX_DISTANCE = 10
 """Hamming radius (bits, for 64-bit fingerprints; doubled for 128) at which ``--example``
 reports pairs: an estimated cosine of about 0.88 (Charikar 2002)."""
-
-_DEFAULTS = FingerprintConfig()
 
 _FINGERPRINT_EPILOG = f"""\
 input formats:
@@ -93,24 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--n-jobs", type=int, default=None, metavar="N",
                       help="threads to use (default: all cores)")
 
-    config = fp.add_argument_group("fingerprint (see FingerprintConfig)")
-    config.add_argument("--bits", type=int, choices=BITS, default=_DEFAULTS.bits,
-                        help="fingerprint width (default: %(default)s)")
-    config.add_argument("--features", choices=FEATURES, default=_DEFAULTS.features,
-                        help="what a text is made of (default: %(default)s)")
-    config.add_argument("--shingle-size", type=int, default=_DEFAULTS.shingle_size, metavar="N",
-                        help="words per shingle, for word-shingles (default: %(default)s)")
-    config.add_argument("--ngram-size", type=int, default=_DEFAULTS.ngram_size, metavar="N",
-                        help="code points per n-gram, for char-ngrams (default: %(default)s)")
-    config.add_argument("--no-normalize", dest="normalize", action="store_false",
-                        help="do not NFKC-normalise and casefold texts")
-    config.add_argument("--weighting", choices=WEIGHTINGS, default=None,
-                        help=f"feature weights (default: {_DEFAULTS.weighting}, or tfidf with --idf)")
-    config.add_argument("--idf", metavar="FILE",
-                        help="IDF model for tfidf weighting, saved with neardup.fit_idf(...).save(FILE)")
-    config.add_argument("--seed", type=int, default=_DEFAULTS.seed,
-                        help="seed of the feature hash, 0 <= seed < 2**64 (default: %(default)s)")
+    add_config_arguments(fp)
     _add_index_commands(commands)
+    add_dedup_command(commands)
     return parser
 
 
@@ -160,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "fingerprint":
         _check_fingerprint_args(args.command_parser, args)
+    if hasattr(args, "idf"):
+        check_config_args(args.command_parser, args)
     try:
         return args.handler(args)
     except KeyboardInterrupt:
@@ -182,10 +169,6 @@ def _check_fingerprint_args(parser: argparse.ArgumentParser, args: argparse.Name
         parser.error("--example fingerprints a built-in corpus; give it without INPUT")
     if not args.example and args.input is None:
         parser.error("INPUT is required (a file, a folder or '-'), unless --example is given")
-    if args.weighting == "tfidf" and args.idf is None:
-        parser.error("--weighting tfidf needs --idf FILE, a model saved with neardup.fit_idf(...).save(FILE)")
-    if args.idf is not None and args.weighting not in (None, "tfidf"):
-        parser.error(f"--idf is used only with --weighting tfidf, not {args.weighting}")
 
 
 def _fingerprint(args: argparse.Namespace) -> int:
@@ -201,7 +184,7 @@ def _fingerprint(args: argparse.Namespace) -> int:
 
     from .fingerprint import Fingerprinter  # numba loads here, not for --help
 
-    fingerprinter = Fingerprinter(_config(args))
+    fingerprinter = Fingerprinter(config_from_args(args))
     kept: list[tuple[list[str], Any]] = []
     with _open_output(args.output) as out:
         out.write(format_header(fingerprinter.config))
@@ -285,18 +268,6 @@ def _index_info(args: argparse.Namespace) -> int:
           f"max_distance: {index.max_distance}\nplan: {index.plan.describe(len(index))}\n"
           f"bytes: {index.nbytes}\nfingerprint config: {json.dumps(index.fingerprint_config)}")
     return 0
-
-
-def _config(args: argparse.Namespace) -> FingerprintConfig:
-    idf = None
-    if args.idf is not None:
-        from .idf import IdfModel
-
-        idf = IdfModel.load(args.idf)
-    weighting = args.weighting or ("tfidf" if idf is not None else _DEFAULTS.weighting)
-    return FingerprintConfig(bits=args.bits, features=args.features, shingle_size=args.shingle_size,
-                             ngram_size=args.ngram_size, normalize=args.normalize, weighting=weighting,
-                             idf=idf, seed=args.seed)
 
 
 @contextlib.contextmanager

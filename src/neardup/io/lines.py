@@ -1,0 +1,273 @@
+"""JSONL and plain-text lines, read in blocks of whole lines.
+
+A JSONL block is parsed by pyarrow (on all cores, only the text and id fields). When pyarrow
+refuses a block, or its result is not one valid record per line, the block is parsed again
+line by line in Python, which names the bad line and can leave it out: the fast path costs
+nothing on good input and the slow path only ever sees the block that needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pa_json
+
+from .._errors import FormatError
+from .._kernels.lines import gather, split_lines
+from .batch import Batch, ReadOptions
+from .rejects import Rejects
+from .sources import Source
+
+_NO_BYTES = np.zeros(0, dtype=np.uint8)
+_NEWLINE = np.frombuffer(b"\n", dtype=np.uint8)
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_LINE_SLACK = 1 << 20  # room for a JSONL record's other fields beside a text at the size limit
+
+
+def open_stream(source: Source) -> tuple[pa.NativeFile, pa.NativeFile]:
+    """(raw file, decompressed stream) of ``source``; ``raw.tell()`` is the progress on disk."""
+    raw = pa.OSFile(str(source.path), "rb")
+    if source.compression is None:
+        return raw, raw
+    return raw, pa.CompressedInputStream(raw, source.compression)
+
+
+def line_blocks(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[tuple[bytes, int, int]]:
+    """(block, number of its first line, bytes read on disk) for consecutive blocks of whole
+    lines. A line longer than the document limit allows is rejected and passed over without
+    being held in memory; its number is still counted."""
+    limit = options.max_document_bytes + _LINE_SLACK
+    raw, stream = open_stream(source)
+    line = 1
+    carry = b""
+    skipping = False
+    try:
+        with stream:
+            while chunk := stream.read(options.block_bytes):
+                if skipping:
+                    end = chunk.find(b"\n")
+                    if end < 0:
+                        continue
+                    chunk, skipping, line = chunk[end + 1:], False, line + 1
+                data = carry + chunk if carry else chunk
+                cut = data.rfind(b"\n") + 1
+                if cut == 0 and len(data) > limit:
+                    rejects.reject(f"{source.name}:{line}", f"a line of over {limit >> 20} MiB, over the "
+                                   f"document limit (--max-document-mb)", "document too large")
+                    carry, skipping = b"", True
+                    continue
+                carry = data[cut:]
+                if cut:
+                    yield data[:cut], line, raw.tell()
+                    line += data.count(b"\n", 0, cut)
+            if carry and not skipping:
+                yield carry, line, raw.tell()
+    except (OSError, pa.ArrowInvalid) as e:  # a corrupt or cut compressed stream
+        raise FormatError(f"{source.name}: cannot be read as {source.compression or 'plain'} "
+                          f"data ({e})") from None
+
+
+class JsonlParser:
+    """Parses JSONL blocks of one source into :class:`Batch` es."""
+
+    def __init__(self, source: Source, options: ReadOptions, rejects: Rejects) -> None:
+        self.source = source
+        self.options = options
+        self.rejects = rejects
+        self.id_type = pa.string()  # becomes int64 once a block's ids turn out to be numbers
+
+    def parse(self, block: bytes, first_line: int, consumed: int) -> Batch | None:
+        buf = np.frombuffer(block, dtype=np.uint8)
+        starts, ends, blank = split_lines(buf)
+        records = np.flatnonzero(~blank)
+        if records.size == 0:
+            return None
+        numbers = first_line + records
+        table = self._parse_fast(block, records.size)
+        if table is None:
+            return self._parse_slow(block, starts[records], ends[records], numbers, consumed)
+        ids = table.column(1).cast(pa.string()) if self.options.id_field else None
+        return Batch(table.column(0), numbers, ids, consumed)
+
+    def _parse_fast(self, block: bytes, n_records: int) -> pa.Table | None:
+        """pyarrow's table of the block, or None if any line needs a closer look."""
+        text_field, id_field = self.options.text_field, self.options.id_field
+        for id_type in (self.id_type, pa.int64()):
+            fields = [(text_field, pa.string())] + ([(id_field, id_type)] if id_field else [])
+            try:
+                table = pa_json.read_json(pa.BufferReader(block), read_options=pa_json.ReadOptions(
+                    block_size=max(len(block) // 4, 1 << 20) + 1), parse_options=pa_json.ParseOptions(
+                    explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore"))
+            except pa.ArrowInvalid as e:
+                if id_field and f"Column(/{id_field}) changed from string to number" in str(e):
+                    continue
+                return None
+            self.id_type = id_type
+            break
+        else:
+            return None
+        texts = table.column(0)
+        if (table.num_rows != n_records or any(column.null_count for column in table.columns)
+                or pc.max(pc.binary_length(texts)).as_py() > self.options.max_document_bytes):
+            return None
+        try:
+            texts.validate(full=True)  # pyarrow's JSON reader does not check UTF-8
+        except pa.ArrowInvalid:
+            return None
+        return table
+
+    def _parse_slow(self, block: bytes, starts: np.ndarray, ends: np.ndarray, numbers: np.ndarray,
+                    consumed: int) -> Batch | None:
+        texts: list[str] = []
+        ids: list[str] = []
+        rows: list[int] = []
+        for start, end, number in zip(starts.tolist(), ends.tolist(), numbers.tolist()):
+            found = self._record(block[start:end], f"{self.source.name}:{number}")
+            if found is not None:
+                texts.append(found[0])
+                ids.append(found[1])
+                rows.append(number)
+        if not rows:
+            return None
+        return Batch(_string_array(texts), np.array(rows, dtype=np.int64),
+                     pa.array(ids, pa.string()) if self.options.id_field else None, consumed)
+
+    def _record(self, line: bytes, where: str) -> tuple[str, str] | None:
+        reject = self.rejects.reject
+        try:
+            record = json.loads(line)
+        except UnicodeDecodeError as e:
+            return reject(where, f"not valid UTF-8 (byte 0x{line[e.start]:02x} at column {e.start + 1})",
+                          "invalid UTF-8")
+        except ValueError as e:
+            detail = f"{e.msg} at column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
+            return reject(where, f"not valid JSON ({detail})", "not valid JSON")
+        if not isinstance(record, dict):
+            return reject(where, f"a JSON {json_type(record)}, not an object", "not a JSON object")
+        text = self._field(record, self.options.text_field, where, "--text-field")
+        if text is None:
+            return None
+        if not isinstance(text, str):
+            return reject(where, f"field {self.options.text_field!r} is a JSON {json_type(text)}, "
+                          f"not a string", "text not a string")
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > self.options.max_document_bytes:
+            return reject(where, f"a text of {size / 2**20:.1f} MiB, over the limit of "
+                          f"{self.options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
+                          "document too large")
+        doc_id = ""
+        if self.options.id_field is not None:
+            value = self._field(record, self.options.id_field, where, "--id-field")
+            if value is None:
+                return None
+            if isinstance(value, bool) or not isinstance(value, (str, int)):
+                return reject(where, f"field {self.options.id_field!r} is a JSON {json_type(value)}; "
+                              f"ids must be strings or integers", "id not a string or integer")
+            doc_id = str(value)
+        return text, doc_id
+
+    def _field(self, record: dict, field: str, where: str, flag: str) -> Any:
+        if record.get(field) is not None:
+            return record[field]
+        if field in record:
+            return self.rejects.reject(where, f"field {field!r} is null", f"{field!r} null")
+        fields = ", ".join(repr(k) for k in list(record)[:10]) or "none"
+        return self.rejects.reject(where, f"no field {field!r} (fields: {fields}); name another "
+                                   f"with {flag}", f"no {field!r} field")
+
+
+def read_jsonl(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
+    """The documents of a JSONL file: one JSON object per line; blank lines are skipped."""
+    parser = JsonlParser(source, options, rejects)
+    for block, first_line, consumed in line_blocks(source, options, rejects):
+        if (batch := parser.parse(block, first_line, consumed)) is not None:
+            yield batch
+
+
+def read_lines(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
+    """The documents of a text file with one per line (blank lines are not documents)."""
+    for block, first_line, consumed in line_blocks(source, options, rejects):
+        buf = np.frombuffer(block, dtype=np.uint8)
+        starts, ends, blank = split_lines(buf)
+        records = np.flatnonzero(~blank)
+        too_long = (ends[records] - starts[records]) > options.max_document_bytes
+        try:
+            if too_long.any():
+                raise ValueError("a line over the size limit")
+            data, offsets = gather(buf, starts, ends, records, _NO_BYTES)
+            texts = pa.Array.from_buffers(pa.large_binary(), records.size,
+                                          [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+            texts = texts.cast(pa.large_string())  # checks UTF-8
+        except (ValueError, pa.ArrowInvalid):
+            records = _check_lines(block, starts, ends, records, first_line, source, options, rejects)
+            data, offsets = gather(buf, starts, ends, records, _NO_BYTES)
+            texts = pa.Array.from_buffers(pa.large_string(), records.size,
+                                          [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        if records.size:
+            yield Batch(texts, first_line + records, None, consumed)
+
+
+def _check_lines(block: bytes, starts: np.ndarray, ends: np.ndarray, records: np.ndarray,
+                 first_line: int, source: Source, options: ReadOptions, rejects: Rejects) -> np.ndarray:
+    """The records that are valid UTF-8 within the size limit; the others are rejected."""
+    good = []
+    for r in records.tolist():
+        where = f"{source.name}:{first_line + r}"
+        size = int(ends[r] - starts[r])
+        if size > options.max_document_bytes:
+            rejects.reject(where, f"a line of {size / 2**20:.1f} MiB, over the limit of "
+                           f"{options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
+                           "document too large")
+            continue
+        try:
+            block[starts[r]:ends[r]].decode("utf-8")
+        except UnicodeDecodeError as e:
+            rejects.reject(where, f"not valid UTF-8 (byte 0x{block[starts[r] + e.start]:02x} at "
+                           f"column {e.start + 1})", "invalid UTF-8")
+            continue
+        good.append(r)
+    return np.array(good, dtype=np.int64)
+
+
+def kept_lines(source: Source, options: ReadOptions, rows: np.ndarray) -> Iterator[memoryview]:
+    """The lines numbered ``rows`` (sorted, 1-based) of a line-based file, each ending in
+    ``\\n``, exactly as they are in the file otherwise."""
+    for block, first_line, _ in line_blocks(source, options, Rejects("skip")):
+        buf = np.frombuffer(block, dtype=np.uint8)
+        starts, ends, _ = split_lines(buf)
+        lo, hi = np.searchsorted(rows, [first_line, first_line + starts.size])
+        if hi > lo:
+            data, _ = gather(buf, starts, ends, rows[lo:hi] - first_line, _NEWLINE)
+            yield memoryview(data)
+
+
+def kept_records(source: Source, options: ReadOptions, rows: np.ndarray) -> Iterator[pa.RecordBatch]:
+    """The records numbered ``rows`` of a JSONL file as Arrow record batches (types inferred
+    by pyarrow, block by block), or of a lines file as a ``text`` column."""
+    for piece in kept_lines(source, options, rows):
+        if source.format == "jsonl":
+            yield from pa_json.read_json(pa.BufferReader(piece)).to_batches()
+        else:
+            text = pa.array(bytes(piece).decode("utf-8").split("\n")[:-1], pa.string())
+            yield pa.RecordBatch.from_arrays([text], names=[options.text_field])
+
+
+def _string_array(texts: list[str]) -> pa.Array:
+    try:
+        return pa.array(texts, pa.string())
+    except (UnicodeEncodeError, pa.ArrowInvalid):
+        # A JSON escape of a lone surrogate; the spec reads those as U+FFFD.
+        return pa.array([_SURROGATES.sub("\ufffd", t) for t in texts], pa.string())
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number",
+             float: "number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)

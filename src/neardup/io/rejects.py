@@ -1,0 +1,50 @@
+"""What to do with input that is not a document: stop with an error naming it, or leave it
+out and account for it."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .._errors import FormatError
+
+ERRORS = ("raise", "skip")
+
+
+class Rejects:
+    """The policy for bad input and the record of what it left out.
+
+    Args:
+        errors: ``"raise"``: the first bad record raises :class:`FormatError` naming its file
+            and line or row. ``"skip"``: it is left out, counted by reason, and the first
+            ``keep_examples`` are kept for the summary.
+    """
+
+    def __init__(self, errors: str = "raise", keep_examples: int = 20) -> None:
+        if errors not in ERRORS:
+            raise ValueError(f"errors={errors!r} is not allowed; choose 'raise' or 'skip'")
+        self.errors = errors
+        self.keep_examples = keep_examples
+        self.count = 0
+        self.reasons: Counter[str] = Counter()
+        self.examples: list[str] = []
+
+    def reject(self, where: str, problem: str, reason: str) -> None:
+        """Record that the record at ``where`` (``file:line``) is bad, or raise.
+
+        Args:
+            problem: what is wrong with it, for the message.
+            reason: a short category for the counts ("not valid JSON", "no text field").
+        """
+        message = f"{where}: {problem}"
+        if self.errors == "raise":
+            raise FormatError(f"{message}; fix it, or skip bad records (--on-error skip, errors='skip')")
+        self.count += 1
+        self.reasons[reason] += 1
+        if len(self.examples) < self.keep_examples:
+            self.examples.append(message)
+
+    def summary(self) -> str:
+        """One line per reason, then the first examples."""
+        lines = [f"  {n} {reason}" for reason, n in self.reasons.most_common()]
+        lines += [f"    e.g. {example}" for example in self.examples[:10]]
+        return "\n".join(lines)

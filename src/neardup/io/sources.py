@@ -1,0 +1,119 @@
+"""What the inputs are: files and folders expanded into sources, each with a format and a
+compression detected from its name (or given).
+
+Nothing here imports pyarrow: ``neardup --help`` stays light.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._errors import ConfigError
+
+INPUT_FORMATS = ("jsonl", "parquet", "csv", "tsv", "lines", "text")
+"""``text`` is one document per file; ``lines`` one per line."""
+
+OUTPUT_FORMATS = ("jsonl", "parquet", "csv", "tsv", "lines", "text")
+"""``text`` writes a folder with one file per kept document; ``lines`` one text per line."""
+
+COMPRESSIONS = ("gzip", "zstd", "bz2", "none")
+
+_FORMAT_SUFFIXES = {
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
+    ".parquet": "parquet", ".pq": "parquet",
+    ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
+}
+_COMPRESSION_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd", ".bz2": "bz2"}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input file.
+
+    Attributes:
+        path: where it is.
+        name: how ids and messages name it: the path as given, or a folder's path joined
+            with the file's path inside it.
+        format: one of ``INPUT_FORMATS``.
+        compression: ``"gzip"``, ``"zstd"``, ``"bz2"`` or None.
+        size: bytes on disk, for progress.
+        relative: its path inside the folder given, or its file name: where a kept file
+            goes in an output folder.
+    """
+
+    path: Path
+    name: str
+    format: str
+    compression: str | None
+    size: int
+    relative: str
+
+
+def split_suffixes(name: str) -> tuple[str | None, str | None]:
+    """(format, compression) named by a file's suffixes, each None when it names none:
+    ``pages.jsonl.gz`` is ``("jsonl", "gzip")``."""
+    lower = name.lower()
+    compression = None
+    for suffix, kind in _COMPRESSION_SUFFIXES.items():
+        if lower.endswith(suffix):
+            compression, lower = kind, lower[: -len(suffix)]
+            break
+    fmt = next((kind for suffix, kind in _FORMAT_SUFFIXES.items() if lower.endswith(suffix)), None)
+    return fmt, compression
+
+
+def find_sources(inputs: list[str], *, format: str | None = None, compression: str | None = None,
+                 lines: bool = False) -> list[Source]:
+    """The input files of ``inputs`` (files and folders, walked recursively and sorted), in
+    order. A file's format comes from its suffix (``.jsonl``, ``.parquet``, ``.csv``,
+    ``.tsv``, ...); any other file is text, one document per file, or one per line when
+    ``lines``. ``format`` and ``compression`` override what the names say, for every file."""
+    if format is not None and format not in INPUT_FORMATS:
+        raise ConfigError(f"input format {format!r} is not known; choose one of {', '.join(INPUT_FORMATS)}")
+    if compression is not None and compression not in COMPRESSIONS:
+        raise ConfigError(f"compression {compression!r} is not known; choose one of {', '.join(COMPRESSIONS)}")
+    if not inputs:
+        raise ConfigError("no input given: name files or folders of documents")
+    sources = []
+    for given in inputs:
+        root = Path(given)
+        if root.is_dir():
+            files = _regular_files(root)
+            if not files:
+                raise ConfigError(f"{given}: the folder holds no files")
+            named = [(root / relative, f"{given.rstrip('/')}/{relative}", relative) for relative in files]
+        elif root.exists():
+            named = [(root, given, root.name)]
+        else:
+            raise FileNotFoundError(f"{given}: no such file or folder")
+        for path, name, relative in named:
+            sources.append(_source(path, name, relative, format, compression, lines))
+    return sources
+
+
+def _source(path: Path, name: str, relative: str, format: str | None, compression: str | None,
+            lines: bool) -> Source:
+    named_format, named_compression = split_suffixes(path.name)
+    fmt = format or named_format or ("lines" if lines else "text")
+    if compression is None:
+        compression = named_compression
+    elif compression == "none":
+        compression = None
+    if fmt == "parquet" and compression is not None:
+        raise ConfigError(f"{name}: Parquet compresses its own columns; name the file .parquet, "
+                          f"without a {compression} suffix")
+    return Source(path, name, fmt, compression, path.stat().st_size, relative)
+
+
+def _regular_files(root: Path) -> list[str]:
+    """Relative POSIX paths of the regular files under ``root`` (symlinks to files count;
+    symlinked folders are not entered), sorted so that runs are repeatable."""
+    found = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = Path(folder, name)
+            if path.is_file():
+                found.append(path.relative_to(root).as_posix())
+    return sorted(found)

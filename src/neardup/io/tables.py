@@ -1,0 +1,206 @@
+"""CSV, TSV and Parquet: tables read in record batches by pyarrow.
+
+CSV columns are all read as strings, so that a kept row is written back with every value as
+it was ("007" stays "007"). Rows are numbered from 1 among the data rows pyarrow parsed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+
+from .._errors import FormatError
+from .batch import Batch, ReadOptions
+from .lines import open_stream
+from .rejects import Rejects
+from .sources import Source
+
+_PARQUET_BATCH_ROWS = 8192
+
+
+def _delimiter(source: Source) -> str:
+    return "\t" if source.format == "tsv" else ","
+
+
+def _open_csv(source: Source, options: ReadOptions, rejects: Rejects) -> tuple[pa.NativeFile, Any]:
+    """(raw file, pyarrow CSV reader) with every column typed as a string."""
+    def bad_row(row: Any) -> str:
+        if rejects.errors == "raise":
+            rejects.reject(_locate_bad_row(source, row.expected_columns),
+                           f"{row.actual_columns} fields where the header has {row.expected_columns}",
+                           "wrong number of fields")
+        rejects.reject(f"{source.name}: the row {row.text[:80]!r}",
+                       f"{row.actual_columns} fields where the header has {row.expected_columns}",
+                       "wrong number of fields")
+        return "skip"
+
+    parse = pa_csv.ParseOptions(delimiter=_delimiter(source), newlines_in_values=True,
+                                invalid_row_handler=bad_row)
+    read = pa_csv.ReadOptions(block_size=options.block_bytes)
+    raw, stream = open_stream(source)
+    try:
+        with stream:
+            names = pa_csv.open_csv(stream, read_options=read, parse_options=parse).schema.names
+    except pa.ArrowInvalid as e:
+        if "Empty CSV file" in str(e):
+            return raw, None
+        raise FormatError(f"{source.name}: cannot be read as {_kind(source)} ({e})") from None
+    raw, stream = open_stream(source)
+    convert = pa_csv.ConvertOptions(column_types={name: pa.string() for name in names},
+                                    strings_can_be_null=False)
+    return raw, pa_csv.open_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
+
+
+def _locate_bad_row(source: Source, expected: int) -> str:
+    """``file:line`` of the first row whose field count is not ``expected`` (Python's csv
+    module, on the error path only: pyarrow does not tell the line)."""
+    _, stream = open_stream(source)
+    with stream:
+        text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+        reader = csv.reader(text, delimiter=_delimiter(source))
+        start = 1
+        for row in reader:
+            if len(row) != expected:
+                return f"{source.name}:{start}"
+            start = reader.line_num + 1
+    return source.name
+
+
+def _kind(source: Source) -> str:
+    return source.format.upper() + (f" ({source.compression})" if source.compression else "")
+
+
+def read_csv(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
+    """The documents of a CSV or TSV file with a header row."""
+    raw, reader = _open_csv(source, options, rejects)
+    if reader is None:
+        return
+    _check_columns(source, reader.schema, options)
+    yield from _documents(source, _batches(source, reader), options, rejects, raw.tell)
+
+
+def read_parquet(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
+    """The documents of a Parquet file; only the text and id columns are read."""
+    parquet = _open_parquet(source)
+    schema = parquet.schema_arrow
+    _check_columns(source, schema, options)
+    text_type = schema.field(options.text_field).type
+    if not (pa.types.is_string(text_type) or pa.types.is_large_string(text_type)
+            or pa.types.is_binary(text_type) or pa.types.is_large_binary(text_type)
+            or pa.types.is_string_view(text_type)):
+        raise FormatError(f"{source.name}: column {options.text_field!r} holds {text_type}, not text; "
+                          f"name the text column with --text-field")
+    columns = [options.text_field] + ([options.id_field] if options.id_field else [])
+    batches = parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=columns)
+    done = [0]
+
+    def consumed() -> int:
+        return source.size * done[0] // max(parquet.metadata.num_rows, 1)
+
+    def counted() -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            done[0] += batch.num_rows
+            yield batch
+
+    yield from _documents(source, counted(), options, rejects, consumed)
+
+
+def _open_parquet(source: Source) -> pq.ParquetFile:
+    try:
+        return pq.ParquetFile(source.path)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise FormatError(f"{source.name}: not a readable Parquet file ({e})") from None
+
+
+def _check_columns(source: Source, schema: pa.Schema, options: ReadOptions) -> None:
+    for field, flag in ((options.text_field, "--text-field"), (options.id_field, "--id-field")):
+        if field is not None and field not in schema.names:
+            columns = ", ".join(repr(n) for n in schema.names[:20])
+            raise FormatError(f"{source.name}: no column {field!r} (columns: {columns}); "
+                              f"name another with {flag}")
+
+
+def _batches(source: Source, reader: Any) -> Iterator[pa.RecordBatch]:
+    try:
+        yield from reader
+    except (pa.ArrowInvalid, OSError) as e:
+        raise FormatError(f"{source.name}: cannot be read as {_kind(source)} ({e})") from None
+
+
+def _documents(source: Source, batches: Iterator[pa.RecordBatch], options: ReadOptions,
+               rejects: Rejects, consumed: Any) -> Iterator[Batch]:
+    """Batches of documents from record batches: rows without a usable text or id are
+    rejected, naming their row."""
+    first_row = 1
+    for record_batch in batches:
+        n = record_batch.num_rows
+        texts = record_batch.column(options.text_field)
+        ids = record_batch.column(options.id_field).cast(pa.string()) if options.id_field else None
+        bad = _bad_rows(source, texts, ids, first_row, options, rejects)
+        rows = np.arange(first_row, first_row + n, dtype=np.int64)
+        if bad is not None:
+            keep = pa.array(~bad)
+            texts, rows = texts.filter(keep), rows[~bad]
+            ids = ids.filter(keep) if ids is not None else None
+        first_row += n
+        if rows.size:
+            yield Batch(texts, rows, ids, consumed())
+
+
+def _bad_rows(source: Source, texts: pa.Array, ids: pa.Array | None, first_row: int,
+              options: ReadOptions, rejects: Rejects) -> np.ndarray | None:
+    """A bool mask of the rows to leave out (None when all are good); each is rejected."""
+    bad = np.zeros(len(texts), dtype=bool)
+    for column, field in ((texts, options.text_field), (ids, options.id_field)):
+        if column is not None and column.null_count:
+            for r in np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False)).tolist():
+                rejects.reject(f"{source.name}:row {first_row + r}", f"column {field!r} is empty (null)",
+                               f"{field!r} null")
+                bad[r] = True
+    sizes = pc.fill_null(pc.binary_length(texts), 0).to_numpy(zero_copy_only=False)
+    for r in np.flatnonzero(sizes > options.max_document_bytes).tolist():
+        rejects.reject(f"{source.name}:row {first_row + r}", f"a text of {sizes[r] / 2**20:.1f} MiB, over "
+                       f"the limit of {options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
+                       "document too large")
+        bad[r] = True
+    if (pa.types.is_binary(texts.type) or pa.types.is_large_binary(texts.type)) and not _utf8(texts):
+        for r in np.flatnonzero(~bad).tolist():
+            try:
+                texts[r].as_py().decode("utf-8")
+            except UnicodeDecodeError:
+                rejects.reject(f"{source.name}:row {first_row + r}", "the text is not valid UTF-8",
+                               "invalid UTF-8")
+                bad[r] = True
+    return bad if bad.any() else None
+
+
+def _utf8(texts: pa.Array) -> bool:
+    try:
+        texts.cast(pa.large_string())
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def kept_table_records(source: Source, options: ReadOptions, rows: np.ndarray) -> Iterator[pa.RecordBatch]:
+    """The rows numbered ``rows`` (sorted, 1-based) of a CSV, TSV or Parquet file, every
+    column as it was read."""
+    if source.format == "parquet":
+        batches: Iterator[pa.RecordBatch] = _open_parquet(source).iter_batches(batch_size=_PARQUET_BATCH_ROWS)
+    else:
+        _, reader = _open_csv(source, options, Rejects("skip"))
+        batches = iter(()) if reader is None else _batches(source, reader)
+    first_row = 1
+    for batch in batches:
+        lo, hi = np.searchsorted(rows, [first_row, first_row + batch.num_rows])
+        if hi > lo:
+            yield batch.take(pa.array(rows[lo:hi] - first_row))
+        first_row += batch.num_rows

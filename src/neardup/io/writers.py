@@ -1,0 +1,155 @@
+"""Writers of the kept documents, and of tables (clusters, pairs), in any output format.
+
+Each writes to a path it is given, a temporary one (``_atomic.atomic_path``): the caller
+renames it once everything succeeded.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+
+from .._errors import ConfigError, FormatError
+from .sources import OUTPUT_FORMATS, Source, split_suffixes
+
+
+def output_format(path: str, format: str | None, sources: list[Source]) -> tuple[str, str | None]:
+    """(format, compression) of an output: ``format`` if given, else the one its name says
+    (``kept.parquet``, ``kept.jsonl.zst``, ``kept.txt``), else that of all the inputs."""
+    named, compression = split_suffixes(Path(path).name)
+    if named is None and Path(path).name.lower().removesuffix(f".{compression or ''}").endswith(".txt"):
+        named = "lines"
+    chosen = format or named
+    if chosen is None:
+        formats = sorted({source.format for source in sources})
+        if len(formats) > 1:
+            raise ConfigError(f"the inputs mix formats ({', '.join(formats)}); name the output "
+                              f"format with --format or the output's suffix (.jsonl, .parquet, .csv)")
+        chosen = formats[0]
+    if chosen not in OUTPUT_FORMATS:
+        raise ConfigError(f"output format {chosen!r} is not known; choose one of {', '.join(OUTPUT_FORMATS)}")
+    if chosen in ("parquet", "text") and compression is not None:
+        raise ConfigError(f"{path}: {chosen} output is not compressed as a whole; drop the "
+                          f".{compression} suffix")
+    if chosen == "text" and any(source.format != "text" for source in sources):
+        raise ConfigError("text output (a folder, one file per document) needs inputs that are "
+                          "one document per file; choose another --format")
+    return chosen, compression
+
+
+class TableWriter:
+    """Appends Arrow record batches to one file of ``format`` (not ``text``).
+
+    The first batch fixes the columns; a later batch is cast to them (a missing column is
+    null), so JSONL blocks whose types pyarrow inferred differently still make one table.
+    """
+
+    def __init__(self, path: Path, format: str, compression: str | None = None,
+                 text_field: str = "text") -> None:
+        self.path = path
+        self.format = format
+        self.compression = compression
+        self.text_field = text_field
+        self.schema: pa.Schema | None = None
+        self._sink: Any = None
+        self._writer: Any = None
+        self.rows = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if self.schema is None:
+            self._open(batch.schema)
+        else:
+            batch = self._conform(batch)
+        self.rows += batch.num_rows
+        if self.format == "jsonl":
+            lines = [json.dumps(row, ensure_ascii=False, default=str) for row in batch.to_pylist()]
+            self._sink.write("".join(f"{line}\n" for line in lines).encode())
+        elif self.format == "lines":
+            texts = batch.column(self.text_field).to_pylist()
+            if any("\n" in text for text in texts):
+                raise FormatError(f"a kept text holds a line break, which a lines file cannot; "
+                                  f"write {self.path.name} as JSONL, CSV or Parquet instead")
+            self._sink.write("".join(f"{text}\n" for text in texts).encode())
+        else:
+            self._writer.write_batch(batch)
+
+    def write_bytes(self, data: Any) -> None:
+        """Raw bytes (lines copied as they are) for a JSONL or lines output."""
+        if self._sink is None:
+            self._sink = pa.output_stream(str(self.path), compression=self.compression)
+        self._sink.write(data)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        if self._sink is None and self.schema is None and self.format in ("jsonl", "lines"):
+            self._sink = pa.output_stream(str(self.path), compression=self.compression)  # empty
+        if self._sink is not None:
+            self._sink.close()
+        elif self.schema is None and self.format in ("parquet", "csv", "tsv"):
+            raise FormatError(f"no document is kept, so {self.path.name} has no columns to write")
+
+    def _open(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        if self.format == "parquet":
+            self._writer = pq.ParquetWriter(str(self.path), schema)
+            return
+        if self._sink is None:  # raw lines may have come first
+            self._sink = pa.output_stream(str(self.path), compression=self.compression)
+        if self.format in ("csv", "tsv"):
+            nested = [f for f in schema if pa.types.is_nested(f.type)]
+            if nested:
+                raise FormatError(f"field {nested[0].name!r} holds {nested[0].type}, which "
+                                  f"{self.format.upper()} cannot; write JSONL or Parquet instead")
+            options = pa_csv.WriteOptions(delimiter="\t" if self.format == "tsv" else ",",
+                                          quoting_style="needed")
+            self._writer = pa_csv.CSVWriter(self._sink, schema, write_options=options)
+
+    def _conform(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        if batch.schema == self.schema:
+            return batch
+        extra = [name for name in batch.schema.names if name not in self.schema.names]
+        if extra:
+            raise FormatError(f"field {extra[0]!r} first appears after the output's columns were "
+                              f"fixed ({', '.join(self.schema.names)}); write JSONL to keep every "
+                              f"record as it is")
+        columns = []
+        for field in self.schema:
+            if field.name not in batch.schema.names:
+                columns.append(pa.nulls(batch.num_rows, field.type))
+                continue
+            try:
+                columns.append(batch.column(field.name).cast(field.type))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise FormatError(f"field {field.name!r} holds {batch.schema.field(field.name).type} "
+                                  f"in some records and {field.type} in others ({e}); write JSONL "
+                                  f"to keep every record as it is") from None
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+
+def copy_file(source: Source, folder: Path, written: set[str]) -> None:
+    """Copy a kept one-document file into ``folder`` at its relative path."""
+    if source.relative in written:
+        raise FormatError(f"two kept inputs would both be {folder.name}/{source.relative}; "
+                          f"deduplicate them into separate outputs or write another --format")
+    written.add(source.relative)
+    target = folder / source.relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source.path, target)
+
+
+def write_table(table: pa.Table, path: Path, format: str) -> None:
+    """One whole table (clusters, pairs) as Parquet, CSV or TSV."""
+    if format == "parquet":
+        pq.write_table(table, str(path))
+    elif format in ("csv", "tsv"):
+        pa_csv.write_csv(table, str(path), pa_csv.WriteOptions(
+            delimiter="\t" if format == "tsv" else ",", quoting_style="needed"))
+    else:
+        raise ConfigError(f"{path.name}: write clusters and pairs as .parquet, .csv or .tsv, not {format}")
