@@ -65,6 +65,8 @@ def add_dedup_command(commands: Any) -> None:
                            "out and list it in the summary (skip)")
     read.add_argument("--max-document-mb", type=float, default=32, metavar="MB",
                       help="a longer text is a bad record (default: %(default)s)")
+    read.add_argument("--block-mb", type=float, default=16, metavar="MB",
+                      help="input read at a time; bounds memory (default: %(default)s)")
     read.add_argument("--n-jobs", type=int, default=None, metavar="N",
                       help="threads to use (default: all cores)")
 
@@ -132,7 +134,7 @@ def run_dedup(args: argparse.Namespace) -> int:
                    verify=verify, against=args.against, text_field=args.text_field, id_field=id_field,
                    config=config_from_args(args), n_jobs=args.n_jobs, errors=args.on_error,
                    input_format=args.input_format, compression=args.compression, lines=args.lines,
-                   max_document_mb=args.max_document_mb, progress=progress)
+                   max_document_mb=args.max_document_mb, block_mb=args.block_mb, progress=progress)
     result.write(args.output, format=args.format, clusters=args.clusters, pairs=args.pairs,
                  save_index=args.save_index, progress=progress)
     if not args.quiet:

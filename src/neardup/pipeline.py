@@ -244,7 +244,8 @@ def dedup(data: Any, *, max_distance: int | None = None, similarity: float | Non
           id_field: str | None = None, config: FingerprintConfig | None = None,
           n_jobs: int | None = None, errors: str = "raise", input_format: str | None = None,
           compression: str | None = None, lines: bool = False, max_document_mb: float = 32,
-          progress: Progress | None = None, **fingerprint_options: Any) -> DedupResult:
+          block_mb: float = 16, progress: Progress | None = None,
+          **fingerprint_options: Any) -> DedupResult:
     """Find the near-duplicates of a corpus and choose one document to keep per cluster.
 
     Args:
@@ -271,6 +272,7 @@ def dedup(data: Any, *, max_distance: int | None = None, similarity: float | Non
             leave bad records out, counted in ``result.stats``.
         input_format, compression, lines: override what file names say.
         max_document_mb: a longer text is a bad record.
+        block_mb: how much of a file is read at a time; bounds memory, changes no result.
         progress: a :class:`neardup._progress.Progress` to report to.
     """
     if config is None:
@@ -282,7 +284,7 @@ def dedup(data: Any, *, max_distance: int | None = None, similarity: float | Non
     k = _radius(max_distance, similarity, config.bits)
     checked_verify = check_verify(verify)
     options = ReadOptions(text_field=text_field, id_field=id_field,
-                          max_document_bytes=int(max_document_mb * MiB))
+                          max_document_bytes=int(max_document_mb * MiB), block_bytes=int(block_mb * MiB))
     corpus = open_corpus(data, text_field=text_field, id_field=id_field, options=options,
                          input_format=input_format, compression=compression, lines=lines)
     against_index = _open_against(against, config, k)
