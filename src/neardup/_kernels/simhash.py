@@ -404,3 +404,60 @@ def fingerprint_weighted(buf, offsets, weights, seed, words):
     out = np.zeros((1, words), dtype=np.uint64)
     _sign_bits(totals, words, out, 0)
     return out[0]
+
+
+
+@jit
+def feature_spans(buf, classes, lower, kind, size, seed):
+    """The features of one document (all of ``buf``) and where each lies, to explain a
+    fingerprint: ``(hashes, first, last, text, ok)``. Feature f has the first hash ``hashes[f]``
+    (uint64, computed by ``_feature_hashes`` as for the fingerprint) and the characters
+    ``text[first[f]:last[f]]`` (int64 byte offsets). ``text`` is the document with ASCII mapped
+    as the hash sees it (lowered when ``lower``), or for char n-grams the collapsed-whitespace
+    text the n-grams are cut from. A shingle spans its first token's start to its last token's
+    end. ``ok`` is False if the spans disagree with the hashes on how many features there are."""
+    end = buf.shape[0]
+    offsets = np.array([0, end], dtype=np.int64)
+    tokbuf, hashes, scratch, starts, lut = _scratch(offsets, 0, 1, kind, lower)
+    n = _feature_hashes(buf, 0, end, classes, lut, kind, size, seed, tokbuf, scratch, starts,
+                        hashes)
+    first = np.empty(n, dtype=np.int64)
+    last = np.empty(n, dtype=np.int64)
+    if kind == CHAR_NGRAMS:
+        n_chars = _collapse_spaces(buf, 0, end, classes, lut, scratch, starts)
+        span = min(size, n_chars)
+        expected = n_chars - span + 1 if n_chars else 0
+        for c in range(min(n, expected)):
+            first[c] = starts[c]
+            last[c] = starts[c + span]
+        text = scratch[:starts[n_chars]].copy()
+    else:
+        # Token spans by the classes _token_hashes uses: a run of word code points, or one solo.
+        tok_first = np.empty(end + 1, dtype=np.int64)
+        tok_last = np.empty(end + 1, dtype=np.int64)
+        n_tok = 0
+        i = 0
+        while i < end:
+            cp, width = _char_at(buf, i)
+            cls = classes[cp]
+            j = i + width
+            if cls == WORD:
+                while j < end:
+                    cp, width = _char_at(buf, j)
+                    if classes[cp] != WORD:
+                        break
+                    j += width
+            if cls == WORD or cls == SOLO:
+                tok_first[n_tok] = i
+                tok_last[n_tok] = j
+                n_tok += 1
+            i = j
+        span = size if kind == SHINGLES and n_tok >= size else 1
+        expected = n_tok - span + 1 if n_tok else 0
+        for f in range(min(n, expected)):
+            first[f] = tok_first[f]
+            last[f] = tok_last[f + span - 1]
+        text = np.empty(end, dtype=np.uint8)
+        for k in range(end):
+            text[k] = lut[buf[k]]
+    return hashes[:n].copy(), first[:n], last[:n], text, expected == n
