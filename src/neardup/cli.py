@@ -22,6 +22,7 @@ from . import __version__
 from ._cli_input import ERRORS, FORMATS, STDIN, Document, DocumentReader, example_documents
 from ._cli_config import add_config_arguments, check_config_args, config_from_args
 from ._cli_dedup import add_dedup_command
+from ._cli_report import add_report_commands
 from ._config import FINGERPRINT_VERSION, FingerprintConfig
 from .fpfile import FORMAT, FORMAT_VERSION, format_header, format_rows
 
@@ -96,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_arguments(fp)
     _add_index_commands(commands)
     add_dedup_command(commands)
+    add_report_commands(commands)
     return parser
 
 

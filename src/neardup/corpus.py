@@ -162,3 +162,19 @@ def prefetch(items: Iterator[Any], depth: int = 2) -> Iterator[Any]:
     finally:
         stop.set()
 
+
+
+def texts_by_id(corpus: FileCorpus | MemoryCorpus, wanted: set) -> dict:
+    """The texts of the documents whose ids are in ``wanted`` (one pass over the corpus;
+    bad records are passed over)."""
+    found = {}
+    for batch, owners in corpus.batches(Rejects("skip")):
+        if batch.ids is not None:
+            ids = batch.ids.to_pylist()
+        else:
+            ids = corpus.default_ids(batch.rows, np.broadcast_to(owners, len(batch)))
+        for position, doc_id in enumerate(ids):
+            if doc_id in wanted:
+                text = batch.texts[position]
+                found[doc_id] = text if isinstance(text, str) else text.as_py()
+    return {k: v.decode("utf-8", "replace") if isinstance(v, bytes) else v for k, v in found.items()}

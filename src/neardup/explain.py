@@ -19,6 +19,7 @@ from ._config import FingerprintConfig
 from ._kernels.simhash import feature_spans
 from .features import FEATURE_KINDS, char_classes
 from .hamming import estimate_cosine
+from .verify import feature_weights as weigh
 
 
 @dataclass(frozen=True)
@@ -113,24 +114,9 @@ def document_features(text: str | bytes, config: FingerprintConfig) -> tuple[np.
 
 
 def feature_weights(hashes: np.ndarray, config: FingerprintConfig) -> dict[int, float]:
-    """Weight of each distinct feature (docs/fingerprint-spec.md, section 6): uniform 1, tf its
-    count c, sublinear 1 + ln c, tfidf c * idf (a feature the model never saw: its default)."""
+    """Weight of each distinct feature among ``hashes`` (repeats counted), by hash."""
     keys, counts = np.unique(hashes, return_counts=True)
-    if config.weighting == "uniform":
-        weights = np.ones(keys.size)
-    elif config.weighting == "tf":
-        weights = counts.astype(np.float64)
-    elif config.weighting == "sublinear":
-        weights = np.array([1.0 + math.log(c) for c in counts.tolist()])  # libm, as the kernel
-    else:
-        idf = config.idf
-        at = np.searchsorted(idf.hashes, keys)
-        known = at < len(idf)
-        known[known] = idf.hashes[at[known]] == keys[known]
-        idf_values = np.full(keys.size, idf.default_idf)
-        idf_values[known] = idf.values[at[known]]
-        weights = counts * idf_values
-    return dict(zip(keys.tolist(), weights.tolist()))
+    return dict(zip(keys.tolist(), weigh(keys, counts, config).tolist()))
 
 
 def explain(a: str | bytes, b: str | bytes, config: FingerprintConfig | None = None, *,

@@ -35,6 +35,26 @@ def check_verify(verify: object) -> tuple[str, float] | None:
     return metric, float(threshold)
 
 
+def feature_weights(hashes: np.ndarray, counts: np.ndarray, config: FingerprintConfig) -> np.ndarray:
+    """float64 weight of features with these hashes and counts (docs/fingerprint-spec.md,
+    section 6): uniform 1, tf its count c, sublinear 1 + ln c, tfidf c * idf (a feature the
+    model never saw: its default idf)."""
+    counts = counts.astype(np.float64)
+    if config.weighting == "uniform":
+        return np.ones_like(counts)
+    if config.weighting == "tf":
+        return counts
+    if config.weighting == "sublinear":
+        return 1.0 + np.log(counts)
+    idf = config.idf
+    at = np.searchsorted(idf.hashes, hashes)
+    known = at < len(idf.hashes)
+    known[known] = idf.hashes[at[known]] == hashes[known]
+    idf_values = np.full(hashes.shape[0], idf.default_idf)
+    idf_values[known] = idf.values[at[known]]
+    return counts * idf_values
+
+
 @dataclass
 class FeatureTable:
     """Distinct features of some documents, in CSR form: document p's feature hashes are
@@ -69,17 +89,7 @@ class FeatureTable:
 
     def weights(self, config: FingerprintConfig) -> np.ndarray:
         """float64 weight of each feature, as the fingerprint weighs it."""
-        counts = self.counts.astype(np.float64)
-        if config.weighting == "uniform":
-            return np.ones_like(counts)
-        if config.weighting == "tf":
-            return counts
-        if config.weighting == "sublinear":
-            return 1.0 + np.log(counts)
-        idf = config.idf
-        at = np.minimum(np.searchsorted(idf.hashes, self.hashes), max(idf.hashes.shape[0] - 1, 0))
-        found = idf.hashes.shape[0] > 0 and idf.hashes[at] == self.hashes
-        return counts * np.where(found, idf.values[at] if idf.hashes.shape[0] else 0.0, idf.default_idf)
+        return feature_weights(self.hashes, self.counts, config)
 
     def similarity(self, first: np.ndarray, second: np.ndarray, metric: str,
                    config: FingerprintConfig) -> np.ndarray:

@@ -30,33 +30,59 @@ def _delimiter(source: Source) -> str:
     return "\t" if source.format == "tsv" else ","
 
 
-def _open_csv(source: Source, options: ReadOptions, rejects: Rejects) -> tuple[pa.NativeFile, Any]:
-    """(raw file, pyarrow CSV reader) with every column typed as a string."""
-    def bad_row(row: Any) -> str:
-        if rejects.errors == "raise":
-            rejects.reject(_locate_bad_row(source, row.expected_columns),
-                           f"{row.actual_columns} fields where the header has {row.expected_columns}",
-                           "wrong number of fields")
-        rejects.reject(f"{source.name}: the row {row.text[:80]!r}",
-                       f"{row.actual_columns} fields where the header has {row.expected_columns}",
-                       "wrong number of fields")
+class _CsvReader:
+    """pyarrow's streaming CSV reader of one source, every column typed as a string.
+
+    pyarrow swallows an exception raised in its bad-row handler, so in ``raise`` mode the
+    handler only notes the row and stops the reader; the error is raised after."""
+
+    def __init__(self, source: Source, options: ReadOptions, rejects: Rejects) -> None:
+        self.source = source
+        self.rejects = rejects
+        self.raw: pa.NativeFile | None = None
+        self.failed: tuple[int, int] | None = None
+        parse = pa_csv.ParseOptions(delimiter=_delimiter(source), newlines_in_values=True,
+                                    invalid_row_handler=self._bad_row)
+        read = pa_csv.ReadOptions(block_size=options.block_bytes)
+        try:  # a first look for the column names; bad rows are for the real read to report
+            sniff = pa_csv.ParseOptions(delimiter=_delimiter(source), newlines_in_values=True,
+                                        invalid_row_handler=lambda row: "skip")
+            names = pa_csv.open_csv(open_stream(source)[1], read_options=read, parse_options=sniff).schema.names
+        except pa.ArrowInvalid as e:
+            if "Empty CSV file" in str(e):
+                self.reader = None
+                return
+            raise self._error(e) from None
+        self.raw, stream = open_stream(source)
+        convert = pa_csv.ConvertOptions(column_types={name: pa.string() for name in names},
+                                        strings_can_be_null=False)
+        try:  # pyarrow parses the first block here already
+            self.reader = pa_csv.open_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise self._error(e) from None
+
+    def _bad_row(self, row: Any) -> str:
+        problem = f"{row.actual_columns} fields where the header has {row.expected_columns}"
+        if self.rejects.errors == "raise":
+            self.failed = (row.expected_columns, row.actual_columns)
+            return "error"
+        self.rejects.reject(f"{self.source.name}: the row {row.text[:80]!r}", problem, "wrong number of fields")
         return "skip"
 
-    parse = pa_csv.ParseOptions(delimiter=_delimiter(source), newlines_in_values=True,
-                                invalid_row_handler=bad_row)
-    read = pa_csv.ReadOptions(block_size=options.block_bytes)
-    raw, stream = open_stream(source)
-    try:
-        with stream:
-            names = pa_csv.open_csv(stream, read_options=read, parse_options=parse).schema.names
-    except pa.ArrowInvalid as e:
-        if "Empty CSV file" in str(e):
-            return raw, None
-        raise FormatError(f"{source.name}: cannot be read as {_kind(source)} ({e})") from None
-    raw, stream = open_stream(source)
-    convert = pa_csv.ConvertOptions(column_types={name: pa.string() for name in names},
-                                    strings_can_be_null=False)
-    return raw, pa_csv.open_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        if self.reader is None:
+            return
+        try:
+            yield from self.reader
+        except (pa.ArrowInvalid, OSError) as e:
+            raise self._error(e) from None
+
+    def _error(self, e: Exception) -> FormatError:
+        if self.failed is not None:  # raises, naming the line
+            expected, actual = self.failed
+            self.rejects.reject(_locate_bad_row(self.source, expected),
+                                f"{actual} fields where the header has {expected}", "wrong number of fields")
+        return FormatError(f"{self.source.name}: cannot be read as {_kind(self.source)} ({e})")
 
 
 def _locate_bad_row(source: Source, expected: int) -> str:
@@ -80,11 +106,11 @@ def _kind(source: Source) -> str:
 
 def read_csv(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
     """The documents of a CSV or TSV file with a header row."""
-    raw, reader = _open_csv(source, options, rejects)
-    if reader is None:
+    reader = _CsvReader(source, options, rejects)
+    if reader.reader is None:
         return
-    _check_columns(source, reader.schema, options)
-    yield from _documents(source, _batches(source, reader), options, rejects, raw.tell)
+    _check_columns(source, reader.reader.schema, options)
+    yield from _documents(source, iter(reader), options, rejects, reader.raw.tell)
 
 
 def read_parquet(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
@@ -99,7 +125,7 @@ def read_parquet(source: Source, options: ReadOptions, rejects: Rejects) -> Iter
         raise FormatError(f"{source.name}: column {options.text_field!r} holds {text_type}, not text; "
                           f"name the text column with --text-field")
     columns = [options.text_field] + ([options.id_field] if options.id_field else [])
-    batches = parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=columns)
+    batches = _parquet_batches(source, parquet, columns)
     done = [0]
 
     def consumed() -> int:
@@ -128,11 +154,11 @@ def _check_columns(source: Source, schema: pa.Schema, options: ReadOptions) -> N
                               f"name another with {flag}")
 
 
-def _batches(source: Source, reader: Any) -> Iterator[pa.RecordBatch]:
+def _parquet_batches(source: Source, parquet: pq.ParquetFile, columns: list[str] | None) -> Iterator[pa.RecordBatch]:
     try:
-        yield from reader
+        yield from parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=columns)
     except (pa.ArrowInvalid, OSError) as e:
-        raise FormatError(f"{source.name}: cannot be read as {_kind(source)} ({e})") from None
+        raise FormatError(f"{source.name}: cannot be read as Parquet ({e})") from None
 
 
 def _documents(source: Source, batches: Iterator[pa.RecordBatch], options: ReadOptions,
@@ -194,10 +220,9 @@ def kept_table_records(source: Source, options: ReadOptions, rows: np.ndarray) -
     """The rows numbered ``rows`` (sorted, 1-based) of a CSV, TSV or Parquet file, every
     column as it was read."""
     if source.format == "parquet":
-        batches: Iterator[pa.RecordBatch] = _open_parquet(source).iter_batches(batch_size=_PARQUET_BATCH_ROWS)
+        batches: Iterator[pa.RecordBatch] = _parquet_batches(source, _open_parquet(source), None)
     else:
-        _, reader = _open_csv(source, options, Rejects("skip"))
-        batches = iter(()) if reader is None else _batches(source, reader)
+        batches = iter(_CsvReader(source, options, Rejects("skip")))
     first_row = 1
     for batch in batches:
         lo, hi = np.searchsorted(rows, [first_row, first_row + batch.num_rows])

@@ -1,0 +1,204 @@
+"""neardup.dedup on real files: every format round-trips with every field intact, bad input
+is named (file and line) or skipped and counted, and outputs are all-or-nothing."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+import pytest
+
+import neardup
+from neardup.io.sources import find_sources
+from neardup.io.writers import output_format
+
+WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi".split()
+
+
+def make_records(n: int = 30) -> list[dict]:
+    """Distinct texts, then exact and near copies of the first few, with extra fields."""
+    rng = np.random.default_rng(7)
+    records = []
+    for i in range(n):
+        words = rng.choice(WORDS, size=40).tolist()
+        records.append({"id": f"doc{i}", "text": " ".join(words), "n": str(i), "tag": "x,y" if i % 3 else "q\"z"})
+    for i in range(5):
+        copy = dict(records[i], id=f"copy{i}", n=str(100 + i))
+        copy["text"] = copy["text"].upper() + " ."
+        records.append(copy)
+    return records
+
+
+def write_input(records: list[dict], path: Path, fmt: str) -> None:
+    table = pa.Table.from_pylist(records)
+    if fmt == "parquet":
+        pq.write_table(table, path)
+    elif fmt in ("csv", "tsv"):
+        pa_csv.write_csv(table, path, pa_csv.WriteOptions(delimiter="\t" if fmt == "tsv" else ","))
+    elif fmt == "jsonl":
+        data = "".join(json.dumps(r) + "\n" for r in records).encode()
+        path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
+
+
+def read_output(path: Path, fmt: str) -> list[dict]:
+    if fmt == "parquet":
+        return pq.read_table(path).to_pylist()
+    if fmt in ("csv", "tsv"):
+        convert = pa_csv.ConvertOptions(column_types={c: pa.string() for c in ("id", "text", "n", "tag")})
+        parse = pa_csv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
+        return pa_csv.read_csv(path, parse_options=parse, convert_options=convert).to_pylist()
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return [json.loads(line) for line in f]
+
+
+@pytest.mark.parametrize("name, fmt", [("in.jsonl", "jsonl"), ("in.jsonl.gz", "jsonl"), ("in.parquet", "parquet"),
+                                       ("in.csv", "csv"), ("in.tsv", "tsv")])
+@pytest.mark.parametrize("out_name", ["kept.jsonl", "kept.parquet", "kept.csv", "kept.jsonl.zst"])
+def test_formats_round_trip_with_every_field(tmp_path, name, fmt, out_name):
+    records = make_records()
+    source = tmp_path / name
+    write_input(records, source, fmt)
+    result = neardup.dedup(source, id_field="id")
+    assert result.kept.sum() == 30 and not result.kept[30:].any()  # the copies go
+    result.write(tmp_path / out_name)
+    out_fmt = "jsonl" if "jsonl" in out_name else out_name.rsplit(".", 1)[1]
+    if out_name.endswith(".zst"):
+        import pyarrow as pa_
+
+        with pa_.input_stream(str(tmp_path / out_name), compression="zstd") as f:
+            kept = [json.loads(line) for line in f.read().decode().splitlines()]
+    else:
+        kept = read_output(tmp_path / out_name, out_fmt)
+    assert [{k: str(v) for k, v in r.items()} for r in kept] == records[:30]
+
+
+def test_jsonl_to_jsonl_copies_the_lines_byte_for_byte(tmp_path):
+    lines = ['{"text": "one two three four", "b": 1.50, "c": [1, {"d": null}]}',
+             '{"c": 2, "text": "one two three four"}',
+             '',
+             '{"text":"five six seven eight","z":"\\u00e9"}']
+    (tmp_path / "in.jsonl").write_text("\r\n".join(lines) + "\r\n")
+    result = neardup.dedup(tmp_path / "in.jsonl")
+    assert result.rows.tolist() == [1, 2, 4]  # blank lines are not documents
+    result.write(tmp_path / "out.jsonl")
+    assert (tmp_path / "out.jsonl").read_text() == lines[0] + "\n" + lines[3] + "\n"
+
+
+def test_lines_and_one_document_files(tmp_path):
+    (tmp_path / "docs.txt").write_text("a b c d e\n\nA B C D E\nf g h i j\n")
+    result = neardup.dedup(tmp_path / "docs.txt", lines=True)
+    assert result.ids == ["%s:1" % (tmp_path / "docs.txt"), "%s:3" % (tmp_path / "docs.txt"),
+                          "%s:4" % (tmp_path / "docs.txt")]
+    assert result.kept.tolist() == [True, False, True]
+    folder = tmp_path / "pages"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.txt").write_text("the same page of text here")
+    (folder / "sub" / "b.txt.gz").write_bytes(gzip.compress(b"the same page of text here!"))
+    (folder / "c.txt").write_text("another page entirely different words")
+    result = neardup.dedup(folder)
+    assert [i.split("pages/")[1] for i in result.ids] == ["a.txt", "c.txt", "sub/b.txt.gz"]
+    assert result.kept.sum() == 2
+    result.write(tmp_path / "kept")
+    assert sorted(p.name for p in (tmp_path / "kept").rglob("*") if p.is_file()) == ["a.txt", "c.txt"]
+
+
+def test_clusters_and_pairs_files(tmp_path):
+    records = make_records()
+    write_input(records, tmp_path / "in.jsonl", "jsonl")
+    result = neardup.dedup(tmp_path / "in.jsonl", id_field="id")
+    result.write(clusters=tmp_path / "c.parquet", pairs=tmp_path / "p.csv")
+    clusters = pq.read_table(tmp_path / "c.parquet").to_pylist()
+    assert {r["id"] for r in clusters} == {f"doc{i}" for i in range(5)} | {f"copy{i}" for i in range(5)}
+    assert all(r["representative"] == "doc" + r["id"][-1] for r in clusters)
+    pairs = pa_csv.read_csv(tmp_path / "p.csv").to_pylist()
+    assert sorted((p["id_a"], p["id_b"]) for p in pairs) == [(f"doc{i}", f"copy{i}") for i in range(5)]
+
+
+def bad_jsonl(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"text": "good one here"}\n{"text": "broken\n[1, 2]\n{"other": 1}\n'
+                     b'{"text": 5}\n{"text": "bad \xff byte"}\n{"text": null}\n{"text": "good two"}\n')
+    return path
+
+
+def test_a_bad_record_stops_the_run_naming_file_and_line_and_writes_nothing(tmp_path):
+    path = bad_jsonl(tmp_path)
+    with pytest.raises(neardup.FormatError, match=r"bad\.jsonl:2: not valid JSON"):
+        neardup.dedup(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
+
+
+def test_skip_leaves_bad_records_out_and_counts_each(tmp_path):
+    result = neardup.dedup(bad_jsonl(tmp_path), errors="skip")
+    assert result.rows.tolist() == [1, 8]
+    assert result.stats.skipped == 6
+    summary = result.stats.format()
+    for reason in ("not valid JSON", "not a JSON object", "no 'text' field", "text not a string",
+                   "invalid UTF-8", "'text' null"):
+        assert reason in summary
+    assert "bad.jsonl:6: not valid UTF-8" in summary
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"id,text\n1,hello world\n2,too,many\n", r"in\.csv:3: 3 fields where the header has 2"),
+    (b"", r"in\.csv: holds no documents"),
+])
+def test_bad_csv(tmp_path, content, message):
+    (tmp_path / "in.csv").write_bytes(content)
+    with pytest.raises(neardup.FormatError, match=message):
+        neardup.dedup(tmp_path / "in.csv")
+    result = neardup.dedup(tmp_path / "in.csv", errors="skip")
+    assert result.stats.skipped == 1
+
+
+def test_missing_column_and_corrupt_files(tmp_path):
+    pq.write_table(pa.table({"body": ["x"]}), tmp_path / "t.parquet")
+    with pytest.raises(neardup.FormatError, match=r"t\.parquet: no column 'text' \(columns: 'body'\)"):
+        neardup.dedup(tmp_path / "t.parquet")
+    (tmp_path / "cut.jsonl.gz").write_bytes(gzip.compress(b'{"text": "a"}\n' * 1000)[:50])
+    with pytest.raises(neardup.FormatError, match=r"cut\.jsonl\.gz: cannot be read as gzip"):
+        neardup.dedup(tmp_path / "cut.jsonl.gz")
+
+
+def test_a_document_over_the_size_limit(tmp_path):
+    big = "word " * (21 * 2**20 // 5)  # 21 MiB
+    path = tmp_path / "big.jsonl"
+    path.write_text(json.dumps({"text": "small one"}) + "\n" + json.dumps({"text": big}) + "\n")
+    with pytest.raises(neardup.FormatError, match=r"big\.jsonl:2: a text of 21\.0 MiB, over the limit of 20 MiB"):
+        neardup.dedup(path, max_document_mb=20)
+    result = neardup.dedup(path, max_document_mb=20, errors="skip", block_mb=1)
+    assert result.rows.tolist() == [1] and result.stats.skipped == 1
+
+
+def test_outputs_are_all_or_nothing(tmp_path, monkeypatch):
+    records = make_records()
+    write_input(records, tmp_path / "in.jsonl", "jsonl")
+    (tmp_path / "kept.jsonl").write_text("old\n")
+    result = neardup.dedup(tmp_path / "in.jsonl")
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(type(result), "pairs_table", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        result.write(tmp_path / "kept.jsonl", clusters=tmp_path / "c.csv", pairs=tmp_path / "p.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "kept.jsonl"]
+    assert (tmp_path / "kept.jsonl").read_text() == "old\n"
+
+
+def test_formats_and_compression_come_from_names(tmp_path):
+    for name in ("a.jsonl.gz", "b.parquet", "c.tsv", "d.txt", "e.ndjson.zst", "f.CSV.bz2"):
+        (tmp_path / name).write_bytes(b"")
+    found = {s.path.name: (s.format, s.compression) for s in find_sources([str(tmp_path)])}
+    assert found == {"a.jsonl.gz": ("jsonl", "gzip"), "b.parquet": ("parquet", None), "c.tsv": ("tsv", None),
+                     "d.txt": ("text", None), "e.ndjson.zst": ("jsonl", "zstd"), "f.CSV.bz2": ("csv", "bz2")}
+    sources = find_sources([str(tmp_path / "b.parquet"), str(tmp_path / "c.tsv")])
+    with pytest.raises(neardup.ConfigError, match="mix formats"):
+        output_format(str(tmp_path / "out"), None, sources)
+    assert output_format(str(tmp_path / "out.csv.gz"), None, sources) == ("csv", "gzip")
