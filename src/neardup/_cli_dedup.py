@@ -158,7 +158,7 @@ def _show_example(result: Any, documents: list) -> None:
         lines.append("")
         for p, doc_id in zip(members, result.ids_at(np.array(members))):
             mark = "+" if result.kept[p] else "-"
-            text = texts[doc_id]
+            text = " ".join(texts[doc_id].split())
             lines.append(f" {mark} {doc_id} (distance {result.distances[p]}): "
                          f"{text[:100]}{'...' if len(text) > 100 else ''}")
     print("\n".join(lines))
