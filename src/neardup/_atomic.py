@@ -17,19 +17,8 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
 
     Readers see the old file or the whole new one, never a part; on error the temporary file is
     removed and ``path`` is untouched."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, mode) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(target.parent)
+    with atomic_path(path) as tmp, open(tmp, mode) as f:
+        yield f
 
 
 def _fsync_dir(path: Path) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from ._errors import FormatError
+from .io.sources import _regular_files
 
 FORMATS = ("lines", "jsonl", "files")
 ERRORS = ("raise", "skip")
@@ -176,18 +177,6 @@ def _numbered(f: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
         if line.endswith(b"\n"):
             line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
         yield number, line
-
-
-def _regular_files(root: Path) -> list[str]:
-    """Relative POSIX paths of the regular files under ``root`` (symlinks to files count;
-    symlinked folders are not entered), sorted."""
-    found = []
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = Path(folder, name)
-            if path.is_file():
-                found.append(path.relative_to(root).as_posix())
-    return sorted(found)
 
 
 def _valid_id(doc_id: str) -> bool:

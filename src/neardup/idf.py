@@ -14,7 +14,7 @@ import numpy as np
 
 from ._atomic import atomic_write
 from ._errors import FormatError
-from ._kernels.simhash import unique_feature_hashes
+from ._kernels.simhash import feature_counts
 from .features import FEATURE_KINDS, char_classes
 
 IDF_FORMAT = "neardup-idf"
@@ -104,8 +104,8 @@ def fit_idf(texts: Iterable[Any], config: Any = None, *, batch_size: int = 10_00
     n_docs = 0
     for batch in _batches(texts, batch_size):
         for buffer in to_buffers(batch, config.normalize):
-            found = unique_feature_hashes(buffer.data, buffer.offsets, char_classes(), config.normalize,
-                                          FEATURE_KINDS[config.features], size, np.uint64(config.seed))
+            _, found, _ = feature_counts(buffer.data, buffer.offsets, char_classes(), config.normalize,
+                                         FEATURE_KINDS[config.features], size, np.uint64(config.seed))
             batch_keys, batch_counts = np.unique(found, return_counts=True)
             keys, counts = _merge_counts(keys, counts, batch_keys, batch_counts)
             n_docs += len(buffer)

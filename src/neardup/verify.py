@@ -15,7 +15,8 @@ import numpy as np
 from ._batch import iter_buffers
 from ._config import FingerprintConfig
 from ._errors import ConfigError
-from ._kernels.similarity import feature_counts, pair_similarity
+from ._kernels.similarity import pair_similarity
+from ._kernels.simhash import feature_counts
 from .features import FEATURE_KINDS, char_classes
 
 METRICS = ("jaccard", "cosine")

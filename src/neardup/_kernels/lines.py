@@ -14,37 +14,36 @@ _NEWLINE = 10
 _RETURN = 13
 
 
-@jit
 def split_lines(buf):
     """The lines of ``buf``: int64 ``starts`` and ``ends`` (shape (n,)), ``ends`` excluding
     the ``\\n`` or ``\\r\\n`` that closes a line, and bool ``blank`` (only spaces, tabs and
     carriage returns: JSON's whitespace). A last line without ``\\n`` counts; an empty
     ``buf`` has no lines."""
+    # numpy's vectorised compare finds the newlines several times faster than a byte loop.
+    newlines = np.flatnonzero(buf == _NEWLINE)
+    return _line_table(buf, newlines)
+
+
+@jit
+def _line_table(buf, newlines):
     n_bytes = buf.shape[0]
-    n = 0
-    for i in range(n_bytes):
-        if buf[i] == _NEWLINE:
-            n += 1
-    if n_bytes and buf[n_bytes - 1] != _NEWLINE:
-        n += 1
+    n = newlines.shape[0] + (1 if n_bytes and buf[n_bytes - 1] != _NEWLINE else 0)
     starts = np.empty(n, dtype=np.int64)
     ends = np.empty(n, dtype=np.int64)
-    blank = np.ones(n, dtype=np.bool_)
-    line = 0
+    blank = np.zeros(n, dtype=np.bool_)
     start = 0
-    for i in range(n_bytes):
-        c = buf[i]
-        if c == _NEWLINE:
-            end = i - 1 if i > start and buf[i - 1] == _RETURN else i
-            starts[line] = start
-            ends[line] = end
-            line += 1
-            start = i + 1
-        elif c != 32 and c != 9 and c != _RETURN:
-            blank[line] = False
-    if line < n:
+    for line in range(n):
+        end = newlines[line] if line < newlines.shape[0] else n_bytes
+        stop = end
+        if end > start and buf[end - 1] == _RETURN:
+            end -= 1
         starts[line] = start
-        ends[line] = n_bytes - 1 if buf[n_bytes - 1] == _RETURN else n_bytes
+        ends[line] = end
+        i = start  # a line is blank unless a byte is not whitespace: mostly the first decides
+        while i < stop and (buf[i] == 32 or buf[i] == 9 or buf[i] == _RETURN):
+            i += 1
+        blank[line] = i == stop
+        start = stop + 1
     return starts, ends, blank
 
 
@@ -59,14 +58,13 @@ def gather(buf, starts, ends, chosen, terminator):
     data = np.empty(size, dtype=np.uint8)
     offsets = np.empty(chosen.shape[0] + 1, dtype=np.int64)
     at = 0
+    t = terminator.shape[0]
     for k in range(chosen.shape[0]):
         offsets[k] = at
         i = chosen[k]
-        for b in range(starts[i], ends[i]):
-            data[at] = buf[b]
-            at += 1
-        for b in range(terminator.shape[0]):
-            data[at] = terminator[b]
-            at += 1
+        size = ends[i] - starts[i]
+        data[at:at + size] = buf[starts[i]:ends[i]]
+        data[at + size:at + size + t] = terminator
+        at += size + t
     offsets[chosen.shape[0]] = at
     return data, offsets

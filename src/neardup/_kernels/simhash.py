@@ -364,22 +364,29 @@ def fingerprint_buffer_serial(buf, offsets, classes, lower, kind, size, weightin
 
 
 @jit
-def unique_feature_hashes(buf, offsets, classes, lower, kind, size, seed):
-    """The distinct first hashes of each document's features, concatenated (uint64), for
-    document frequencies (``fit_idf``)."""
+def feature_counts(buf, offsets, classes, lower, kind, size, seed):
+    """Each document's distinct feature hashes, ascending, with how often each occurs, in
+    CSR form: (int64 doc offsets, shape (n + 1,); uint64 hashes; int64 counts)."""
     n_docs = offsets.shape[0] - 1
     tokbuf, hashes, scratch, starts, lut = _scratch(offsets, 0, n_docs, kind, lower)
-    out = np.empty(max(offsets[n_docs] - offsets[0], 1), dtype=np.uint64)
+    capacity = offsets[n_docs] - offsets[0] + n_docs  # at most one feature per byte, or one
+    out_hashes = np.empty(capacity, dtype=np.uint64)
+    out_counts = np.empty(capacity, dtype=np.int64)
+    doc_offsets = np.zeros(n_docs + 1, dtype=np.int64)
     total = 0
     for d in range(n_docs):
         n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lut, kind, size, seed,
                             tokbuf, scratch, starts, hashes)
         hashes[:n].sort()
         for j in range(n):
-            if j == 0 or hashes[j] != hashes[j - 1]:
-                out[total] = hashes[j]
+            if j > 0 and hashes[j] == hashes[j - 1]:
+                out_counts[total - 1] += 1
+            else:
+                out_hashes[total] = hashes[j]
+                out_counts[total] = 1
                 total += 1
-    return out[:total]
+        doc_offsets[d + 1] = total
+    return doc_offsets, out_hashes[:total].copy(), out_counts[:total].copy()
 
 
 @jit

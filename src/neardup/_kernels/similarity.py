@@ -9,33 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
-from .simhash import _feature_hashes, _scratch
-
-
-@jit
-def feature_counts(buf, offsets, classes, lower, kind, size, seed):
-    """Each document's distinct feature hashes, ascending, with how often each occurs, in
-    CSR form: (int64 doc offsets, shape (n + 1,); uint64 hashes; int64 counts)."""
-    n_docs = offsets.shape[0] - 1
-    tokbuf, hashes, scratch, starts, lut = _scratch(offsets, 0, n_docs, kind, lower)
-    capacity = offsets[n_docs] - offsets[0] + n_docs  # at most one feature per byte, or one
-    out_hashes = np.empty(capacity, dtype=np.uint64)
-    out_counts = np.empty(capacity, dtype=np.int64)
-    doc_offsets = np.zeros(n_docs + 1, dtype=np.int64)
-    total = 0
-    for d in range(n_docs):
-        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lut, kind, size, seed,
-                            tokbuf, scratch, starts, hashes)
-        hashes[:n].sort()
-        for j in range(n):
-            if j > 0 and hashes[j] == hashes[j - 1]:
-                out_counts[total - 1] += 1
-            else:
-                out_hashes[total] = hashes[j]
-                out_counts[total] = 1
-                total += 1
-        doc_offsets[d + 1] = total
-    return doc_offsets, out_hashes[:total].copy(), out_counts[:total].copy()
 
 
 @jit
