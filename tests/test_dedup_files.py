@@ -176,6 +176,19 @@ def test_a_document_over_the_size_limit(tmp_path):
     assert result.rows.tolist() == [1] and result.stats.skipped == 1
 
 
+def test_a_100_mb_document_is_refused_by_default_without_holding_the_line(tmp_path):
+    path = tmp_path / "huge.txt"
+    with open(path, "wb") as f:
+        f.write(b"first line of words\n")
+        for _ in range(100):
+            f.write(b"x " * (2**19))  # 100 MiB without a line break
+        f.write(b"\nlast line of words\n")
+    with pytest.raises(neardup.FormatError, match=r"huge\.txt:2: a line of over 33 MiB"):
+        neardup.dedup(path, lines=True)
+    result = neardup.dedup(path, lines=True, errors="skip")
+    assert result.rows.tolist() == [1, 3] and result.stats.skipped == 1
+
+
 def test_outputs_are_all_or_nothing(tmp_path, monkeypatch):
     records = make_records()
     write_input(records, tmp_path / "in.jsonl", "jsonl")
