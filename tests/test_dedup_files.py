@@ -12,6 +12,8 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import neardup
 from neardup.io.sources import find_sources
@@ -83,11 +85,31 @@ def test_jsonl_to_jsonl_copies_the_lines_byte_for_byte(tmp_path):
              '{"c": 2, "text": "one two three four"}',
              '',
              '{"text":"five six seven eight","z":"\\u00e9"}']
-    (tmp_path / "in.jsonl").write_text("\r\n".join(lines) + "\r\n")
+    (tmp_path / "in.jsonl").write_bytes(("\r\n".join(lines)).encode())  # no break after the last
     result = neardup.dedup(tmp_path / "in.jsonl")
     assert result.rows.tolist() == [1, 2, 4]  # blank lines are not documents
     result.write(tmp_path / "out.jsonl")
-    assert (tmp_path / "out.jsonl").read_text() == lines[0] + "\n" + lines[3] + "\n"
+    assert (tmp_path / "out.jsonl").read_bytes() == (lines[0] + "\r\n" + lines[3] + "\n").encode()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from(["\n", "\r\n"])), min_size=1, max_size=40),
+       st.sampled_from([".jsonl", ".jsonl.gz"]), st.sampled_from([1e-4, 2e-4, 16]), st.booleans())
+def test_kept_jsonl_is_the_kept_lines_whatever_the_blocks(tmp_path_factory, docs, suffix, block_mb, last_break):
+    folder = tmp_path_factory.mktemp("spans")
+    lines = [json.dumps({"text": " ".join(WORDS[t:t + 8]) + f" {i % 3}", "i": i}) + end
+             for i, (t, end) in enumerate(docs)]
+    data = "".join(lines)
+    if not last_break:
+        data = data.rstrip("\r\n")
+    path = folder / f"in{suffix}"
+    path.write_bytes(gzip.compress(data.encode()) if suffix.endswith(".gz") else data.encode())
+    result = neardup.dedup(path, block_mb=block_mb, max_distance=0)
+    result.write(folder / "out.jsonl")
+    kept = [line for line, k in zip(data.splitlines(keepends=True), result.kept) if k]
+    expected = "".join(kept) if kept[-1].endswith("\n") else "".join(kept) + "\n"
+    assert (folder / "out.jsonl").read_bytes() == expected.encode()
+    assert result.kept.sum() == len({(t, i % 3) for i, (t, _) in enumerate(docs)})
 
 
 def test_lines_and_one_document_files(tmp_path):

@@ -136,6 +136,9 @@ def _from_arrow_array(array: Any, normalize_text: bool, errors: str) -> TextBuff
 def _prepare_flagged(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
     """Normalise or repair, in Python, just the documents that need it (non-ASCII ones when
     normalising, invalid UTF-8 otherwise); every other document keeps its bytes in place."""
+    text = buffer.data[buffer.offsets[0]:buffer.offsets[-1]]
+    if text.size == 0 or text.max() < 0x80:
+        return buffer  # all ASCII (numpy's max runs at memory speed): nothing to prepare
     flagged = needs_python(buffer.data, buffer.offsets, normalize_text) & ~buffer.skipped
     if not flagged.any():
         return buffer

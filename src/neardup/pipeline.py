@@ -114,6 +114,7 @@ class DedupResult:
     _ids: Any = field(repr=False)
     _lengths: np.ndarray = field(repr=False)
     _against_index: HammingIndex | None = field(default=None, repr=False)
+    _spans: np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return self.kept.shape[0]
@@ -219,7 +220,8 @@ class DedupResult:
             done = 0
             for position, source in enumerate(corpus.sources):
                 if bounds[position + 1] > bounds[position]:
-                    _write_kept(source, rows[bounds[position]:bounds[position + 1]], writer, folder,
+                    piece = slice(bounds[position], bounds[position + 1])
+                    _write_kept(source, rows[piece], self._spans[at[piece]], writer, folder,
                                 corpus.options, written)
                     done += source.size
                     stage.update(done, int(bounds[position + 1] - bounds[position]))
@@ -292,7 +294,8 @@ def dedup(data: Any, *, max_distance: int | None = None, similarity: float | Non
     rejects = Rejects(errors)
     stats = DedupStats(input_bytes=corpus.total_bytes or 0)
 
-    fps, lengths, rows, owners, ids = _fingerprint_all(corpus, Fingerprinter(config), rejects, progress, n_jobs)
+    fps, lengths, rows, owners, ids, spans = _fingerprint_all(corpus, Fingerprinter(config), rejects,
+                                                              progress, n_jobs)
     n = len(rows)
     with progress.stage("pairs", unit="pairs"):
         index = HammingIndex(bits=config.bits, max_distance=k)
@@ -333,7 +336,7 @@ def dedup(data: Any, *, max_distance: int | None = None, similarity: float | Non
     stats.seconds = progress.seconds
     result = DedupResult(config, k, fps, kept, labels.astype(np.int64), representatives, distances,
                          (first, second, distance), pair_similarity, matched, rows, stats,
-                         corpus, owners, ids, lengths, against_index)
+                         corpus, owners, ids, lengths, against_index, spans)
     return result
 
 
@@ -367,9 +370,10 @@ def _open_against(against: Any, config: FingerprintConfig, k: int) -> HammingInd
 
 
 def _fingerprint_all(corpus: Any, fingerprinter: Fingerprinter, rejects: Rejects, progress: Progress,
-                     n_jobs: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any]:
-    """(fingerprints, text lengths in bytes, rows, source positions, ids or None)."""
-    fps, lengths, rows, owners, ids = [], [], [], [], []
+                     n_jobs: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray]:
+    """(fingerprints, text lengths in bytes, rows, source positions, ids or None, spans: -1
+    where a source is not line-based)."""
+    fps, lengths, rows, owners, ids, spans = [], [], [], [], [], []
     with progress.stage("read + fingerprint", total=corpus.total_bytes) as stage:
         for batch, owner in corpus.batches(rejects):
             fps.append(fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs))
@@ -379,6 +383,7 @@ def _fingerprint_all(corpus: Any, fingerprinter: Fingerprinter, rejects: Rejects
                           else owner.astype(np.int32))
             if batch.ids is not None:
                 ids.append(batch.ids)
+            spans.append(batch.spans if batch.spans is not None else np.full((len(batch), 2), -1, np.int64))
             stage.update(batch.consumed, len(batch))
     words = fingerprinter.config.bits // 64
     empty_fps = np.zeros((0,) if words == 1 else (0, 2), dtype=np.uint64)
@@ -386,7 +391,8 @@ def _fingerprint_all(corpus: Any, fingerprinter: Fingerprinter, rejects: Rejects
             np.concatenate(lengths) if lengths else np.zeros(0, np.int64),
             np.concatenate(rows) if rows else np.zeros(0, np.int64),
             np.concatenate(owners) if owners else np.zeros(0, np.int32),
-            pa.chunked_array(ids, pa.string()) if ids else None)
+            pa.chunked_array(ids, pa.string()) if ids else None,
+            np.concatenate(spans) if spans else np.zeros((0, 2), np.int64))
 
 
 def _text_lengths(texts: Any) -> np.ndarray:

@@ -38,12 +38,15 @@ class Batch:
             Parquet) in its file; 0 for a file that is one document.
         ids: pyarrow string array of the id field's values, or None without an id field.
         consumed: bytes of the file on disk read so far, for progress.
+        spans: for line-based files, int64 shape (n, 2): each document's line, its line
+            break included, as [start, end) in the decompressed file; else None.
     """
 
     texts: Any
     rows: np.ndarray
     ids: Any
     consumed: int
+    spans: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.rows)

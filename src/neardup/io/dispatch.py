@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .batch import Batch, ReadOptions
 from .files import read_file_bytes, read_text_files
-from .lines import kept_lines, kept_records, read_jsonl, read_lines
+from .lines import copy_spans, kept_records, read_jsonl, read_lines
 from .rejects import Rejects
 from .sources import Source
 from .tables import kept_table_records, read_csv, read_parquet
@@ -43,10 +43,11 @@ def read_documents(sources: list[Source], options: ReadOptions,
         position += 1
 
 
-def write_kept(source: Source, rows: np.ndarray, writer: TableWriter | None, folder: Path | None,
-               options: ReadOptions, written: set[str]) -> None:
-    """Append the kept documents of ``source`` (their sorted ``rows``) to the output: raw
-    lines when the formats match, else records; one-document files are copied to ``folder``."""
+def write_kept(source: Source, rows: np.ndarray, spans: np.ndarray, writer: TableWriter | None,
+               folder: Path | None, options: ReadOptions, written: set[str]) -> None:
+    """Append the kept documents of ``source`` (their sorted ``rows``, and their ``spans``
+    for line-based files) to the output: the lines as they are when the formats match, else
+    records; one-document files are copied to ``folder``."""
     if source.format == "text":
         if folder is not None:
             copy_file(source, folder, written)
@@ -56,7 +57,7 @@ def write_kept(source: Source, rows: np.ndarray, writer: TableWriter | None, fol
         return
     assert writer is not None
     if source.format in ("jsonl", "lines") and writer.format == source.format:
-        for piece in kept_lines(source, options, rows):
+        for piece in copy_spans(source, spans, options):
             writer.write_bytes(piece)
         return
     records = kept_records if source.format in ("jsonl", "lines") else kept_table_records

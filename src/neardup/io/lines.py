@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -38,13 +38,23 @@ def open_stream(source: Source) -> tuple[pa.NativeFile, pa.NativeFile]:
     return raw, pa.CompressedInputStream(raw, source.compression)
 
 
-def line_blocks(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[tuple[bytes, int, int]]:
-    """(block, number of its first line, bytes read on disk) for consecutive blocks of whole
-    lines. A line longer than the document limit allows is rejected and passed over without
-    being held in memory; its number is still counted."""
+class Block(NamedTuple):
+    """Whole lines of a file: ``data``, the number of its first line, its offset in the
+    (decompressed) file, and the bytes read on disk so far."""
+
+    data: bytes
+    first_line: int
+    offset: int
+    consumed: int
+
+
+def line_blocks(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Block]:
+    """Consecutive blocks of whole lines. A line longer than the document limit allows is
+    rejected and passed over without being held in memory; its number is still counted."""
     limit = options.max_document_bytes + _LINE_SLACK
     raw, stream = open_stream(source)
     line = 1
+    offset = 0  # of carry, in the decompressed file
     carry = b""
     skipping = False
     try:
@@ -52,6 +62,7 @@ def line_blocks(source: Source, options: ReadOptions, rejects: Rejects) -> Itera
             while chunk := stream.read(options.block_bytes):
                 if skipping:
                     end = chunk.find(b"\n")
+                    offset += len(chunk) if end < 0 else end + 1
                     if end < 0:
                         continue
                     chunk, skipping, line = chunk[end + 1:], False, line + 1
@@ -60,14 +71,16 @@ def line_blocks(source: Source, options: ReadOptions, rejects: Rejects) -> Itera
                 if cut == 0 and len(data) > limit:
                     rejects.reject(f"{source.name}:{line}", f"a line of over {limit >> 20} MiB, over the "
                                    f"document limit (--max-document-mb)", "document too large")
+                    offset += len(data)
                     carry, skipping = b"", True
                     continue
                 carry = data[cut:]
                 if cut:
-                    yield data[:cut], line, raw.tell()
+                    yield Block(data[:cut], line, offset, raw.tell())
                     line += data.count(b"\n", 0, cut)
+                    offset += cut
             if carry and not skipping:
-                yield carry, line, raw.tell()
+                yield Block(carry, line, offset, raw.tell())
     except (OSError, pa.ArrowInvalid) as e:  # a corrupt or cut compressed stream
         raise FormatError(f"{source.name}: cannot be read as {source.compression or 'plain'} "
                           f"data ({e})") from None
@@ -82,18 +95,19 @@ class JsonlParser:
         self.rejects = rejects
         self.id_type = pa.string()  # becomes int64 once a block's ids turn out to be numbers
 
-    def parse(self, block: bytes, first_line: int, consumed: int) -> Batch | None:
-        buf = np.frombuffer(block, dtype=np.uint8)
+    def parse(self, block: Block) -> Batch | None:
+        buf = np.frombuffer(block.data, dtype=np.uint8)
         starts, ends, blank = split_lines(buf)
         records = np.flatnonzero(~blank)
         if records.size == 0:
             return None
-        numbers = first_line + records
-        table = self._parse_fast(block, records.size)
+        numbers = block.first_line + records
+        spans = line_spans(block, starts, records)
+        table = self._parse_fast(block.data, records.size)
         if table is None:
-            return self._parse_slow(block, starts[records], ends[records], numbers, consumed)
+            return self._parse_slow(block, starts[records], ends[records], numbers, spans)
         ids = table.column(1).cast(pa.string()) if self.options.id_field else None
-        return Batch(table.column(0), numbers, ids, consumed)
+        return Batch(table.column(0), numbers, ids, block.consumed, spans)
 
     def _parse_fast(self, block: bytes, n_records: int) -> pa.Table | None:
         """pyarrow's table of the block, or None if any line needs a closer look."""
@@ -122,21 +136,21 @@ class JsonlParser:
             return None
         return table
 
-    def _parse_slow(self, block: bytes, starts: np.ndarray, ends: np.ndarray, numbers: np.ndarray,
-                    consumed: int) -> Batch | None:
+    def _parse_slow(self, block: Block, starts: np.ndarray, ends: np.ndarray, numbers: np.ndarray,
+                    spans: np.ndarray) -> Batch | None:
         texts: list[str] = []
         ids: list[str] = []
-        rows: list[int] = []
-        for start, end, number in zip(starts.tolist(), ends.tolist(), numbers.tolist()):
-            found = self._record(block[start:end], f"{self.source.name}:{number}")
+        good: list[int] = []
+        for k, (start, end, number) in enumerate(zip(starts.tolist(), ends.tolist(), numbers.tolist())):
+            found = self._record(block.data[start:end], f"{self.source.name}:{number}")
             if found is not None:
                 texts.append(found[0])
                 ids.append(found[1])
-                rows.append(number)
-        if not rows:
+                good.append(k)
+        if not good:
             return None
-        return Batch(_string_array(texts), np.array(rows, dtype=np.int64),
-                     pa.array(ids, pa.string()) if self.options.id_field else None, consumed)
+        return Batch(_string_array(texts), numbers[good],
+                     pa.array(ids, pa.string()) if self.options.id_field else None, block.consumed, spans[good])
 
     def _record(self, line: bytes, where: str) -> tuple[str, str] | None:
         reject = self.rejects.reject
@@ -185,15 +199,15 @@ class JsonlParser:
 def read_jsonl(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
     """The documents of a JSONL file: one JSON object per line; blank lines are skipped."""
     parser = JsonlParser(source, options, rejects)
-    for block, first_line, consumed in line_blocks(source, options, rejects):
-        if (batch := parser.parse(block, first_line, consumed)) is not None:
+    for block in line_blocks(source, options, rejects):
+        if (batch := parser.parse(block)) is not None:
             yield batch
 
 
 def read_lines(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
     """The documents of a text file with one per line (blank lines are not documents)."""
-    for block, first_line, consumed in line_blocks(source, options, rejects):
-        buf = np.frombuffer(block, dtype=np.uint8)
+    for block in line_blocks(source, options, rejects):
+        buf = np.frombuffer(block.data, dtype=np.uint8)
         starts, ends, blank = split_lines(buf)
         records = np.flatnonzero(~blank)
         too_long = (ends[records] - starts[records]) > options.max_document_bytes
@@ -205,12 +219,12 @@ def read_lines(source: Source, options: ReadOptions, rejects: Rejects) -> Iterat
                                           [None, pa.py_buffer(offsets), pa.py_buffer(data)])
             texts = texts.cast(pa.large_string())  # checks UTF-8
         except (ValueError, pa.ArrowInvalid):
-            records = _check_lines(block, starts, ends, records, first_line, source, options, rejects)
+            records = _check_lines(block.data, starts, ends, records, block.first_line, source, options, rejects)
             data, offsets = gather(buf, starts, ends, records, _NO_BYTES)
             texts = pa.Array.from_buffers(pa.large_string(), records.size,
                                           [None, pa.py_buffer(offsets), pa.py_buffer(data)])
         if records.size:
-            yield Batch(texts, first_line + records, None, consumed)
+            yield Batch(texts, block.first_line + records, None, block.consumed, line_spans(block, starts, records))
 
 
 def _check_lines(block: bytes, starts: np.ndarray, ends: np.ndarray, records: np.ndarray,
@@ -238,13 +252,55 @@ def _check_lines(block: bytes, starts: np.ndarray, ends: np.ndarray, records: np
 def kept_lines(source: Source, options: ReadOptions, rows: np.ndarray) -> Iterator[memoryview]:
     """The lines numbered ``rows`` (sorted, 1-based) of a line-based file, each ending in
     ``\\n``, exactly as they are in the file otherwise."""
-    for block, first_line, _ in line_blocks(source, options, Rejects("skip")):
-        buf = np.frombuffer(block, dtype=np.uint8)
+    for block in line_blocks(source, options, Rejects("skip")):
+        buf = np.frombuffer(block.data, dtype=np.uint8)
         starts, ends, _ = split_lines(buf)
-        lo, hi = np.searchsorted(rows, [first_line, first_line + starts.size])
+        lo, hi = np.searchsorted(rows, [block.first_line, block.first_line + starts.size])
         if hi > lo:
-            data, _ = gather(buf, starts, ends, rows[lo:hi] - first_line, _NEWLINE)
+            data, _ = gather(buf, starts, ends, rows[lo:hi] - block.first_line, _NEWLINE)
             yield memoryview(data)
+
+
+def line_spans(block: Block, starts: np.ndarray, records: np.ndarray) -> np.ndarray:
+    """int64, shape (len(records), 2): where each record's line, its line break included,
+    starts and ends in the decompressed file."""
+    next_starts = np.append(starts[1:], len(block.data))
+    return np.stack([block.offset + starts[records], block.offset + next_starts[records]], axis=1)
+
+
+def copy_spans(source: Source, spans: np.ndarray, options: ReadOptions) -> Iterator[Any]:
+    """The bytes of ``spans`` (sorted, disjoint [start, end) ranges of the decompressed file),
+    read a block at a time; adjacent spans are copied as one run, and a last line without
+    a line break gets one. This is the kept-JSONL writer: no line is parsed or split again."""
+    if not len(spans):
+        return
+    breaks = np.flatnonzero(spans[1:, 0] != spans[:-1, 1]) + 1
+    run_starts = spans[np.append(0, breaks), 0]
+    run_ends = spans[np.append(breaks - 1, len(spans) - 1), 1]
+    raw, stream = open_stream(source)
+    seekable = source.compression is None
+    run, offset, last = 0, 0, b"\n"
+    with stream:
+        while run < len(run_starts):
+            if seekable and run_starts[run] > offset:
+                stream.seek(int(run_starts[run]))  # pass over removed documents unread
+                offset = int(run_starts[run])
+            block = stream.read(options.block_bytes)
+            if not block:
+                break
+            end = offset + len(block)
+            stop = int(np.searchsorted(run_starts, end))  # runs that begin in this block or before
+            if stop > run:
+                buf = np.frombuffer(block, dtype=np.uint8)
+                firsts = np.maximum(run_starts[run:stop], offset) - offset
+                lasts = np.minimum(run_ends[run:stop], end) - offset
+                data, _ = gather(buf, firsts, lasts, np.arange(stop - run), _NO_BYTES)
+                yield memoryview(data)
+                last = block[int(lasts[-1]) - 1:int(lasts[-1])] if lasts[-1] > 0 else last
+            run += int(np.searchsorted(run_ends[run:stop], end, side="right"))
+            offset = end
+    if last != b"\n":
+        yield b"\n"
 
 
 def kept_records(source: Source, options: ReadOptions, rows: np.ndarray) -> Iterator[pa.RecordBatch]:

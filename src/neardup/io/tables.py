@@ -141,7 +141,8 @@ def read_parquet(source: Source, options: ReadOptions, rejects: Rejects) -> Iter
 
 def _open_parquet(source: Source) -> pq.ParquetFile:
     try:
-        return pq.ParquetFile(source.path)
+        # pre_buffer would keep every column chunk read so far: memory grows with the file.
+        return pq.ParquetFile(source.path, pre_buffer=False)
     except (pa.ArrowInvalid, OSError) as e:
         raise FormatError(f"{source.name}: not a readable Parquet file ({e})") from None
 
