@@ -26,7 +26,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import random
 import re
 import resource
@@ -40,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from _common import machine_info
 
 MB = 1e6
 
@@ -97,7 +98,7 @@ _CODAS = ("", "", "", "", "", "", "n", "r", "s", "t", "l", "m", "n", "r", "nd", 
 _SUFFIXES = ("", "", "", "", "", "s", "s", "ed", "ing", "er", "ly", "tion", "ment", "ness", "al")
 
 
-def _vocabulary(size: int, rng: random.Random) -> list[str]:
+def vocabulary(size: int, rng: random.Random) -> list[str]:
     """``size`` distinct English-looking words, most frequent first: real function words, then
     syllable-built words growing longer with rank (as in English), ~4% capitalised names and
     ~0.5% numbers."""
@@ -127,7 +128,7 @@ def generated_corpus(target_mb: float, seed: int, vocab_size: int = 100_000,
     (p(rank) ~ 1 / (rank + 2.7)^s, Mandelbrot's fit to English), in sentences with capitals,
     commas, quotes and paragraphs. Deterministic in ``seed``; ASCII only."""
     rng = np.random.default_rng(seed)
-    vocab = _vocabulary(vocab_size, random.Random(seed))
+    vocab = vocabulary(vocab_size, random.Random(seed))
     lower = np.array(vocab, dtype=object)
     capital = np.array([w[:1].upper() + w[1:] for w in vocab], dtype=object)
     weights = 1.0 / (np.arange(vocab_size) + 2.7) ** zipf_s
@@ -592,32 +593,6 @@ def _print_corpus_summary(name: str, res: dict[str, Any]) -> None:
               f"then the input); peak {m['peak_mb']:.0f} MiB")
 
 
-def machine_info() -> dict[str, Any]:
-    import numba
-
-    import neardup
-
-    info = {"python": platform.python_version(), "implementation": platform.python_implementation(),
-            "platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-            "cpu_count": os.cpu_count(), "cpus_available": len(os.sched_getaffinity(0)),
-            "numba": numba.__version__, "numpy": np.__version__,
-            "numba_threads": numba.config.NUMBA_NUM_THREADS,
-            "neardup": neardup.__version__}
-    try:
-        with open("/proc/cpuinfo") as f:
-            info["cpu_model"] = next((line.split(":", 1)[1].strip() for line in f
-                                      if line.startswith("model name")), None)
-    except OSError:
-        pass
-    for module in ("pyarrow", "simhash", "gaoya"):
-        try:
-            from importlib.metadata import version
-            info[module] = version(module)
-        except Exception:
-            info[module] = None
-    return info
-
-
 def _load_peers(no_peers: bool) -> dict[str, Any]:
     peers: dict[str, Any] = {}
     if no_peers:
@@ -668,7 +643,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results["startup"]["parent_warmup_s"] = time.perf_counter() - t
         import numba
 
-        results["machine"] = machine_info()
+        results["machine"] = machine_info(("pyarrow", "simhash", "gaoya"))
         results["machine"]["threading_layer"] = numba.threading_layer()
         all_threads = numba.config.NUMBA_NUM_THREADS
         peers = _load_peers(args.no_peers)

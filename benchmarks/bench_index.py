@@ -36,7 +36,6 @@ import gc
 import json
 import math
 import os
-import platform
 import resource
 import shutil
 import subprocess
@@ -47,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from _common import machine_info, meminfo_bytes
 
 K = 3
 BITS = 64
@@ -127,17 +128,6 @@ def reset_peak() -> bool:
         return True
     except OSError:
         return False
-
-
-def meminfo_bytes(field: str) -> int | None:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 def estimated_peak_bytes(n: int, num_tables: int) -> int:
@@ -531,25 +521,6 @@ def targets(results: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def machine_info() -> dict[str, Any]:
-    import numba
-
-    import neardup
-
-    info = {"python": platform.python_version(), "platform": platform.platform(),
-            "cpus_available": len(os.sched_getaffinity(0)), "numba": numba.__version__,
-            "numpy": np.__version__, "numba_threads": numba.config.NUMBA_NUM_THREADS,
-            "neardup": neardup.__version__, "mem_total_bytes": meminfo_bytes("MemTotal"),
-            "mem_available_bytes": meminfo_bytes("MemAvailable")}
-    try:
-        with open("/proc/cpuinfo") as f:
-            info["cpu_model"] = next((line.split(":", 1)[1].strip() for line in f
-                                      if line.startswith("model name")), None)
-    except OSError:
-        pass
-    return info
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="CI size: N = 100k and 1M")
@@ -594,7 +565,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             ix.pairs()
         import numba
 
-        results["machine"] = machine_info()
+        results["machine"] = machine_info(())
         results["machine"]["threading_layer"] = numba.threading_layer()
         threads = numba.config.NUMBA_NUM_THREADS
         results["has_save_open"] = hasattr(neardup.HammingIndex, "open")
