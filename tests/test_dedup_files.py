@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import neardup
+import neardup.io.lines as lines_module
 from neardup.io.sources import find_sources
 from neardup.io.writers import output_format
 
@@ -94,8 +95,10 @@ def test_jsonl_to_jsonl_copies_the_lines_byte_for_byte(tmp_path):
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from(["\n", "\r\n"])), min_size=1, max_size=40),
-       st.sampled_from([".jsonl", ".jsonl.gz"]), st.sampled_from([1e-4, 2e-4, 16]), st.booleans())
-def test_kept_jsonl_is_the_kept_lines_whatever_the_blocks(tmp_path_factory, docs, suffix, block_mb, last_break):
+       st.sampled_from([".jsonl", ".jsonl.gz"]), st.sampled_from([1e-4, 2e-4, 16]), st.booleans(),
+       st.sampled_from([0, 256]))
+def test_kept_jsonl_is_the_kept_lines_whatever_the_blocks(tmp_path_factory, docs, suffix, block_mb, last_break,
+                                                         max_slices):
     folder = tmp_path_factory.mktemp("spans")
     lines = [json.dumps({"text": " ".join(WORDS[t:t + 8]) + f" {i % 3}", "i": i}) + end
              for i, (t, end) in enumerate(docs)]
@@ -105,7 +108,11 @@ def test_kept_jsonl_is_the_kept_lines_whatever_the_blocks(tmp_path_factory, docs
     path = folder / f"in{suffix}"
     path.write_bytes(gzip.compress(data.encode()) if suffix.endswith(".gz") else data.encode())
     result = neardup.dedup(path, block_mb=block_mb, max_distance=0)
-    result.write(folder / "out.jsonl")
+    saved, lines_module._MAX_SLICES = lines_module._MAX_SLICES, max_slices  # 0: always one copy
+    try:
+        result.write(folder / "out.jsonl")
+    finally:
+        lines_module._MAX_SLICES = saved
     kept = [line for line, k in zip(data.splitlines(keepends=True), result.kept) if k]
     expected = "".join(kept) if kept[-1].endswith("\n") else "".join(kept) + "\n"
     assert (folder / "out.jsonl").read_bytes() == expected.encode()

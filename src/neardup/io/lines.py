@@ -27,7 +27,8 @@ from .sources import Source
 _NO_BYTES = np.zeros(0, dtype=np.uint8)
 _NEWLINE = np.frombuffer(b"\n", dtype=np.uint8)
 _SURROGATES = re.compile("[\ud800-\udfff]")
-_LINE_SLACK = 1 << 20  # room for a JSONL record's other fields beside a text at the size limit
+_LINE_SLACK = 1 << 20
+_MAX_SLICES = 256  # room for a JSONL record's other fields beside a text at the size limit
 
 
 def open_stream(source: Source) -> tuple[pa.NativeFile, pa.NativeFile]:
@@ -77,7 +78,8 @@ def line_blocks(source: Source, options: ReadOptions, rejects: Rejects) -> Itera
                 carry = data[cut:]
                 if cut:
                     yield Block(data[:cut], line, offset, raw.tell())
-                    line += data.count(b"\n", 0, cut)
+                    # numpy counts at memory speed, bytes.count at a third of it
+                    line += int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8, count=cut) == 10))
                     offset += cut
             if carry and not skipping:
                 yield Block(carry, line, offset, raw.tell())
@@ -291,11 +293,16 @@ def copy_spans(source: Source, spans: np.ndarray, options: ReadOptions) -> Itera
             end = offset + len(block)
             stop = int(np.searchsorted(run_starts, end))  # runs that begin in this block or before
             if stop > run:
-                buf = np.frombuffer(block, dtype=np.uint8)
                 firsts = np.maximum(run_starts[run:stop], offset) - offset
                 lasts = np.minimum(run_ends[run:stop], end) - offset
-                data, _ = gather(buf, firsts, lasts, np.arange(stop - run), _NO_BYTES)
-                yield memoryview(data)
+                if stop - run > _MAX_SLICES:  # many short runs: one copy beats many writes
+                    data, _ = gather(np.frombuffer(block, dtype=np.uint8), firsts, lasts,
+                                     np.arange(stop - run), _NO_BYTES)
+                    yield memoryview(data)
+                else:  # a few long runs: written straight from the block read
+                    view = memoryview(block)
+                    for first, after in zip(firsts.tolist(), lasts.tolist()):
+                        yield view[first:after]
                 last = block[int(lasts[-1]) - 1:int(lasts[-1])] if lasts[-1] > 0 else last
             run += int(np.searchsorted(run_ends[run:stop], end, side="right"))
             offset = end
