@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -28,7 +30,8 @@ _NO_BYTES = np.zeros(0, dtype=np.uint8)
 _NEWLINE = np.frombuffer(b"\n", dtype=np.uint8)
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _LINE_SLACK = 1 << 20
-_MAX_SLICES = 256  # room for a JSONL record's other fields beside a text at the size limit
+_MAX_SLICES = 256
+_PARSERS = 2  # room for a JSONL record's other fields beside a text at the size limit
 
 
 def open_stream(source: Source) -> tuple[pa.NativeFile, pa.NativeFile]:
@@ -118,7 +121,7 @@ class JsonlParser:
             fields = [(text_field, pa.string())] + ([(id_field, id_type)] if id_field else [])
             try:
                 table = pa_json.read_json(pa.BufferReader(block), read_options=pa_json.ReadOptions(
-                    block_size=max(len(block) // 4, 1 << 20) + 1), parse_options=pa_json.ParseOptions(
+                    use_threads=False, block_size=len(block) + 1), parse_options=pa_json.ParseOptions(
                     explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore"))
             except pa.ArrowInvalid as e:
                 if id_field and f"Column(/{id_field}) changed from string to number" in str(e):
@@ -199,11 +202,21 @@ class JsonlParser:
 
 
 def read_jsonl(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
-    """The documents of a JSONL file: one JSON object per line; blank lines are skipped."""
+    """The documents of a JSONL file: one JSON object per line; blank lines are skipped.
+
+    Blocks are parsed two at a time, each on one thread: the parts of a parse pyarrow does
+    not spread over its threads (finding lines, checks) then overlap too."""
     parser = JsonlParser(source, options, rejects)
-    for block in line_blocks(source, options, rejects):
-        if (batch := parser.parse(block)) is not None:
-            yield batch
+    pending: deque = deque()
+    with ThreadPoolExecutor(_PARSERS, thread_name_prefix="neardup-jsonl") as pool:
+        for block in line_blocks(source, options, rejects):
+            pending.append(pool.submit(parser.parse, block))
+            if len(pending) > _PARSERS:
+                if (batch := pending.popleft().result()) is not None:
+                    yield batch
+        while pending:
+            if (batch := pending.popleft().result()) is not None:
+                yield batch
 
 
 def read_lines(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:

@@ -3,6 +3,7 @@ out and account for it."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 
 from .._errors import FormatError
@@ -27,6 +28,7 @@ class Rejects:
         self.count = 0
         self.reasons: Counter[str] = Counter()
         self.examples: list[str] = []
+        self._lock = threading.Lock()  # JSONL blocks are parsed on two threads
 
     def reject(self, where: str, problem: str, reason: str) -> None:
         """Record that the record at ``where`` (``file:line``) is bad, or raise.
@@ -38,10 +40,11 @@ class Rejects:
         message = f"{where}: {problem}"
         if self.errors == "raise":
             raise FormatError(f"{message}; fix it, or skip bad records (--on-error skip, errors='skip')")
-        self.count += 1
-        self.reasons[reason] += 1
-        if len(self.examples) < self.keep_examples:
-            self.examples.append(message)
+        with self._lock:
+            self.count += 1
+            self.reasons[reason] += 1
+            if len(self.examples) < self.keep_examples:
+                self.examples.append(message)
 
     def summary(self) -> str:
         """One line per reason, then the first examples."""
