@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import resource
+import time
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,3 +52,16 @@ def machine_info(packages: tuple[str, ...] = ()) -> dict[str, Any]:
     except OSError:
         pass
     return info
+
+
+def finish(results: dict[str, Any], started: float, json_path: str | None,
+           footer: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Close a run: this process's peak RSS and wall time into ``results``, the footer
+    printed, the results written to ``json_path`` (if any) and printed as one RESULT line."""
+    results["parent_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    results["wall_s"] = time.perf_counter() - started
+    footer(results)
+    if json_path:
+        Path(json_path).write_text(json.dumps(results, indent=1) + "\n")
+    print("RESULT " + json.dumps(results, separators=(",", ":")))
+    return results

@@ -36,7 +36,6 @@ import json
 import os
 import random
 import re
-import resource
 import shlex
 import shutil
 import subprocess
@@ -48,7 +47,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_info  # noqa: E402
+from _common import finish, machine_info  # noqa: E402
 from bench_fingerprint import vocabulary  # noqa: E402  (one English-like vocabulary for both)
 
 MB = 1e6
@@ -737,13 +736,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for r in rows:
         del r["_removed"]
     results["targets"] = targets(results)
-    results["parent_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    results["wall_s"] = time.perf_counter() - started
-    _print_footer(results)
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
-    print("RESULT " + json.dumps(results, separators=(",", ":")))
-    return results
+    return finish(results, started, args.json, _print_footer)
 
 
 if __name__ == "__main__":

@@ -719,7 +719,7 @@ def _print_footer(results: dict[str, Any]) -> None:
           f"{peers['gaoya_features']}")
     print(f"\n== machine == {m.get('cpu_model')}; {m['cpus_available']} CPUs available; numba "
           f"{m['numba']} with {m['numba_threads']} threads ({m['threading_layer']}); Python {m['python']}")
-    print(f"targets (default config, warm): " + ", ".join(
+    print("targets (default config, warm): " + ", ".join(
         f"{k} {'met' if v else 'NOT met'}" for k, v in results["targets"].items()))
     print(f"this process's peak RSS {results['parent_peak_rss_mib']:.0f} MiB; "
           f"wall {results['wall_s']:.1f} s")

@@ -36,7 +36,6 @@ import gc
 import json
 import math
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -47,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from _common import machine_info, meminfo_bytes
+from _common import finish, machine_info, meminfo_bytes
 
 K = 3
 BITS = 64
@@ -609,13 +608,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results["rows"] = rows
     results["peers"] = peers
     results["targets"] = targets(results)
-    results["parent_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    results["wall_s"] = time.perf_counter() - started
-    print_footer(results)
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
-    print("RESULT " + json.dumps(results, separators=(",", ":")))
-    return results
+    return finish(results, started, args.json, print_footer)
 
 
 def print_footer(results: dict[str, Any]) -> None:
