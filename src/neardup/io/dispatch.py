@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from .._prefetch import prefetch
 from .batch import Batch, ReadOptions
 from .files import read_file_bytes, read_text_files
 from .lines import copy_spans, kept_records, read_jsonl, read_lines
@@ -61,5 +62,5 @@ def write_kept(source: Source, rows: np.ndarray, spans: np.ndarray, writer: Tabl
             writer.write_bytes(piece)
         return
     records = kept_records if source.format in ("jsonl", "lines") else kept_table_records
-    for batch in records(source, options, rows):
+    for batch in prefetch(records(source, options, rows)):  # decode the next while encoding this
         writer.write(batch)
