@@ -204,7 +204,7 @@ def datasketch_rows(texts: list[str], truth: Truth) -> dict[str, Any]:
     except ImportError:
         return {"skipped": "datasketch is not installed"}
     import neardup
-    from neardup.explain import document_features
+    from neardup.explanation import document_features
 
     config = neardup.FingerprintConfig()
     document_features(texts[0], config)  # compiles its kernel: not part of the timing
@@ -431,7 +431,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print("\n## Table 3: neardup against datasketch MinHashLSH (num_perm=128, same shingles)\n")
     print(table3(ds, nd_rows))
     if "features_s" in ds:
-        print(f"\ndatasketch time: features {ds['features_s']:.2f} s (neardup.explain.document_features, "
+        print(f"\ndatasketch time: features {ds['features_s']:.2f} s (neardup.explanation.document_features, "
               f"Python loop), MinHash.bulk {ds['minhash_s']:.2f} s, LSH insert+query "
               + ", ".join(f"{r['lsh_s']:.2f} s (t={r['threshold']:g})" for r in ds["rows"][::2]) + ".")
     print(f"\nneardup: first call {res64['first_call_s']:.2f} s (after warmup() {warmup_s:.1f} s), "

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from naive import accumulate, le64, naive_collapsed, naive_features, naive_idf_table, naive_tokens, xxh3
 from neardup import FingerprintConfig, Fingerprinter, fit_idf
-from neardup.explain import Explanation, document_features, explain, feature_weights
+from neardup.explanation import Explanation, document_features, explain, feature_weights
 
 FEATURES = ["word-shingles", "words", "char-ngrams"]
 WEIGHTINGS = ["uniform", "tf", "sublinear"]

@@ -8,10 +8,10 @@ import sys
 import neardup
 
 EXPECTED = [
-    "ConfigError", "DedupResult", "FINGERPRINT_VERSION", "FingerprintConfig", "Fingerprinter",
+    "ConfigError", "DedupResult", "Explanation", "FINGERPRINT_VERSION", "FingerprintConfig", "Fingerprinter",
     "FormatError", "HammingIndex", "IdfModel", "IndexPlan", "NeardupError", "__version__", "clusters",
-    "dedup", "distance_for_cosine", "estimate_cosine",
-    "fit_idf", "hamming", "hamming_many", "hamming_pairwise", "simhash", "warmup",
+    "dedup", "distance_for_cosine", "estimate_cosine", "explain",
+    "fit_idf", "hamming", "hamming_many", "hamming_pairwise", "simhash", "warmup", "write_report",
 ]
 
 
@@ -37,9 +37,13 @@ def test_import_does_not_load_numba_or_pyarrow():
 
 def test_function_names_are_not_shadowed_by_submodules():
     import neardup.fingerprint  # noqa: F401
+    import neardup.explanation  # noqa: F401
     import neardup.hamming  # noqa: F401
+    import neardup.pipeline  # noqa: F401
+    import neardup.report  # noqa: F401
 
     assert callable(neardup.hamming) and callable(neardup.simhash)
+    assert callable(neardup.explain) and callable(neardup.dedup) and callable(neardup.write_report)
 
 
 def test_unknown_attribute():

@@ -28,26 +28,32 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from .fingerprint import Fingerprinter, simhash, warmup
     from .cluster import clusters
+    from .explanation import Explanation, explain
     from .pipeline import DedupResult, dedup
+    from .report import write_report
     from .idf import IdfModel, fit_idf
     from .index import HammingIndex, IndexPlan
 
 _LAZY = {
     "DedupResult": "pipeline",
+    "Explanation": "explanation",
     "Fingerprinter": "fingerprint",
     "HammingIndex": "index",
     "IdfModel": "idf",
     "IndexPlan": "index",
     "clusters": "cluster",
     "dedup": "pipeline",
+    "explain": "explanation",
     "fit_idf": "idf",
     "simhash": "fingerprint",
     "warmup": "fingerprint",
+    "write_report": "report",
 }
 
 __all__ = [
     "ConfigError",
     "DedupResult",
+    "Explanation",
     "FINGERPRINT_VERSION",
     "FingerprintConfig",
     "Fingerprinter",
@@ -61,12 +67,14 @@ __all__ = [
     "dedup",
     "distance_for_cosine",
     "estimate_cosine",
+    "explain",
     "fit_idf",
     "hamming",
     "hamming_many",
     "hamming_pairwise",
     "simhash",
     "warmup",
+    "write_report",
 ]
 
 

@@ -78,7 +78,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_explain(args: argparse.Namespace) -> int:
-    from .explain import explain
+    from .explanation import explain
 
     a, b = args.a, args.b
     if args.corpus:
