@@ -42,8 +42,6 @@ class MemoryCorpus:
     """Documents already in memory: ``texts`` a pyarrow string array (or chunked array) or
     a list, with optional ``ids``."""
 
-    name = "<data>"
-
     def __init__(self, texts: Any, ids: Any = None) -> None:
         self.texts = texts
         self.ids = ids
@@ -58,7 +56,7 @@ class MemoryCorpus:
             ids = None if self.ids is None else pa.array(
                 [str(i) for i in self.ids[start:stop]], pa.string())
             if isinstance(texts, list):
-                texts, good = _texts_array(texts, start, rejects)
+                texts, good = _only_texts(texts, start, rejects)
                 positions = positions[good]
                 ids = None if ids is None else ids.filter(pa.array(good))
             elif texts.null_count:
@@ -75,7 +73,8 @@ class MemoryCorpus:
         return rows.tolist()
 
 
-def _texts_array(texts: list, start: int, rejects: Rejects) -> tuple[Any, np.ndarray]:
+def _only_texts(texts: list, start: int, rejects: Rejects) -> tuple[list, np.ndarray]:
+    """The str and bytes items of ``texts`` and a mask of them; any other item is rejected."""
     good = np.array([isinstance(t, (str, bytes)) for t in texts], dtype=bool)
     for p in np.flatnonzero(~good).tolist():
         rejects.reject(f"document {start + p}", f"is a {type(texts[p]).__name__}, not text", "not text")
