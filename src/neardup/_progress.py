@@ -55,8 +55,8 @@ class Stage:
         """``done`` units so far (absolute), ``items`` more documents."""
         self.items += items
         if self._bar is not None:
+            self._bar.set_postfix_str(f"{self.items:,} docs", refresh=False)  # shown by update
             self._bar.update(done - self.done)
-            self._bar.set_postfix_str(f"{self.items:,} docs", refresh=False)
         self.done = done
         now = time.perf_counter()
         if self._bar is None and self.progress.enabled and now - self._last >= self.progress.interval:
