@@ -1,4 +1,4 @@
-"""The line kernels of the readers and writers against plain bytes methods."""
+"""Small kernels of the readers, writers and fingerprint against plain numpy and bytes methods."""
 
 from __future__ import annotations
 
@@ -38,3 +38,20 @@ def test_split_lines_and_gather_match_bytes_methods(data, draw):
     pieces = [data[starts[i]:ends[i]] + b"\n" for i in chosen]
     assert out.tobytes() == b"".join(pieces)
     assert np.diff(offsets).tolist() == [len(p) for p in pieces]
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=3000), st.booleans())
+def test_sort_hashes_sorts_like_numpy(values, clustered):
+    from neardup._kernels.simhash import _SORT_MAX_BITS, _sort_hashes
+
+    hashes = np.array(values, dtype=np.uint64)
+    if clustered:  # not uniform: many equal top bits, long buckets
+        hashes = hashes >> np.uint64(40)
+    expected = np.sort(hashes)
+    tmp = np.empty(len(hashes), dtype=np.uint64)
+    counts = np.empty((1 << _SORT_MAX_BITS) + 1, dtype=np.int64)
+    padded = np.concatenate([hashes, np.array([7, 7], dtype=np.uint64)])  # only [:n] is sorted
+    _sort_hashes(padded, len(hashes), tmp, counts)
+    assert np.array_equal(padded[:len(hashes)], expected)
+    assert padded[len(hashes):].tolist() == [7, 7]
