@@ -424,11 +424,12 @@ def feature_counts(buf, offsets, classes, lower, kind, size, seed):
     out_hashes = np.empty(capacity, dtype=np.uint64)
     out_counts = np.empty(capacity, dtype=np.int64)
     doc_offsets = np.zeros(n_docs + 1, dtype=np.int64)
+    sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], UNIFORM)
     total = 0
     for d in range(n_docs):
         n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lut, kind, size, seed,
                             tokbuf, scratch, starts, hashes)
-        hashes[:n].sort()
+        _sort_hashes(hashes, n, sort_tmp, sort_counts)
         for j in range(n):
             if j > 0 and hashes[j] == hashes[j - 1]:
                 out_counts[total - 1] += 1
