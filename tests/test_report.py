@@ -40,7 +40,8 @@ def write(path, columns):
     if path.suffix == ".parquet":
         pq.write_table(table, path)
     else:
-        pa_csv.write_csv(table, path)
+        delimiter = "\t" if path.suffix == ".tsv" else ","
+        pa_csv.write_csv(table, path, pa_csv.WriteOptions(delimiter=delimiter))
     return path
 
 
@@ -49,7 +50,7 @@ def summary(page):
     return dict(re.findall(r"<tr><th>([^<]*)</th><td class=n>([^<]*)</td></tr>", page))
 
 
-@pytest.fixture(params=["parquet", "csv"])
+@pytest.fixture(params=["parquet", "csv", "tsv"])
 def inputs(request, tmp_path):
     ext = request.param
     return (write(tmp_path / f"clusters.{ext}", CLUSTERS), write(tmp_path / f"pairs.{ext}", PAIRS))
@@ -142,7 +143,7 @@ def test_empty_files(tmp_path):
     assert numbers["clusters"] == "0" and numbers["pairs"] == "0"
 
 
-@pytest.mark.parametrize("ext", ["parquet", "csv"])
+@pytest.mark.parametrize("ext", ["parquet", "csv", "tsv"])
 @pytest.mark.parametrize("kind, columns, missing", [
     ("clusters", CLUSTERS, "representative"), ("clusters", CLUSTERS, "distance"),
     ("pairs", PAIRS, "id_b"), ("pairs", PAIRS, "distance")])
@@ -158,7 +159,7 @@ def test_bad_inputs(tmp_path):
         write_report(tmp_path / "r")
     other = tmp_path / "pairs.json"
     other.write_text("{}")
-    with pytest.raises(FormatError, match=r"pairs\.json.*\.parquet or \.csv"):
+    with pytest.raises(FormatError, match=r"pairs\.json.*\.parquet, \.csv or \.tsv"):
         write_report(tmp_path / "r", pairs=other)
     text_distance = write(tmp_path / "p.csv", {**PAIRS, "distance": ["near"] * 4})
     with pytest.raises(FormatError, match="'distance'.*not numeric"):

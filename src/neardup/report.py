@@ -56,13 +56,15 @@ def _read(path: str | os.PathLike, columns: dict[str, str], optional: dict[str, 
             pq = _need("pyarrow.parquet")
             names = pq.read_schema(path).names
             table = pq.read_table(path, columns=[c for c in wanted if c in names])
-        elif path.suffix.lower() == ".csv":
+        elif path.suffix.lower() in (".csv", ".tsv"):
             csv = _need("pyarrow.csv")
             types = {c: pa.string() for c, kind in wanted.items() if kind == "str"}
-            table = csv.read_csv(path, convert_options=csv.ConvertOptions(column_types=types))
+            delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+            table = csv.read_csv(path, parse_options=csv.ParseOptions(delimiter=delimiter),
+                                 convert_options=csv.ConvertOptions(column_types=types))
             names = table.column_names
         else:
-            raise FormatError(f"{path}: a {what} file must end in .parquet or .csv, "
+            raise FormatError(f"{path}: a {what} file must end in .parquet, .csv or .tsv, "
                               f"not {path.suffix or 'no extension'!r}")
     except (OSError, pa.ArrowException) as e:
         raise FormatError(f"{path}: cannot read the {what} file ({e})") from None
