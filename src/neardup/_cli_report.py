@@ -66,8 +66,11 @@ def run_report(args: argparse.Namespace) -> int:
         import pyarrow.parquet as pq
 
         source = args.clusters or args.pairs
-        read = pq.read_table if source.endswith(".parquet") else pa_csv.read_csv
-        table = read(source)
+        if source.endswith(".parquet"):
+            table = pq.read_table(source)
+        else:
+            delimiter = "\t" if source.endswith(".tsv") else ","
+            table = pa_csv.read_csv(source, parse_options=pa_csv.ParseOptions(delimiter=delimiter))
         wanted = set()
         for column in ("id", "id_a", "id_b", "representative"):
             if column in table.column_names:
