@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from ._errors import FormatError
+from .io.rejects import json_type
 from .io.sources import _regular_files
 
 FORMATS = ("lines", "jsonl", "files")
@@ -121,13 +122,13 @@ class DocumentReader:
                 self._bad(f"{where}: not valid JSON ({detail})")
                 continue
             if not isinstance(record, dict):
-                self._bad(f"{where}: a JSON {_json_type(record)}, not an object")
+                self._bad(f"{where}: a JSON {json_type(record)}, not an object")
                 continue
             text = self._field(record, self.text_field, where, "--text-field")
             if text is None:
                 continue
             if not isinstance(text, str):
-                self._bad(f"{where}: field {self.text_field!r} is a JSON {_json_type(text)}, not a string")
+                self._bad(f"{where}: field {self.text_field!r} is a JSON {json_type(text)}, not a string")
                 continue
             doc_id = str(number)
             if self.id_field is not None:
@@ -135,7 +136,7 @@ class DocumentReader:
                 if value is None:
                     continue
                 if isinstance(value, bool) or not isinstance(value, (str, int)):
-                    self._bad(f"{where}: field {self.id_field!r} is a JSON {_json_type(value)}; "
+                    self._bad(f"{where}: field {self.id_field!r} is a JSON {json_type(value)}; "
                               f"ids must be strings or integers")
                     continue
                 doc_id = str(value)
@@ -181,12 +182,6 @@ def _numbered(f: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
 
 def _valid_id(doc_id: str) -> bool:
     return not any(c in doc_id for c in "\t\n\r")
-
-
-def _json_type(value: object) -> str:
-    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number",
-             float: "number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
 
 
 EXAMPLE_DOCUMENTS = (

@@ -9,7 +9,6 @@ nothing on good input and the slow path only ever sees the block that needs it.
 from __future__ import annotations
 
 import json
-import re
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
@@ -22,13 +21,13 @@ import pyarrow.json as pa_json
 
 from .._errors import FormatError
 from .._kernels.lines import gather, split_lines
+from ..features import encode_text
 from .batch import Batch, ReadOptions
-from .rejects import Rejects
+from .rejects import Rejects, json_type
 from .sources import Source
 
 _NO_BYTES = np.zeros(0, dtype=np.uint8)
 _NEWLINE = np.frombuffer(b"\n", dtype=np.uint8)
-_SURROGATES = re.compile("[\ud800-\udfff]")
 _LINE_SLACK = 1 << 20
 _MAX_SLICES = 256
 _PARSERS = 2  # room for a JSONL record's other fields beside a text at the size limit
@@ -339,11 +338,4 @@ def _string_array(texts: list[str]) -> pa.Array:
         return pa.array(texts, pa.string())
     except (UnicodeEncodeError, pa.ArrowInvalid):
         # A JSON escape of a lone surrogate; the spec reads those as U+FFFD.
-        return pa.array([_SURROGATES.sub("\ufffd", t) for t in texts], pa.string())
-
-
-def json_type(value: object) -> str:
-    """The JSON name of a parsed value's type, for messages."""
-    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number",
-             float: "number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
+        return pa.array([encode_text(t) for t in texts], pa.string())

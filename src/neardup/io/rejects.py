@@ -51,3 +51,10 @@ class Rejects:
         lines = [f"  {n} {reason}" for reason, n in self.reasons.most_common()]
         lines += [f"    e.g. {example}" for example in self.examples[:10]]
         return "\n".join(lines)
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number",
+             float: "number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
