@@ -136,6 +136,32 @@ def test_random_fingerprints_larger():
     dist = np.bitwise_count(fps[:, None] ^ fps[None, :])
     a, b = np.nonzero(np.triu(dist <= 3, k=1))
     assert np.array_equal(i, a) and np.array_equal(j, b) and np.array_equal(d, dist[a, b])
+    assert index._layout.dbits > 0  # queries go through the directories
+    queries = fps[::7] ^ (np.uint64(1) << (np.arange(len(fps[::7]), dtype=np.uint64) % np.uint64(64)))
+    offsets, found, got = index.query_batch(queries)
+    for q in range(0, len(queries), 20):
+        want = naive.query(fps.tolist(), list(range(len(fps))), int(queries[q]), 3)
+        span = slice(offsets[q], offsets[q + 1])
+        assert list(zip(found[span].tolist(), got[span].tolist())) == want
+        assert [tuple(x) for x in zip(*[r.tolist() for r in index.query(queries[q])])] == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(keys=st.lists(st.integers(0, 2**12 - 1), max_size=400), width=st.integers(1, 12),
+       dbits=st.integers(0, 12), data=st.data())
+def test_directory_points_at_each_buckets_first_entry(keys, width, dbits, data):
+    """directory[b] == the first position whose key's top dbits bits are >= b, for any keys
+    (clustered, repeated, empty) and for the first and last bucket."""
+    from neardup._kernels.index import fill_directory
+
+    dbits = min(dbits, width)
+    rowbits = data.draw(st.integers(9, 64 - width))
+    keys = np.sort(np.array(keys, dtype=np.uint64) >> np.uint64(12 - width))
+    entries = ((keys << np.uint64(rowbits)) | np.arange(len(keys), dtype=np.uint64)).reshape(1, -1)
+    directory = np.full((1, 2**dbits + 1), 99, dtype=np.uint32)
+    fill_directory(entries, np.array([width]), rowbits, dbits, directory)
+    top = keys >> np.uint64(width - dbits)
+    assert np.array_equal(directory[0], np.searchsorted(top, np.arange(2**dbits + 1), "left"))
 
 
 def test_default_ids_continue_from_largest():

@@ -139,7 +139,7 @@ def test_file_records_the_strategy_and_old_files_mean_tables(tmp_path):
         assert opened.plan == index.plan
         assert [a.tolist() for a in opened.pairs()] == [a.tolist() for a in index.pairs()]
         # A file from before the strategy field: its plan is permuted tables.
-        _, arrays = storage.read_file(path, header["format"], header["format_version"])
+        _, arrays = storage.read_file(path, header["format"], (header["format_version"],))
         meta = {key: v for key, v in header.items() if key not in ("arrays", "file_size")}
         del meta["plan"]["strategy"]
         old = tmp_path / f"old{k}.ndx"

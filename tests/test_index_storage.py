@@ -221,7 +221,7 @@ def _flip(data: bytes, name: str) -> bytes:
 def _rewrite(path, change):
     """Write a file like ``path`` whose header ``change`` edited (a valid file otherwise)."""
     _, _, header = _header(path)
-    _, arrays = storage.read_file(path, header["format"], header["format_version"])
+    _, arrays = storage.read_file(path, header["format"], (header["format_version"],))
     meta = {k: v for k, v in header.items() if k not in ("arrays", "file_size")}
     change(meta)
     out = path.with_name("changed.ndx")
@@ -257,7 +257,7 @@ def test_verify_false_skips_array_checksums_but_not_the_header(saved):
 
 
 @pytest.mark.parametrize(("change", "match"), [
-    (lambda m: m.update(format_version=2), "format version 2; this release of neardup reads version 1"),
+    (lambda m: m.update(format_version=3), "format version 3; this release of neardup reads versions 1, 2"),
     (lambda m: m.update(format="something.else"), "is not 'neardup.HammingIndex'"),
     (lambda m: m["plan"].update(num_blocks=5), "layout differs"),
     (lambda m: m["counts"].update(main=499), "layout differs|shape"),
@@ -284,6 +284,22 @@ def test_fingerprint_config_must_match_when_given(saved):
 
 def test_arrays_are_aligned(saved):
     _, length, header = _header(saved)
-    assert header["format"] == "neardup.HammingIndex" and header["format_version"] == 1
+    assert header["format"] == "neardup.HammingIndex" and header["format_version"] == 2
     assert header["counts"] == {"main": 500, "delta": 0, "tombstones": 0, "live": 500}
     assert all(e["offset"] % 64 == 0 and e["offset"] >= 24 + length for e in header["arrays"].values())
+
+
+def test_version_1_files_open_with_directories_built(saved):
+    """Format 1 had no directories: such a file opens, builds them, and searches the same."""
+    _, _, header = _header(saved)
+    _, arrays = storage.read_file(saved, header["format"], (2,))
+    meta = {k: v for k, v in header.items() if k not in ("arrays", "file_size")}
+    meta["format_version"] = 1
+    del meta["plan"]["directory_bits"]
+    old = saved.with_name("v1.ndx")
+    storage.write_file(old, meta, {name: np.array(a) for name, a in arrays.items() if name != "directory"})
+    new, opened = HammingIndex.open(saved), HammingIndex.open(old)
+    assert np.array_equal(opened._directory, new._directory)
+    fps = np.array(new._fps[:50, 0])
+    for got, want in zip(opened.query_batch(fps), new.query_batch(fps)):
+        assert np.array_equal(got, want)

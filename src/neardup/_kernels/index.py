@@ -118,33 +118,37 @@ def build_entries(fps, starts, sizes, kept, widths, rowbits):
     return out
 
 
-@jit_inline
-def _lower_bound(entries, t, shift, key):
-    """First position of table ``t`` whose key is >= ``key``.
+@jit_parallel
+def fill_directory(entries, widths, rowbits, dbits, directory):
+    """Fills ``directory`` (shape (tables, 2**dbits + 1)): ``directory[t, b]`` is the first
+    position of table ``t`` whose key's top ``dbits`` bits are >= ``b``; the last column is n."""
+    tables, n = entries.shape
+    buckets = directory.shape[1] - 1
+    for t in numba.prange(tables):
+        b = 0
+        if dbits > 0:  # a shift by 64 would be undefined
+            shift = np.uint64(rowbits + widths[t] - dbits)
+            for p in range(n):
+                top = np.int64(entries[t, p] >> shift)
+                while b <= top:
+                    directory[t, b] = p
+                    b += 1
+        while b <= buckets:
+            directory[t, b] = n if b > 0 else 0
+            b += 1
 
-    Keys are bits of hashes, so spread evenly: interpolation search narrows the range in
-    O(log log n) probes (Perl, Itai & Avni 1978) where binary search would make ~27 scattered
-    probes at 10^8 entries, each a cache and TLB miss. A few interpolation steps, then binary
-    search: skewed tables (a giant bucket) still take O(log n)."""
-    target = key << shift
-    lo = 0
-    hi = entries.shape[1]  # the answer lies in [lo, hi]
-    for _ in range(6):
-        if hi - lo <= 64:
-            break
-        first = entries[t, lo]
-        last = entries[t, hi - 1]
-        if target <= first:
-            return lo
-        if target > last:
-            return hi
-        share = np.float64(target - first) / np.float64(last - first)
-        mid = lo + np.int64(share * np.float64(hi - 1 - lo))
-        mid = min(max(mid, lo + 1), hi - 1)
-        if entries[t, mid] < target:
-            lo = mid + 1
-        else:
-            hi = mid
+
+@jit_inline
+def _lower_bound(entries, directory, t, shift, key, width, dbits):
+    """First position of table ``t`` whose key is >= ``key`` (a ``width``-bit key).
+
+    The directory jumps to the bucket of keys that share the top ``dbits`` bits of ``key``
+    (~16-32 entries, a few adjacent cache lines) where a search over the whole table would make
+    several scattered probes at 10^8 entries, each a cache and TLB miss. Binary search within
+    the bucket keeps a skewed table (a giant bucket) at O(log n)."""
+    b = np.int64(key >> np.uint64(width - dbits))
+    lo = np.int64(directory[t, b])
+    hi = np.int64(directory[t, b + 1])
     while lo < hi:
         mid = (lo + hi) >> 1
         if (entries[t, mid] >> shift) < key:
@@ -155,8 +159,8 @@ def _lower_bound(entries, t, shift, key):
 
 
 @jit_inline
-def _probe(queries, i, fps, entries, starts, sizes, kept, widths, masks, rowbits, max_distance,
-           rows_out, dist_out, at, write):
+def _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, masks, rowbits, dbits,
+           max_distance, rows_out, dist_out, at, write):
     """Matches of query ``i``, each once; writes them from ``at`` when ``write``. Returns the count."""
     qlo = queries[i, 0]
     qhi = _word(queries, i, 1)
@@ -166,7 +170,7 @@ def _probe(queries, i, fps, entries, starts, sizes, kept, widths, masks, rowbits
     count = 0
     for t in range(kept.shape[0]):
         key = _key(qlo, qhi, starts, sizes, kept[t], widths[t])
-        p = _lower_bound(entries, t, shift, key)
+        p = _lower_bound(entries, directory, t, shift, key, widths[t], dbits)
         while p < n:
             e = entries[t, p]
             if (e >> shift) != key:
@@ -186,14 +190,15 @@ def _probe(queries, i, fps, entries, starts, sizes, kept, widths, masks, rowbits
 
 
 @jit_parallel
-def query_count(queries, fps, entries, starts, sizes, kept, widths, masks, rowbits, max_distance):
+def query_count(queries, fps, entries, directory, starts, sizes, kept, widths, masks, rowbits,
+                dbits, max_distance):
     """Matches per query: int64, shape (q,)."""
     q = queries.shape[0]
     counts = np.zeros(q, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
     for i in numba.prange(q):
-        counts[i] = _probe(queries, i, fps, entries, starts, sizes, kept, widths, masks, rowbits,
-                           max_distance, none, none, 0, False)
+        counts[i] = _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, masks,
+                           rowbits, dbits, max_distance, none, none, 0, False)
     return counts
 
 
@@ -222,8 +227,8 @@ def _sort_by_distance_then_id(ids_out, dist_out, s, e):
 
 
 @jit_parallel
-def query_fill(queries, fps, ids, entries, starts, sizes, kept, widths, masks, rowbits,
-               max_distance, offsets):
+def query_fill(queries, fps, ids, entries, directory, starts, sizes, kept, widths, masks, rowbits,
+               dbits, max_distance, offsets):
     """Matched ids and distances in CSR form by ``offsets`` (from ``query_count``), each query's
     run sorted by (distance, id): two int64 arrays of length ``offsets[-1]``."""
     q = queries.shape[0]
@@ -233,8 +238,8 @@ def query_fill(queries, fps, ids, entries, starts, sizes, kept, widths, masks, r
     for i in numba.prange(q):
         s = offsets[i]
         e = offsets[i + 1]
-        _probe(queries, i, fps, entries, starts, sizes, kept, widths, masks, rowbits,
-               max_distance, ids_out, dist_out, s, True)
+        _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, masks, rowbits,
+               dbits, max_distance, ids_out, dist_out, s, True)
         for m in range(s, e):
             ids_out[m] = ids[ids_out[m]]  # rows to ids
         _sort_by_distance_then_id(ids_out, dist_out, s, e)
@@ -353,23 +358,24 @@ def scan_fill(queries, fps, max_distance, upper, offsets):
 
 
 @jit
-def query_serial(queries, fps, ids, entries, starts, sizes, kept, widths, masks, rowbits,
-                 max_distance):
+def query_serial(queries, fps, ids, entries, directory, starts, sizes, kept, widths, masks, rowbits,
+                 dbits, max_distance):
     """``query_count`` then ``query_fill`` on the calling thread, for a few queries: waking the
     thread pool costs far more than one probe. Returns (offsets, ids, distances)."""
     q = queries.shape[0]
     none = np.empty(0, dtype=np.int64)
     offsets = np.zeros(q + 1, dtype=np.int64)
     for i in range(q):
-        offsets[i + 1] = offsets[i] + _probe(queries, i, fps, entries, starts, sizes, kept, widths,
-                                             masks, rowbits, max_distance, none, none, 0, False)
+        offsets[i + 1] = offsets[i] + _probe(queries, i, fps, entries, directory, starts, sizes,
+                                             kept, widths, masks, rowbits, dbits, max_distance,
+                                             none, none, 0, False)
     ids_out = np.empty(offsets[q], dtype=np.int64)
     dist_out = np.empty(offsets[q], dtype=np.int64)
     for i in range(q):
         s = offsets[i]
         e = offsets[i + 1]
-        _probe(queries, i, fps, entries, starts, sizes, kept, widths, masks, rowbits,
-               max_distance, ids_out, dist_out, s, True)
+        _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, masks, rowbits,
+               dbits, max_distance, ids_out, dist_out, s, True)
         for m in range(s, e):
             ids_out[m] = ids[ids_out[m]]
         _sort_by_distance_then_id(ids_out, dist_out, s, e)

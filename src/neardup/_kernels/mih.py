@@ -47,8 +47,8 @@ def _first_block(xlo, xhi, starts, sizes, radius):
 
 
 @jit_inline
-def _probe(queries, i, fps, entries, starts, sizes, kept, widths, rowbits, max_distance, after,
-           rows_out, dist_out, at, write):
+def _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
+           max_distance, after, rows_out, dist_out, at, write):
     """Rows within ``max_distance`` of query ``i``, each once, only rows above ``after``
     (-1: all). Writes them from ``at`` when ``write``. Returns the count."""
     qlo = queries[i, 0]
@@ -66,7 +66,7 @@ def _probe(queries, i, fps, entries, starts, sizes, kept, widths, rowbits, max_d
             mask = (np.uint64(1) << np.uint64(flips)) - np.uint64(1)
             while mask < end:
                 key = own ^ mask
-                p = _lower_bound(entries, t, shift, key)
+                p = _lower_bound(entries, directory, t, shift, key, width, dbits)
                 while p < n:
                     e = entries[t, p]
                     if (e >> shift) != key:
@@ -91,20 +91,21 @@ def _probe(queries, i, fps, entries, starts, sizes, kept, widths, rowbits, max_d
 
 
 @jit_parallel
-def query_count(queries, fps, entries, starts, sizes, kept, widths, rowbits, max_distance):
+def query_count(queries, fps, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
+                max_distance):
     """Matches per query: int64, shape (q,)."""
     q = queries.shape[0]
     counts = np.zeros(q, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
     for i in numba.prange(q):
-        counts[i] = _probe(queries, i, fps, entries, starts, sizes, kept, widths, rowbits,
-                           max_distance, -1, none, none, 0, False)
+        counts[i] = _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths,
+                           rowbits, dbits, max_distance, -1, none, none, 0, False)
     return counts
 
 
 @jit_parallel
-def query_fill(queries, fps, ids, entries, starts, sizes, kept, widths, rowbits, max_distance,
-               offsets):
+def query_fill(queries, fps, ids, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
+               max_distance, offsets):
     """Matched ids and distances in CSR form by ``offsets`` (from ``query_count``), each query's
     run sorted by (distance, id): two int64 arrays of length ``offsets[-1]``."""
     q = queries.shape[0]
@@ -113,8 +114,8 @@ def query_fill(queries, fps, ids, entries, starts, sizes, kept, widths, rowbits,
     for i in numba.prange(q):
         s = offsets[i]
         e = offsets[i + 1]
-        _probe(queries, i, fps, entries, starts, sizes, kept, widths, rowbits, max_distance, -1,
-               ids_out, dist_out, s, True)
+        _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
+               max_distance, -1, ids_out, dist_out, s, True)
         for m in range(s, e):
             ids_out[m] = ids[ids_out[m]]  # rows to ids
         _sort_by_distance_then_id(ids_out, dist_out, s, e)
@@ -122,22 +123,24 @@ def query_fill(queries, fps, ids, entries, starts, sizes, kept, widths, rowbits,
 
 
 @jit
-def query_serial(queries, fps, ids, entries, starts, sizes, kept, widths, rowbits, max_distance):
+def query_serial(queries, fps, ids, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
+                 max_distance):
     """``query_count`` then ``query_fill`` on the calling thread, for a few queries. Returns
     (offsets, ids, distances)."""
     q = queries.shape[0]
     none = np.empty(0, dtype=np.int64)
     offsets = np.zeros(q + 1, dtype=np.int64)
     for i in range(q):
-        offsets[i + 1] = offsets[i] + _probe(queries, i, fps, entries, starts, sizes, kept, widths,
-                                             rowbits, max_distance, -1, none, none, 0, False)
+        offsets[i + 1] = offsets[i] + _probe(queries, i, fps, entries, directory, starts, sizes,
+                                             kept, widths, rowbits, dbits, max_distance, -1,
+                                             none, none, 0, False)
     ids_out = np.empty(offsets[q], dtype=np.int64)
     dist_out = np.empty(offsets[q], dtype=np.int64)
     for i in range(q):
         s = offsets[i]
         e = offsets[i + 1]
-        _probe(queries, i, fps, entries, starts, sizes, kept, widths, rowbits, max_distance, -1,
-               ids_out, dist_out, s, True)
+        _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
+               max_distance, -1, ids_out, dist_out, s, True)
         for m in range(s, e):
             ids_out[m] = ids[ids_out[m]]
         _sort_by_distance_then_id(ids_out, dist_out, s, e)
@@ -145,19 +148,20 @@ def query_serial(queries, fps, ids, entries, starts, sizes, kept, widths, rowbit
 
 
 @jit_parallel
-def join_count(fps, entries, starts, sizes, kept, widths, rowbits, max_distance):
+def join_count(fps, entries, directory, starts, sizes, kept, widths, rowbits, dbits, max_distance):
     """Pairs per row, counted from the pair's smaller row: int64, shape (n,)."""
     n = fps.shape[0]
     counts = np.zeros(n, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
     for i in numba.prange(n):
-        counts[i] = _probe(fps, i, fps, entries, starts, sizes, kept, widths, rowbits,
-                           max_distance, i, none, none, 0, False)
+        counts[i] = _probe(fps, i, fps, entries, directory, starts, sizes, kept, widths, rowbits,
+                           dbits, max_distance, i, none, none, 0, False)
     return counts
 
 
 @jit_parallel
-def join_fill(fps, ids, entries, starts, sizes, kept, widths, rowbits, max_distance, offsets):
+def join_fill(fps, ids, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
+              max_distance, offsets):
     """Every pair within ``max_distance`` once, as (smaller id, larger id, distance), int64
     arrays in row order (``offsets`` from ``join_count``)."""
     n = fps.shape[0]
@@ -167,8 +171,8 @@ def join_fill(fps, ids, entries, starts, sizes, kept, widths, rowbits, max_dista
     d_out = np.empty(total, dtype=np.int64)
     for i in numba.prange(n):
         s = offsets[i]
-        _probe(fps, i, fps, entries, starts, sizes, kept, widths, rowbits, max_distance, i,
-               j_out, d_out, s, True)
+        _probe(fps, i, fps, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
+               max_distance, i, j_out, d_out, s, True)
         a = ids[i]
         for m in range(s, offsets[i + 1]):
             b = ids[j_out[m]]

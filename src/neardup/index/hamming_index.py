@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import NamedTuple
 
 import numpy as np
 
@@ -35,16 +36,31 @@ from . import storage
 from .plan import IndexPlan, _check_distance, row_bits
 
 FORMAT = "neardup.HammingIndex"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+"""Version 2 added the tables' directories; a version 1 file opens with them built in memory
+(one pass over its tables)."""
 DELTA_MIN = 4096
 DELTA_MAX = 65536
 DELTA_FRACTION = 8
 """Auto-compaction: when delta items + tombstones exceed
 ``min(max(DELTA_MIN, n_main // DELTA_FRACTION), DELTA_MAX)``."""
 
-_ARRAYS = ("fingerprints", "ids", "sorted_ids", "tables", "delta_fingerprints", "delta_ids",
-           "tombstones")
+_ARRAYS = ("fingerprints", "ids", "sorted_ids", "tables", "directory", "delta_fingerprints",
+           "delta_ids", "tombstones")
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
+
+
+class _Layout(NamedTuple):
+    """A plan as the kernels take it, for a given number of main rows."""
+
+    starts: np.ndarray  # int64, each block's lowest bit
+    sizes: np.ndarray  # int64, each block's bits
+    kept: np.ndarray  # int64 (tables, kept blocks)
+    masks: np.ndarray  # uint64, each table's kept blocks as a bitmask
+    widths: np.ndarray  # int64, each table's stored key bits
+    rowbits: int
+    dbits: int  # directory bits
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -126,8 +142,8 @@ class HammingIndex:
         self._fps = np.empty((0, self._words), dtype=np.uint64)
         self._ids = np.empty(0, dtype=np.int64)
         self._sorted_ids = self._ids
-        self._tables = np.empty((self.plan.num_tables, 0), dtype=np.uint64)
         self._layout = self._layout_arrays(self.plan, 0)
+        self._tables, self._directory = self._build(self._fps, self._layout)
         self._delta_fps = self._fps
         self._delta_ids = _EMPTY_IDS
         self._dead = _EMPTY_IDS  # sorted ids of tombstoned main rows
@@ -160,11 +176,11 @@ class HammingIndex:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by tables, fingerprints and ids, the delta and tombstones included
+        """Bytes held by tables and directories, fingerprints and ids, the delta and tombstones included
         (memory-mapped arrays count in full)."""
-        return int(self._tables.nbytes + self._fps.nbytes + self._ids.nbytes
-                   + self._sorted_ids.nbytes + self._delta_fps.nbytes + self._delta_ids.nbytes
-                   + self._dead.nbytes)
+        return int(self._tables.nbytes + self._directory.nbytes + self._fps.nbytes
+                   + self._ids.nbytes + self._sorted_ids.nbytes + self._delta_fps.nbytes
+                   + self._delta_ids.nbytes + self._dead.nbytes)
 
     def add(self, fingerprints: object, ids: object = None) -> None:
         """Store a batch of fingerprints: into the delta, searched at once; the tables are
@@ -246,10 +262,10 @@ class HammingIndex:
         sorted_ids = np.sort(all_ids)
         plan = IndexPlan.choose(self.bits, self.max_distance, self._plan_spec, len(all_ids))
         layout = self._layout_arrays(plan, len(all_ids))
-        tables = self._build(all_fps, plan, layout)
+        tables, directory = self._build(all_fps, layout)
         # Nothing above touched self: a failure leaves the index as it was.
         self._fps, self._ids, self._sorted_ids = all_fps, all_ids, sorted_ids
-        self.plan, self._layout, self._tables = plan, layout, tables
+        self.plan, self._layout, self._tables, self._directory = plan, layout, tables, directory
         self._delta_fps, self._delta_ids, self._dead = all_fps[:0], _EMPTY_IDS, _EMPTY_IDS
 
     def query(self, fingerprint: object, max_distance: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -257,13 +273,21 @@ class HammingIndex:
 
         Returns ``(ids, distances)``, both int64, sorted by distance then id.
         """
-        row = _as_one_fingerprint(fingerprint, "fingerprint")
-        if row.shape[1] < self._words:
-            row = np.pad(row, ((0, 0), (0, self._words - row.shape[1])))
-        elif row.shape[1] > self._words:
-            raise ValueError(f"fingerprint has {64 * row.shape[1]} bits; this index holds "
-                             f"{self.bits}-bit fingerprints")
-        _, found, dist = self._search(row, max_distance)
+        if isinstance(fingerprint, (int, np.unsignedinteger)) and 0 <= fingerprint < 2**64 \
+                and not isinstance(fingerprint, bool):  # the common case, kept lean
+            row = np.array([[fingerprint, 0][:self._words]], dtype=np.uint64)
+        else:
+            row = _as_one_fingerprint(fingerprint, "fingerprint")
+            if row.shape[1] < self._words:
+                row = np.pad(row, ((0, 0), (0, self._words - row.shape[1])))
+            elif row.shape[1] > self._words:
+                raise ValueError(f"fingerprint has {64 * row.shape[1]} bits; this index holds "
+                                 f"{self.bits}-bit fingerprints")
+        if len(self._dead) or len(self._delta_ids) or not self._ids.shape[0]:
+            _, found, dist = self._search(row, max_distance)
+            return found, dist
+        search, args = self._search_args(self._radius(max_distance))
+        _, found, dist = search.query_serial(row, self._fps, self._ids, *args)
         return found, dist
 
     def query_batch(self, fingerprints: object,
@@ -337,13 +361,13 @@ class HammingIndex:
                      "num_blocks": plan.num_blocks,
                      "block_sizes": list(plan.block_sizes), "tables": [list(t) for t in plan.tables],
                      "stored_key_bits": list(plan.stored_key_bits(n_main)),
-                     "row_bits": row_bits(n_main)},
+                     "row_bits": row_bits(n_main), "directory_bits": plan.directory_bits(n_main)},
             "counts": {"main": n_main, "delta": int(self._delta_ids.shape[0]),
                        "tombstones": int(self._dead.shape[0]), "live": len(self)},
             "fingerprint_config": self.fingerprint_config,
         }
         arrays = dict(zip(_ARRAYS, (self._fps, self._ids, self._sorted_ids, self._tables,
-                                    self._delta_fps, self._delta_ids, self._dead)))
+                                    self._directory, self._delta_fps, self._delta_ids, self._dead)))
         return storage.write_file(path, meta, arrays)
 
     @classmethod
@@ -366,7 +390,7 @@ class HammingIndex:
         Raises :class:`~neardup.FormatError` naming the file when it is not an index file of
         this format version, is truncated or corrupt, or was built with another config.
         """
-        header, arrays = storage.read_file(path, FORMAT, FORMAT_VERSION, verify=verify)
+        header, arrays = storage.read_file(path, FORMAT, READABLE_VERSIONS, verify=verify)
 
         def bad(what: str) -> FormatError:
             return FormatError(f"{path}: {what}; save the index again with this release")
@@ -387,11 +411,15 @@ class HammingIndex:
         if (plan_meta.get("block_sizes") != list(plan.block_sizes)
                 or plan_meta.get("tables") != [list(t) for t in plan.tables]
                 or plan_meta.get("stored_key_bits") != list(plan.stored_key_bits(n))
-                or plan_meta.get("row_bits") != row_bits(n)):
+                or plan_meta.get("row_bits") != row_bits(n)
+                or plan_meta.get("directory_bits", plan.directory_bits(n)) != plan.directory_bits(n)):
             raise bad(f"its table layout differs from what this release builds for {plan.describe(n)}")
+        layout = cls._layout_arrays(plan, n)
         shapes = {"fingerprints": (n, words), "ids": (n,), "sorted_ids": (n,),
-                  "tables": (plan.num_tables, n), "delta_fingerprints": (m, words),
-                  "delta_ids": (m,), "tombstones": (dead,)}
+                  "tables": (plan.num_tables, n), "directory": (plan.num_tables, 2**layout.dbits + 1),
+                  "delta_fingerprints": (m, words), "delta_ids": (m,), "tombstones": (dead,)}
+        if header["format_version"] == 1:  # no directories: built below
+            del shapes["directory"]
         for name, shape in shapes.items():
             if name not in arrays or arrays[name].shape != shape:
                 got = arrays[name].shape if name in arrays else "missing"
@@ -403,7 +431,13 @@ class HammingIndex:
         index.fingerprint_config = stored_config
         index._fps, index._ids = arrays["fingerprints"], arrays["ids"]
         index._sorted_ids, index._tables = arrays["sorted_ids"], arrays["tables"]
-        index._layout = cls._layout_arrays(plan, n)
+        index._layout = layout
+        index._directory = arrays.get("directory")
+        if index._directory is None:
+            index._directory = cls._fill_directory(index._tables, layout)
+        elif index._directory.dtype != _directory_dtype(n):
+            raise bad(f"array 'directory' has dtype {index._directory.dtype}, expected "
+                      f"{_directory_dtype(n)}")
         # The delta and tombstones are small and change: copy them into memory.
         index._delta_fps = np.array(arrays["delta_fingerprints"])
         index._delta_ids = np.array(arrays["delta_ids"])
@@ -452,12 +486,7 @@ class HammingIndex:
     def _search_main(self, queries: np.ndarray, k: int):
         """CSR matches among the main rows (tombstones included)."""
         q = queries.shape[0]
-        starts, sizes, kept, masks, rowbits = self._layout
-        widths = np.array(self.plan.stored_key_bits(self._ids.shape[0]), dtype=np.int64)
-        if self.plan.strategy == "mih":
-            search, layout = mih_kernels, (self._tables, starts, sizes, kept, widths, rowbits, k)
-        else:
-            search, layout = kernels, (self._tables, starts, sizes, kept, widths, masks, rowbits, k)
+        search, layout = self._search_args(k)
         if q <= _SERIAL_QUERIES:
             return search.query_serial(queries, self._fps, self._ids, *layout)
         offsets = _offsets(search.query_count(queries, self._fps, *layout))
@@ -467,14 +496,23 @@ class HammingIndex:
     def _join_main(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Pairs among the main rows (tombstones included): by table groups, or for multi-index
         hashing by querying each row against the tables."""
-        starts, sizes, kept, masks, rowbits = self._layout
         if self.plan.strategy == "mih":
-            widths = np.array(self.plan.stored_key_bits(self._ids.shape[0]), dtype=np.int64)
-            layout = (self._tables, starts, sizes, kept, widths, rowbits, k)
+            _, layout = self._search_args(k)
             offsets = _offsets(mih_kernels.join_count(self._fps, *layout))
             return mih_kernels.join_fill(self._fps, self._ids, *layout, offsets)
-        args = (self._fps, self._ids, self._tables, starts, sizes, masks, rowbits, k)
+        lay = self._layout
+        args = (self._fps, self._ids, self._tables, lay.starts, lay.sizes, lay.masks, lay.rowbits, k)
         return kernels.join_fill(*args, _offsets(kernels.join_count(*args)))
+
+    def _search_args(self, k: int):
+        """The kernel module for this plan and the arguments its searches take after the
+        queries and fingerprints (and ids)."""
+        lay = self._layout
+        if self.plan.strategy == "mih":
+            return mih_kernels, (self._tables, self._directory, lay.starts, lay.sizes, lay.kept,
+                                 lay.widths, lay.rowbits, lay.dbits, k)
+        return kernels, (self._tables, self._directory, lay.starts, lay.sizes, lay.kept, lay.widths,
+                         lay.masks, lay.rowbits, lay.dbits, k)
 
     def _coerce_batch(self, fingerprints: object, name: str) -> np.ndarray:
         if isinstance(fingerprints, (int, np.integer)):
@@ -512,19 +550,35 @@ class HammingIndex:
         return arr
 
     @staticmethod
-    def _layout_arrays(plan: IndexPlan, n: int):
-        starts = np.array(plan.block_starts, dtype=np.int64)
-        sizes = np.array(plan.block_sizes, dtype=np.int64)
-        kept = np.array(plan.tables, dtype=np.int64).reshape(plan.num_tables, -1)
-        masks = np.array([sum(1 << j for j in t) for t in plan.tables], dtype=np.uint64)
-        return starts, sizes, kept, masks, row_bits(n)
+    def _layout_arrays(plan: IndexPlan, n: int) -> _Layout:
+        return _Layout(
+            starts=np.array(plan.block_starts, dtype=np.int64),
+            sizes=np.array(plan.block_sizes, dtype=np.int64),
+            kept=np.array(plan.tables, dtype=np.int64).reshape(plan.num_tables, -1),
+            masks=np.array([sum(1 << j for j in t) for t in plan.tables], dtype=np.uint64),
+            widths=np.array(plan.stored_key_bits(n), dtype=np.int64),
+            rowbits=row_bits(n), dbits=plan.directory_bits(n))
+
+    @classmethod
+    def _build(cls, fps: np.ndarray, layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted tables and their directories for the rows of ``fps``."""
+        if fps.shape[0] == 0:
+            tables = np.empty((layout.kept.shape[0], 0), dtype=np.uint64)
+        else:
+            tables = kernels.build_entries(fps, layout.starts, layout.sizes, layout.kept,
+                                           layout.widths, layout.rowbits)
+            tables.sort(axis=1)
+        return tables, cls._fill_directory(tables, layout)
 
     @staticmethod
-    def _build(fps: np.ndarray, plan: IndexPlan, layout) -> np.ndarray:
-        starts, sizes, kept, _, rowbits = layout
-        widths = np.array(plan.stored_key_bits(fps.shape[0]), dtype=np.int64)
-        if fps.shape[0] == 0:
-            return np.empty((kept.shape[0], 0), dtype=np.uint64)
-        tables = kernels.build_entries(fps, starts, sizes, kept, widths, rowbits)
-        tables.sort(axis=1)
-        return tables
+    def _fill_directory(tables: np.ndarray, layout: _Layout) -> np.ndarray:
+        n = tables.shape[1]
+        directory = np.zeros((tables.shape[0], 2**layout.dbits + 1), dtype=_directory_dtype(n))
+        if n:
+            kernels.fill_directory(tables, layout.widths, layout.rowbits, layout.dbits, directory)
+        return directory
+
+
+def _directory_dtype(n: int) -> np.dtype:
+    """Positions in a table of ``n`` entries: uint32 where they fit."""
+    return np.dtype(np.uint32 if n < 2**32 else np.uint64)

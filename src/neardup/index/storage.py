@@ -11,7 +11,7 @@ Layout (all integers little-endian)::
                arrays    each at the offset its header entry names, a multiple of 64, C order
 
 The header carries ``format``, ``format_version`` and one entry per array: ``offset``, ``dtype``
-(``"<u8"`` or ``"<i8"``), ``shape``, ``nbytes`` and ``crc32`` (8 hex digits), plus
+(``"<u8"``, ``"<i8"`` or ``"<u4"``), ``shape``, ``nbytes`` and ``crc32`` (8 hex digits), plus
 ``file_size``. Opening always checks the magic, the header's CRC, the format and version, and
 that every array lies inside the file and is aligned: a truncated file or a damaged header is
 caught for the cost of reading the header. The arrays' CRCs cost a pass over the data (about
@@ -42,7 +42,7 @@ VERIFY_AUTO_BYTES = 256 * 2**20
 bytes (about 0.1 s of CRC-32); larger files open without reading their data."""
 
 _PREFIX = struct.Struct("<8sQI4x")
-_DTYPES = {"<u8": np.dtype("<u8"), "<i8": np.dtype("<i8")}
+_DTYPES = {"<u8": np.dtype("<u8"), "<i8": np.dtype("<i8"), "<u4": np.dtype("<u4")}
 _CHUNK = 64 * 2**20
 _CRC_PLACEHOLDER = "00000000"
 
@@ -55,7 +55,7 @@ def _dtype_name(arr: np.ndarray) -> str:
     for name, dtype in _DTYPES.items():
         if arr.dtype == dtype or arr.dtype == dtype.newbyteorder("="):
             return name
-    raise TypeError(f"cannot store dtype {arr.dtype}; arrays are uint64 or int64")
+    raise TypeError(f"cannot store dtype {arr.dtype}; arrays are uint64, int64 or uint32")
 
 
 def _layout(meta: dict, arrays: dict[str, np.ndarray], crcs: dict[str, str]) -> tuple[bytes, dict]:
@@ -114,12 +114,12 @@ def write_file(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray
     return int(header["file_size"])
 
 
-def read_file(path: str | os.PathLike, format_name: str, format_version: int,
+def read_file(path: str | os.PathLike, format_name: str, format_versions: tuple[int, ...],
               verify: bool | None = None) -> tuple[dict, dict[str, np.ndarray]]:
     """The header and the arrays (read-only ``np.memmap`` views) of a file from ``write_file``.
 
     Raises :class:`~neardup.FormatError` naming ``path`` when the file is not of format
-    ``format_name`` version ``format_version``, is truncated, or its header (always) or arrays
+    ``format_name`` in one of ``format_versions``, is truncated, or its header (always) or arrays
     (with ``verify``; ``None`` checks files up to ``VERIFY_AUTO_BYTES``) fail their CRC-32."""
     path = Path(path)
 
@@ -149,9 +149,10 @@ def read_file(path: str | os.PathLike, format_name: str, format_version: int,
     if not isinstance(header, dict) or header.get("format") != format_name:
         raise bad(f"format {header.get('format') if isinstance(header, dict) else None!r} is not "
                   f"{format_name!r}")
-    if header.get("format_version") != format_version:
+    if header.get("format_version") not in format_versions:
+        readable = ", ".join(map(str, format_versions))
         raise bad(f"written with format version {header.get('format_version')!r}; this release of "
-                  f"neardup reads version {format_version}: rebuild the index with this release "
+                  f"neardup reads versions {readable}: rebuild the index with this release "
                   "and save it again")
     if header.get("file_size") != size:
         raise bad(f"the header says {header.get('file_size')} bytes, the file has {size}: truncated "
