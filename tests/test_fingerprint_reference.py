@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import neardup
 from naive import (
     naive_class,
+    naive_features,
     naive_document_frequencies,
     naive_fingerprint,
     naive_fingerprint_features,
@@ -185,6 +186,36 @@ def test_short_documents_after_long_ones_equal_naive(bits, features, weighting):
     for n_jobs in (1, 2):
         got = neardup.Fingerprinter(**config).fingerprint_batch(batch, n_jobs=n_jobs)
         assert rows_as_ints(got) == expected
+
+
+ascii_pieces = st.one_of(
+    st.text(alphabet="abcxyzABCXYZ0189", min_size=1, max_size=70),  # runs across 64-byte blocks
+    st.sampled_from([" ", " ", ", ", "\n", "--", ".", "_", "\t", "'"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(ascii_pieces, max_size=40), lead=st.integers(0, 70),
+       other=st.one_of(st.none(), st.tuples(st.integers(0, 10**4), st.sampled_from(["é", "東", "Ж", "\xa0", "ＡＢ"]))),
+       normalize=st.booleans())
+def test_ascii_block_scan_finds_the_naive_tokens(pieces, lead, other, normalize):
+    """The ASCII scan (64 bytes a step) and its hand-over to the general scan at a non-ASCII
+    character, wherever it falls: every token's hash, in order, equals the spec's."""
+    from neardup.verify import FeatureTable
+
+    text = " " * (lead % 3) + "".join(pieces)
+    if other is not None:
+        at = other[0] % (len(text) + 1)
+        text = text[:at] + other[1] + text[at:]
+    config = neardup.FingerprintConfig(features="words", normalize=normalize)
+    table = FeatureTable.of([text], config)
+    want: dict[int, int] = {}
+    for h in naive_features(text, "words", normalize=normalize):
+        want[h] = want.get(h, 0) + 1
+    assert dict(zip(table.hashes.tolist(), table.counts.tolist())) == want
+    shingles = neardup.FingerprintConfig(features="word-shingles", shingle_size=2, normalize=normalize)
+    assert neardup.Fingerprinter(shingles).fingerprint(text) == naive_fingerprint(
+        text, features="word-shingles", shingle_size=2, normalize=normalize)
 
 
 @pytest.mark.parametrize("bits", [64, 128])

@@ -1,4 +1,4 @@
-"""Unaligned little-endian loads and a full 64x64-bit multiply, as LLVM intrinsics.
+"""Unaligned little-endian loads and stores and a full 64x64-bit multiply, as LLVM intrinsics.
 
 numba reads a uint64 out of a byte array as eight loads, shifts and ORs, and has no 128-bit
 integer; both are the inner loop of XXH3. These emit one load and one ``mul`` instead. Callers
@@ -42,6 +42,20 @@ load_u32 = _load_le(32)
 
 
 @intrinsic
+def store_u64(typingctx, array, index, value):
+    """``store_u64(buf, i, v)``: write uint64 ``v`` little-endian to bytes ``buf[i:i + 8]``."""
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        pointer = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(64).as_pointer())
+        value = builder.bswap(args[2]) if _BIG_ENDIAN else args[2]
+        builder.store(value, pointer, align=1)
+        return context.get_dummy_value()
+
+    return types.void(array, index, types.uint64), codegen
+
+
+@intrinsic
 def mul128_fold64(typingctx, a, b):
     """The 128-bit product of two uint64: its high half XOR its low half."""
 
@@ -73,6 +87,9 @@ if numba.config.DISABLE_JIT:
 
     def load_u32(buf, i):  # type: ignore[no-redef]
         return np.uint64(int.from_bytes(bytes(buf[i:i + 4]), "little"))
+
+    def store_u64(buf, i, v):  # type: ignore[no-redef]
+        buf[i:i + 8] = np.frombuffer(int(v).to_bytes(8, "little"), dtype=np.uint8)
 
     def mul128_fold64(a, b):  # type: ignore[no-redef]
         product = int(a) * int(b)

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from ._jit import jit, jit_inline, jit_parallel
-from ._memory import load_u64, trailing_zeros
+from ._memory import load_u64, store_u64, trailing_zeros
 from .xxh3 import xxh3_64, xxh3_u64
 
 # Character classes (src/neardup/_data/unicode_classes.txt).
@@ -137,6 +137,79 @@ def _token_hashes(buf, start, end, classes, lut, seed, tokbuf, hashes):
     return n_tok
 
 
+_GATHER = np.uint64(0x0102040810204080)
+
+
+@jit_inline
+def _byte_flags(top_bits):
+    """The top bit of each byte of ``top_bits`` as one bit per byte: byte k -> bit k. (The
+    multiply's partial products land on distinct bits, so nothing carries.)"""
+    return ((top_bits >> np.uint64(7)) * _GATHER) >> np.uint64(56)
+
+
+@jit
+def _ascii_token_hashes(buf, start, end, classes, lut, seed, tokbuf, text, bitmap, hashes):
+    """``_token_hashes`` for an all-ASCII document, in two passes with few branches: first a
+    bit per byte ("letter or digit") into ``bitmap``, eight bytes per step, with the document
+    copied (mapped through ``lut``) to ``text``; then each token, a run of set bits, is found
+    with two trailing-zero counts and hashed from ``text``. A document with any non-ASCII byte
+    goes to ``_token_hashes`` instead. Same tokens, same hashes, about 1.6x faster on English:
+    the scalar scan waits on each byte's class before it can look at the next."""
+    n = end - start
+    lowering = lut[65] != 65
+    case = _CASE if lowering else np.uint64(0)
+    high = np.uint64(0)
+    full = n >> 6
+    for b in range(full):
+        at = start + (b << 6)
+        bits = np.uint64(0)
+        for k in range(8):
+            w = load_u64(buf, at + 8 * k)
+            high |= w
+            bits |= _byte_flags(_ascii_word_bytes(w)) << np.uint64(8 * k)
+            store_u64(text, (b << 6) + 8 * k, w | ((_ascii_upper_bytes(w) >> np.uint64(2)) & case))
+        bitmap[b] = bits
+    if n & 63:
+        bits = np.uint64(0)
+        for p in range(full << 6, n):
+            c = buf[start + p]
+            high |= np.uint64(c)
+            text[p] = lut[c]
+            if c < 0x80 and classes[c] == WORD:
+                bits |= np.uint64(1) << np.uint64(p & 63)
+        bitmap[full] = bits
+    if high & _TOP != 0:
+        return _token_hashes(buf, start, end, classes, lut, seed, tokbuf, hashes)
+    n_tok = 0
+    open_at = -1  # start of a token that runs on past the previous 64 bytes
+    for b in range((n + 63) >> 6):
+        m = bitmap[b]
+        base = b << 6
+        if open_at >= 0:
+            if m == ~np.uint64(0):
+                continue
+            run = np.int64(trailing_zeros(~m))
+            hashes[n_tok] = xxh3_64(text, open_at, base + run, seed)
+            n_tok += 1
+            open_at = -1
+            if run > 0:
+                m &= ~((np.uint64(1) << np.uint64(run)) - np.uint64(1))
+        while m != 0:
+            s = np.int64(trailing_zeros(m))
+            rest = ~(m >> np.uint64(s))  # zero only when all 64 bytes are word bytes
+            run = 64 - s if rest == 0 else np.int64(trailing_zeros(rest))
+            if s + run == 64:
+                open_at = base + s
+                break
+            hashes[n_tok] = xxh3_64(text, base + s, base + s + run, seed)
+            n_tok += 1
+            m &= ~(((np.uint64(1) << np.uint64(run)) - np.uint64(1)) << np.uint64(s))
+    if open_at >= 0:
+        hashes[n_tok] = xxh3_64(text, open_at, n, seed)
+        n_tok += 1
+    return n_tok
+
+
 @jit
 def _collapse_spaces(buf, start, end, classes, lut, scratch, char_start):
     """Write the document with each run of whitespace made one space, ends stripped; return its
@@ -171,9 +244,9 @@ def _collapse_spaces(buf, start, end, classes, lut, scratch, char_start):
 
 @jit
 def _feature_hashes(buf, start, end, classes, lut, kind, size, seed, tokbuf, scratch, starts,
-                    hashes):
+                    bitmap, hashes):
     """Fill ``hashes`` with the first 64-bit hash of each feature of one document, in document
-    order; return how many. ``scratch`` and ``starts`` are needed for char n-grams only."""
+    order; return how many. ``starts`` is needed for char n-grams only, ``bitmap`` for words."""
     if kind == CHAR_NGRAMS:
         n_chars = _collapse_spaces(buf, start, end, classes, lut, scratch, starts)
         if n_chars == 0:
@@ -184,7 +257,8 @@ def _feature_hashes(buf, start, end, classes, lut, kind, size, seed, tokbuf, scr
         for c in range(n_chars - size + 1):
             hashes[c] = xxh3_64(scratch, starts[c], starts[c + size], seed)
         return n_chars - size + 1
-    n_tok = _token_hashes(buf, start, end, classes, lut, seed, tokbuf, hashes)
+    n_tok = _ascii_token_hashes(buf, start, end, classes, lut, seed, tokbuf, scratch, bitmap,
+                                hashes)
     if kind != SHINGLES or n_tok < size:
         return n_tok
     # A shingle's hash is XXH3 of its tokens' hashes (8 little-endian bytes each); shingle t
@@ -357,22 +431,22 @@ def _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values, 
 @jit
 def _scratch(offsets, first, last, kind, lower):
     """Buffers for documents ``first..last-1``, sized by the longest of them: a token buffer
-    (uint8), feature hashes (uint64; at most one per byte), char n-gram text and code point
-    starts (only for char n-grams; np.empty leaves untouched pages unallocated), and the ASCII
-    map (lowering A-Z when ``lower``)."""
+    (uint8), feature hashes (uint64; at most one per byte), a copy of the text (char n-grams,
+    ASCII words), code point starts (char n-grams only; np.empty leaves untouched pages
+    unallocated), a bit per byte (words), and the ASCII map (lowering A-Z when ``lower``)."""
     longest = 0
     for d in range(first, last):
         longest = max(longest, offsets[d + 1] - offsets[d])
     tokbuf = np.empty(longest + 8, dtype=np.uint8)
     hashes = np.empty(longest + 2, dtype=np.uint64)
-    text_size = longest + 8 if kind == CHAR_NGRAMS else 1
-    scratch = np.empty(text_size, dtype=np.uint8)
-    starts = np.empty(text_size, dtype=np.int64)
+    scratch = np.empty(longest + 8, dtype=np.uint8)
+    starts = np.empty(longest + 8 if kind == CHAR_NGRAMS else 1, dtype=np.int64)
+    bitmap = np.empty((longest >> 6) + 2, dtype=np.uint64)
     lut = np.arange(256).astype(np.uint8)
     if lower:
         for c in range(65, 91):
             lut[c] = c + 32
-    return tokbuf, hashes, scratch, starts, lut
+    return tokbuf, hashes, scratch, starts, bitmap, lut
 
 
 @jit_parallel
@@ -386,13 +460,13 @@ def fingerprint_buffer(buf, offsets, chunk_bounds, classes, lower, kind, size, w
     for c in numba.prange(n_chunks):
         first = chunk_bounds[c]
         last = chunk_bounds[c + 1]
-        tokbuf, hashes, scratch, starts, lut = _scratch(offsets, first, last, kind, lower)
+        tokbuf, hashes, scratch, starts, bitmap, lut = _scratch(offsets, first, last, kind, lower)
         ones = np.zeros(64 * words, dtype=np.int64)
         totals = np.zeros(64 * words, dtype=np.float64)
         sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], weighting)
         for d in range(first, last):
             n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lut, kind, size, seed,
-                                tokbuf, scratch, starts, hashes)
+                                tokbuf, scratch, starts, bitmap, hashes)
             _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values,
                              idf_default, ones, totals, sort_tmp, sort_counts, out, d)
 
@@ -403,13 +477,13 @@ def fingerprint_buffer_serial(buf, offsets, classes, lower, kind, size, weightin
     """``fingerprint_buffer`` on the calling thread alone: for a few documents, where starting
     the thread pool would cost far more than the work (one text: 5 us instead of 150 us)."""
     n_docs = offsets.shape[0] - 1
-    tokbuf, hashes, scratch, starts, lut = _scratch(offsets, 0, n_docs, kind, lower)
+    tokbuf, hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, n_docs, kind, lower)
     ones = np.zeros(64 * words, dtype=np.int64)
     totals = np.zeros(64 * words, dtype=np.float64)
     sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], weighting)
     for d in range(n_docs):
         n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lut, kind, size, seed,
-                            tokbuf, scratch, starts, hashes)
+                            tokbuf, scratch, starts, bitmap, hashes)
         _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values,
                          idf_default, ones, totals, sort_tmp, sort_counts, out, d)
 
@@ -419,7 +493,7 @@ def feature_counts(buf, offsets, classes, lower, kind, size, seed):
     """Each document's distinct feature hashes, ascending, with how often each occurs, in
     CSR form: (int64 doc offsets, shape (n + 1,); uint64 hashes; int64 counts)."""
     n_docs = offsets.shape[0] - 1
-    tokbuf, hashes, scratch, starts, lut = _scratch(offsets, 0, n_docs, kind, lower)
+    tokbuf, hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, n_docs, kind, lower)
     capacity = offsets[n_docs] - offsets[0] + n_docs  # at most one feature per byte, or one
     out_hashes = np.empty(capacity, dtype=np.uint64)
     out_counts = np.empty(capacity, dtype=np.int64)
@@ -428,7 +502,7 @@ def feature_counts(buf, offsets, classes, lower, kind, size, seed):
     total = 0
     for d in range(n_docs):
         n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lut, kind, size, seed,
-                            tokbuf, scratch, starts, hashes)
+                            tokbuf, scratch, starts, bitmap, hashes)
         _sort_hashes(hashes, n, sort_tmp, sort_counts)
         for j in range(n):
             if j > 0 and hashes[j] == hashes[j - 1]:
@@ -477,9 +551,9 @@ def feature_spans(buf, classes, lower, kind, size, seed):
     end. ``ok`` is False if the spans disagree with the hashes on how many features there are."""
     end = buf.shape[0]
     offsets = np.array([0, end], dtype=np.int64)
-    tokbuf, hashes, scratch, starts, lut = _scratch(offsets, 0, 1, kind, lower)
+    tokbuf, hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, 1, kind, lower)
     n = _feature_hashes(buf, 0, end, classes, lut, kind, size, seed, tokbuf, scratch, starts,
-                        hashes)
+                        bitmap, hashes)
     first = np.empty(n, dtype=np.int64)
     last = np.empty(n, dtype=np.int64)
     if kind == CHAR_NGRAMS:
