@@ -138,6 +138,7 @@ def _token_hashes(buf, start, end, classes, lut, seed, tokbuf, hashes):
 
 
 _GATHER = np.uint64(0x0102040810204080)
+_ALL = ~np.uint64(0)
 
 
 @jit_inline
@@ -180,33 +181,32 @@ def _ascii_token_hashes(buf, start, end, classes, lut, seed, tokbuf, text, bitma
         bitmap[full] = bits
     if high & _TOP != 0:
         return _token_hashes(buf, start, end, classes, lut, seed, tokbuf, hashes)
+    # Each token: find its first set bit, then the first clear bit after it. A zero word past
+    # the end closes a token that runs to the last byte, so XXH3 has one call site (each call
+    # site inlines the whole hash, compiled anew).
+    blocks = (n + 63) >> 6
+    bitmap[blocks] = 0
     n_tok = 0
-    open_at = -1  # start of a token that runs on past the previous 64 bytes
-    for b in range((n + 63) >> 6):
+    open_at = -1  # where the token being read starts, or -1
+    for b in range(blocks + 1):
         m = bitmap[b]
         base = b << 6
-        if open_at >= 0:
-            if m == ~np.uint64(0):
-                continue
-            run = np.int64(trailing_zeros(~m))
-            hashes[n_tok] = xxh3_64(text, open_at, base + run, seed)
+        while True:
+            if open_at < 0:
+                if m == 0:
+                    break
+                s = np.int64(trailing_zeros(m))
+                open_at = base + s
+                gaps = ~m & (_ALL << np.uint64(s))
+            else:  # a token from the previous word goes on from bit 0
+                gaps = ~m
+            if gaps == 0:
+                break  # it goes on into the next word
+            e = np.int64(trailing_zeros(gaps))
+            hashes[n_tok] = xxh3_64(text, open_at, base + e, seed)
             n_tok += 1
             open_at = -1
-            if run > 0:
-                m &= ~((np.uint64(1) << np.uint64(run)) - np.uint64(1))
-        while m != 0:
-            s = np.int64(trailing_zeros(m))
-            rest = ~(m >> np.uint64(s))  # zero only when all 64 bytes are word bytes
-            run = 64 - s if rest == 0 else np.int64(trailing_zeros(rest))
-            if s + run == 64:
-                open_at = base + s
-                break
-            hashes[n_tok] = xxh3_64(text, base + s, base + s + run, seed)
-            n_tok += 1
-            m &= ~(((np.uint64(1) << np.uint64(run)) - np.uint64(1)) << np.uint64(s))
-    if open_at >= 0:
-        hashes[n_tok] = xxh3_64(text, open_at, n, seed)
-        n_tok += 1
+            m &= _ALL << np.uint64(e)
     return n_tok
 
 
