@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from ._kernels.buffers import needs_python, splice
-from .features import decode_bytes, encode_text, normalize
+from .features import decode_bytes, encode_text, normalize, normalized_code_points
 
 ERRORS = ("raise", "skip")
+_NOTHING_NORMALIZED = np.zeros(1, dtype=np.uint8)  # not read when not normalising
 
 
 @dataclass
@@ -87,11 +88,13 @@ def _from_python(texts: Iterable[Any], normalize_text: bool, errors: str) -> Tex
         return fast
     encoded: list[bytes] = []
     skipped: list[int] = []
+    # Bytes as they come: the kernels find the few documents that need normalising or repair
+    # (``_prepare_flagged``), so an already-normal text never goes through unicodedata.
     for position, text in enumerate(texts):
         if isinstance(text, str):
-            encoded.append(prepare_str(text, normalize_text))
+            encoded.append(encode_text(text))
         elif isinstance(text, (bytes, bytearray, memoryview)):
-            encoded.append(prepare_bytes(bytes(text), normalize_text))
+            encoded.append(bytes(text))
         elif errors == "skip":
             encoded.append(b"")
             skipped.append(position)
@@ -103,7 +106,7 @@ def _from_python(texts: Iterable[Any], normalize_text: bool, errors: str) -> Tex
     data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     mask = np.zeros(n, dtype=bool)
     mask[skipped] = True
-    return TextBuffer(data, offsets, mask)
+    return _prepare_flagged(TextBuffer(data, offsets, mask), normalize_text)
 
 
 def _is_arrow(obj: object) -> bool:
@@ -134,12 +137,14 @@ def _from_arrow_array(array: Any, normalize_text: bool, errors: str) -> TextBuff
 
 
 def _prepare_flagged(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
-    """Normalise or repair, in Python, just the documents that need it (non-ASCII ones when
-    normalising, invalid UTF-8 otherwise); every other document keeps its bytes in place."""
+    """Normalise or repair, in Python, just the documents that need it (invalid UTF-8, and when
+    normalising, code points that normalisation may change); every other document keeps its
+    bytes in place."""
     text = buffer.data[buffer.offsets[0]:buffer.offsets[-1]]
     if text.size == 0 or text.max() < 0x80:
         return buffer  # all ASCII (numpy's max runs at memory speed): nothing to prepare
-    flagged = needs_python(buffer.data, buffer.offsets, normalize_text) & ~buffer.skipped
+    normalized = normalized_code_points() if normalize_text else _NOTHING_NORMALIZED
+    flagged = needs_python(buffer.data, buffer.offsets, normalize_text, normalized) & ~buffer.skipped
     if not flagged.any():
         return buffer
     data, offsets = buffer.data, buffer.offsets

@@ -90,3 +90,35 @@ def char_classes() -> np.ndarray:
         raise RuntimeError("neardup's character-class table is damaged; reinstall neardup")
     table.setflags(write=False)
     return table
+
+
+@functools.cache
+def normalized_code_points() -> np.ndarray:
+    """uint8, shape (0x110000,): 1 for each code point that ``normalize`` leaves as it is
+    wherever it stands, so a text of ASCII and such code points is already normalised (up to
+    ASCII case, which the kernels lower) and skips Python. A code point qualifies when NFKC
+    and case folding map it to itself, it is a starter (combining class 0) and it is never the
+    second half of a canonical composition (nothing before it can absorb it; Hangul vowel and
+    trailing jamo compose algorithmically). Computed once from this Python's ``unicodedata``
+    (the one ``normalize`` uses), for the Basic Multilingual Plane only (~0.1 s); code points
+    above it go through Python as before."""
+    bmp = 0x10000
+    seconds = set()
+    for c in range(0x80, bmp):
+        decomposition = unicodedata.decomposition(chr(c))
+        if decomposition and decomposition[0] != "<":
+            parts = decomposition.split()
+            if len(parts) == 2:
+                seconds.add(int(parts[1], 16))
+    seconds.update(range(0x1161, 0x1176))  # Hangul V jamo: L + V -> LV
+    seconds.update(range(0x11A8, 0x11C3))  # Hangul T jamo: LV + T -> LVT
+    table = np.zeros(0x110000, dtype=np.uint8)
+    for c in range(0x80, bmp):
+        if 0xD800 <= c <= 0xDFFF or c in seconds:
+            continue
+        ch = chr(c)
+        if (unicodedata.combining(ch) == 0 and ch.casefold() == ch
+                and unicodedata.normalize("NFKC", ch) == ch):
+            table[c] = 1
+    table.setflags(write=False)
+    return table

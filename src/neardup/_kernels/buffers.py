@@ -13,10 +13,11 @@ _TOP = np.uint64(0x8080808080808080)
 
 
 @jit_parallel
-def needs_python(buf, offsets, ascii_only):
-    """Flag (bool, (n_docs,)) the documents the kernels cannot take as they are: with
-    ``ascii_only``, any non-ASCII byte (it must be NFKC-normalised and casefolded first);
-    otherwise, invalid UTF-8 (it must be decoded with replacement first)."""
+def needs_python(buf, offsets, normalizing, normalized):
+    """Flag (bool, (n_docs,)) the documents the kernels cannot take as they are: any with
+    invalid UTF-8 (it must be decoded with replacement first) and, when ``normalizing``, any
+    with a code point whose ``normalized`` entry (``features.normalized_code_points``) is 0
+    (it must be NFKC-normalised and casefolded first)."""
     n_docs = offsets.shape[0] - 1
     flags = np.zeros(n_docs, dtype=np.bool_)
     for d in numba.prange(n_docs):
@@ -30,14 +31,24 @@ def needs_python(buf, offsets, ascii_only):
             if b0 < 0x80:
                 i += 1
                 continue
-            if ascii_only:
-                flags[d] = True
-                break
             if not _valid_utf8_at(buf, i, end):
                 flags[d] = True
                 break
-            i += 2 if b0 < 0xE0 else (3 if b0 < 0xF0 else 4)
+            width = 2 if b0 < 0xE0 else (3 if b0 < 0xF0 else 4)
+            if normalizing and normalized[_code_point(buf, i, width)] == 0:
+                flags[d] = True
+                break
+            i += width
     return flags
+
+
+@jit
+def _code_point(buf, i, width):
+    """The code point of the valid ``width``-byte UTF-8 sequence at ``buf[i]``."""
+    cp = np.int64(buf[i]) & (0x7F >> width)
+    for k in range(1, width):
+        cp = (cp << 6) | (np.int64(buf[i + k]) & 0x3F)
+    return cp
 
 
 @jit
