@@ -71,11 +71,11 @@ def _from_ascii_strs(texts: list[Any]) -> TextBuffer | None:
     """The fast path for a list of ASCII ``str``: one join and one encode for the whole batch
     (an ASCII text is its own NFKC form and UTF-8 bytes). None if the batch is anything else."""
     try:
-        joined = "".join(texts)
-    except TypeError:
+        if not all(map(str.isascii, texts)):  # O(1) each: CPython marks ASCII strings
+            return None
+    except TypeError:  # not all str
         return None
-    if not joined.isascii():
-        return None
+    joined = "".join(texts)
     n = len(texts)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=n), out=offsets[1:])

@@ -127,9 +127,10 @@ class Fingerprinter:
         """
         threads = _resolve_threads(n_jobs)
         buffers, parts = [], []
-        for buffer in iter_buffers(texts, self._config.normalize, errors, piece_docs=_PIECE_DOCS):
-            buffers.append(buffer)
-            parts.append(self._run(buffer, threads))
+        with _threads(threads):  # preparing the buffers runs parallel kernels too
+            for buffer in iter_buffers(texts, self._config.normalize, errors, piece_docs=_PIECE_DOCS):
+                buffers.append(buffer)
+                parts.append(self._run(buffer, threads))
         words = self._config.bits // 64
         out = np.concatenate(parts) if parts else np.zeros((0, words), dtype=np.uint64)
         skipped = np.concatenate([b.skipped for b in buffers]) if buffers else np.zeros(0, bool)
@@ -151,9 +152,8 @@ class Fingerprinter:
         if threads == 1 or buffer.offsets[-1] - buffer.offsets[0] < _CHUNK_BYTES:
             kernels.fingerprint_buffer_serial(buffer.data, buffer.offsets, *self._settings(out))
             return out
-        with _threads(threads):
-            kernels.fingerprint_buffer(buffer.data, buffer.offsets,
-                                       _chunk_bounds(buffer.offsets, threads), *self._settings(out))
+        kernels.fingerprint_buffer(buffer.data, buffer.offsets, _chunk_bounds(buffer.offsets, threads),
+                                   *self._settings(out))
         return out
 
     def fingerprint_features(self, features: Iterable[tuple[str | bytes, float]]) -> int:
