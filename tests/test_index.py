@@ -274,3 +274,23 @@ def test_auto_plan_grows_with_n():
     assert IndexPlan.choose(128, 0, "auto", 10).num_tables == 1
     with pytest.raises(ConfigError, match="bits=128"):
         IndexPlan.choose(64, 3, IndexPlan(128, 3, 4))
+
+
+def test_serial_queries_with_more_matches_than_the_first_buffer():
+    """The serial path probes once into a 64-slot buffer and grows it: queries whose matches
+    overflow it, before and after others, still get every match once, in order."""
+    rng = np.random.default_rng(13)
+    base = int(rng.integers(0, 2**63))
+    values = [base] * 150 + [flip(base, [d]) for d in range(40)] + [
+        int(v) for v in rng.integers(0, 2**63, size=500)]
+    ids = list(range(len(values)))
+    index = HammingIndex(max_distance=2)
+    index.add(rows(values, 64), ids=ids)
+    queries = [values[-1], base, flip(base, [1, 2]), values[-2], base]
+    offsets, found, dist = index.query_batch(rows(queries, 64))
+    for q, value in enumerate(queries):
+        span = slice(offsets[q], offsets[q + 1])
+        assert list(zip(found[span].tolist(), dist[span].tolist())) == naive.query(values, ids, value, 2)
+    assert offsets[2] - offsets[1] == 190
+    got = index.query(base)
+    assert list(zip(*[a.tolist() for a in got])) == naive.query(values, ids, base, 2)

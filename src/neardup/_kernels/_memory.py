@@ -1,4 +1,5 @@
-"""Unaligned little-endian loads and stores and a full 64x64-bit multiply, as LLVM intrinsics.
+"""Unaligned little-endian loads and stores, a full 64x64-bit multiply and a prefetch hint, as
+LLVM intrinsics.
 
 numba reads a uint64 out of a byte array as eight loads, shifts and ORs, and has no 128-bit
 integer; both are the inner loop of XXH3. These emit one load and one ``mul`` instead. Callers
@@ -13,6 +14,7 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 _BIG_ENDIAN = sys.byteorder == "big"
@@ -70,6 +72,31 @@ def mul128_fold64(typingctx, a, b):
 
 
 @intrinsic
+def prefetch(typingctx, array, row, column):
+    """Start loading the cache line of ``array[row, column]`` (a 2-d array) without waiting for
+    it: a hint, so an address past the end is harmless (prefetches never fault)."""
+
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        view = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer2(
+            context, builder, data=view.data, shape=cgutils.unpack_tuple(builder, view.shape),
+            strides=cgutils.unpack_tuple(builder, view.strides), layout=array_type.layout,
+            inds=[args[1], args[2]], wraparound=False)
+        byte_pointer = ir.IntType(8).as_pointer()
+        int32 = ir.IntType(32)
+        hint = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer, int32, int32, int32]),
+            "llvm.prefetch.p0i8")
+        # read, keep in all cache levels, data cache
+        builder.call(hint, [builder.bitcast(pointer, byte_pointer), ir.Constant(int32, 0),
+                            ir.Constant(int32, 3), ir.Constant(int32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(array, types.int64, types.int64), codegen
+
+
+@intrinsic
 def trailing_zeros(typingctx, x):
     """The number of trailing zero bits of a nonzero uint64 (one ``tzcnt``)."""
 
@@ -94,6 +121,9 @@ if numba.config.DISABLE_JIT:
     def mul128_fold64(a, b):  # type: ignore[no-redef]
         product = int(a) * int(b)
         return np.uint64((product ^ (product >> 64)) & (2**64 - 1))
+
+    def prefetch(array, row, column):  # type: ignore[no-redef]
+        pass
 
     def trailing_zeros(x):  # type: ignore[no-redef]
         x = int(x)
