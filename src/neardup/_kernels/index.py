@@ -105,18 +105,17 @@ def _first_table(xlo, xhi, starts, sizes, masks):
 
 
 @jit_parallel
-def build_entries(fps, starts, sizes, kept, widths, rowbits):
-    """Unsorted table entries, uint64 shape (tables, n): ``(key << rowbits) | row``."""
+def build_entries(fps, starts, sizes, kept, widths, rowbits, out):
+    """Fills ``out`` (uint64, shape (tables, n)) with unsorted table entries:
+    ``(key << rowbits) | row``."""
     n = fps.shape[0]
     tables = kept.shape[0]
-    out = np.empty((tables, n), dtype=np.uint64)
     shift = np.uint64(rowbits)
     for r in numba.prange(n):
         lo = fps[r, 0]
         hi = _word(fps, r, 1)
         for t in range(tables):
             out[t, r] = (_key(lo, hi, starts, sizes, kept[t], widths[t]) << shift) | np.uint64(r)
-    return out
 
 
 @jit_parallel

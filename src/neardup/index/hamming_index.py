@@ -562,11 +562,12 @@ class HammingIndex:
     @classmethod
     def _build(cls, fps: np.ndarray, layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
         """Sorted tables and their directories for the rows of ``fps``."""
-        if fps.shape[0] == 0:
-            tables = np.empty((layout.kept.shape[0], 0), dtype=np.uint64)
-        else:
-            tables = kernels.build_entries(fps, layout.starts, layout.sizes, layout.kept,
-                                           layout.widths, layout.rowbits)
+        # numpy, unlike numba's allocator, asks Linux for transparent huge pages on large arrays:
+        # with 4 KiB pages every probe of a 10^8-entry table also misses the TLB.
+        tables = np.empty((layout.kept.shape[0], fps.shape[0]), dtype=np.uint64)
+        if fps.shape[0]:
+            kernels.build_entries(fps, layout.starts, layout.sizes, layout.kept, layout.widths,
+                                  layout.rowbits, tables)
             tables.sort(axis=1)
         return tables, cls._fill_directory(tables, layout)
 
