@@ -6,7 +6,11 @@ d uniform in 0..k for 90% of the pairs and k + 1 for the rest (those must *not* 
 expected pairs are known exactly; k = 3. For each N and plan, in the same run:
 
 * build time (``add`` of all N), bytes per fingerprint (``nbytes / N``);
-* ``query()`` latency, median and p99 over 2,000 single calls (half planted, half random);
+* ``query()`` latency, median and p99 over 2,000 single calls (half planted, half random),
+  measured in steady state: after 2,000 *other* queries (so no measured query finds its cache
+  lines warm), since for a few seconds after a large build the machine is still settling (page
+  reclaim, huge-page collapse); the same figures for calls made right after the build are kept
+  as ``query_*_after_build_us``;
 * ``query_batch`` throughput on 100,000 queries (half stored fingerprints with 0..k bits flipped,
   half random), with every returned distance checked by brute force and the recall of the
   stored fingerprint each hit query came from;
@@ -205,19 +209,15 @@ def bench_plan(n: int, data: dict[str, Any], label: str, plan_spec: str, note: s
                          "bytes_per_fp": index.nbytes / n,
                          "build_fps_per_s": n / build_s, "build_fps_per_s_per_core": n / build_s / threads}
 
-    # Single queries: planted fingerprints (they have a partner) and random ones, interleaved.
-    singles = queries["single"]
-    for q in singles[:50]:
-        index.query(q)
-    lat = np.empty(len(singles), dtype=np.int64)
-    hits = 0
-    for i, q in enumerate(singles):
-        t0 = time.perf_counter_ns()
-        found, _ = index.query(q)
-        lat[i] = time.perf_counter_ns() - t0
-        hits += len(found) > 0
+    # Single queries: planted fingerprints (they have a partner) and random ones, interleaved;
+    # first a set right after the build, then (steady state) another set.
+    after_build, singles = queries["settle"], queries["single"]
+    lat_after_build, _ = time_queries(index, after_build)
+    lat, hits = time_queries(index, singles)
     r.update(query_p50_us=float(np.median(lat)) / 1e3, query_p99_us=float(np.percentile(lat, 99)) / 1e3,
              query_mean_us=float(lat.mean()) / 1e3, query_max_us=float(lat.max()) / 1e3,
+             query_p50_after_build_us=float(np.median(lat_after_build)) / 1e3,
+             query_p99_after_build_us=float(np.percentile(lat_after_build, 99)) / 1e3,
              single_queries=len(singles), single_queries_with_matches=int(hits))
 
     # Batch queries, then check every returned distance and the recall of each hit query's origin.
@@ -296,16 +296,32 @@ def bench_storage(index: Any, probes: np.ndarray, workdir: str) -> dict[str, Any
             os.unlink(path)
 
 
+def time_queries(index: Any, singles: np.ndarray) -> tuple[np.ndarray, int]:
+    """Nanoseconds of each ``index.query`` call, and how many found something."""
+    lat = np.empty(len(singles), dtype=np.int64)
+    hits = 0
+    for i, q in enumerate(singles):
+        t0 = time.perf_counter_ns()
+        found, _ = index.query(q)
+        lat[i] = time.perf_counter_ns() - t0
+        hits += len(found) > 0
+    return lat, hits
+
+
 def make_queries(data: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
     fps, n = data["fps"], len(data["fps"])
     rng = np.random.default_rng([seed, n, 1])
     half = SINGLE_QUERIES // 2
     within = data["d"] <= K
-    planted_rows = rng.choice(data["a"][within], size=half)
-    single = np.empty(SINGLE_QUERIES, dtype=np.uint64)
-    single[0::2] = fps[planted_rows]
-    single[1::2] = rng.integers(0, np.iinfo(np.uint64).max, size=SINGLE_QUERIES - half,
-                                dtype=np.uint64, endpoint=True)
+
+    def singles() -> np.ndarray:
+        out = np.empty(SINGLE_QUERIES, dtype=np.uint64)
+        out[0::2] = fps[rng.choice(data["a"][within], size=half)]
+        out[1::2] = rng.integers(0, np.iinfo(np.uint64).max, size=SINGLE_QUERIES - half,
+                                 dtype=np.uint64, endpoint=True)
+        return out
+
+    settle, single = singles(), singles()
     hb = BATCH_QUERIES // 2
     origin = np.full(BATCH_QUERIES, -1, dtype=np.int64)
     origin[:hb] = rng.integers(0, n, size=hb)
@@ -314,7 +330,7 @@ def make_queries(data: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
     batch[hb:] = rng.integers(0, np.iinfo(np.uint64).max, size=BATCH_QUERIES - hb,
                               dtype=np.uint64, endpoint=True)
     perm = rng.permutation(BATCH_QUERIES)
-    return {"single": single, "batch": batch[perm], "origin": origin[perm]}
+    return {"settle": settle, "single": single, "batch": batch[perm], "origin": origin[perm]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -474,6 +490,8 @@ def print_row(r: dict[str, Any]) -> None:
           f"{r['pairs']:>9,} {r['planted_recall']:>6.3f} {r['planted_k_plus_1_returned']:>3} "
           f"{r['other_pairs']:>5} {'yes' if exact else 'NO':>5} {r.get('peak_rss_mib', float('nan')):>8,.0f}",
           flush=True)
+    print(f"{'':>11} single queries right after the build: p50 {r['query_p50_after_build_us']:.1f} us, "
+          f"p99 {r['query_p99_after_build_us']:.1f} us", flush=True)
     if "storage" in r:
         s = r["storage"]
         if "error" in s:
