@@ -212,8 +212,9 @@ def bench_plan(n: int, data: dict[str, Any], label: str, plan_spec: str, note: s
     # Single queries: planted fingerprints (they have a partner) and random ones, interleaved;
     # first a set right after the build, then (steady state) another set.
     after_build, singles = queries["settle"], queries["single"]
-    lat_after_build, _ = time_queries(index, after_build)
-    lat, hits = time_queries(index, singles)
+    lat_after_build, _ = time_calls(index.query, after_build)
+    lat, found = time_calls(index.query, singles)
+    hits = sum(len(ids) > 0 for ids, _ in found)
     r.update(query_p50_us=float(np.median(lat)) / 1e3, query_p99_us=float(np.percentile(lat, 99)) / 1e3,
              query_mean_us=float(lat.mean()) / 1e3, query_max_us=float(lat.max()) / 1e3,
              query_p50_after_build_us=float(np.median(lat_after_build)) / 1e3,
@@ -296,16 +297,15 @@ def bench_storage(index: Any, probes: np.ndarray, workdir: str) -> dict[str, Any
             os.unlink(path)
 
 
-def time_queries(index: Any, singles: np.ndarray) -> tuple[np.ndarray, int]:
-    """Nanoseconds of each ``index.query`` call, and how many found something."""
-    lat = np.empty(len(singles), dtype=np.int64)
-    hits = 0
-    for i, q in enumerate(singles):
+def time_calls(fn: Any, items: Any) -> tuple[np.ndarray, list[Any]]:
+    """Nanoseconds of each call ``fn(item)``, and what each returned."""
+    lat = np.empty(len(items), dtype=np.int64)
+    results = []
+    for i, item in enumerate(items):
         t0 = time.perf_counter_ns()
-        found, _ = index.query(q)
+        results.append(fn(item))
         lat[i] = time.perf_counter_ns() - t0
-        hits += len(found) > 0
-    return lat, hits
+    return lat, results
 
 
 def make_queries(data: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
@@ -447,22 +447,12 @@ def bench_simhash_index(n: int, seed: int, threads: int) -> dict[str, Any]:
     objs = [(str(i), Simhash(v)) for i, v in enumerate(fps.tolist())]
     index = SimhashIndex(objs, f=64, k=K, log=logging.getLogger("bench_index.simhash"))
     build_s = time.perf_counter() - t
-    probe = [Simhash(v) for v in queries.tolist()]
-    lat = np.empty(len(probe), dtype=np.int64)
-    theirs = []
-    for i, q in enumerate(probe):
-        t0 = time.perf_counter_ns()
-        theirs.append(index.get_near_dups(q))
-        lat[i] = time.perf_counter_ns() - t0
+    lat, theirs = time_calls(index.get_near_dups, [Simhash(v) for v in queries.tolist()])
     mine_index = neardup.HammingIndex(bits=BITS, max_distance=K)
     mine_index.add(fps)
-    mine_lat = np.empty(len(queries), dtype=np.int64)
-    agree = 0
-    for i, q in enumerate(queries):
-        t0 = time.perf_counter_ns()
-        found, _ = mine_index.query(q)
-        mine_lat[i] = time.perf_counter_ns() - t0
-        agree += sorted(int(x) for x in theirs[i]) == sorted(found.tolist())
+    mine_lat, mine = time_calls(mine_index.query, queries)
+    agree = sum(sorted(int(x) for x in t) == sorted(found.tolist())
+                for t, (found, _) in zip(theirs, mine))
     out = {"n": n, "build_s": build_s, "query_p50_us": float(np.median(lat)) / 1e3,
            "query_p99_us": float(np.percentile(lat, 99)) / 1e3,
            "neardup_query_p50_us": float(np.median(mine_lat)) / 1e3,
