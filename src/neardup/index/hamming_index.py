@@ -176,8 +176,8 @@ class HammingIndex:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by tables and directories, fingerprints and ids, the delta and tombstones included
-        (memory-mapped arrays count in full)."""
+        """Bytes held by tables and directories, fingerprints and ids, the delta and tombstones
+        included (memory-mapped arrays count in full)."""
         return int(self._tables.nbytes + self._directory.nbytes + self._fps.nbytes
                    + self._ids.nbytes + self._sorted_ids.nbytes + self._delta_fps.nbytes
                    + self._delta_ids.nbytes + self._dead.nbytes)
@@ -361,7 +361,8 @@ class HammingIndex:
                      "num_blocks": plan.num_blocks,
                      "block_sizes": list(plan.block_sizes), "tables": [list(t) for t in plan.tables],
                      "stored_key_bits": list(plan.stored_key_bits(n_main)),
-                     "row_bits": row_bits(n_main), "directory_bits": plan.directory_bits(n_main)},
+                     "row_bits": row_bits(n_main),
+                     "directory_bits": plan.directory_bits(n_main)},
             "counts": {"main": n_main, "delta": int(self._delta_ids.shape[0]),
                        "tombstones": int(self._dead.shape[0]), "live": len(self)},
             "fingerprint_config": self.fingerprint_config,
@@ -412,7 +413,8 @@ class HammingIndex:
                 or plan_meta.get("tables") != [list(t) for t in plan.tables]
                 or plan_meta.get("stored_key_bits") != list(plan.stored_key_bits(n))
                 or plan_meta.get("row_bits") != row_bits(n)
-                or plan_meta.get("directory_bits", plan.directory_bits(n)) != plan.directory_bits(n)):
+                or plan_meta.get("directory_bits", plan.directory_bits(n))
+                != plan.directory_bits(n)):
             raise bad(f"its table layout differs from what this release builds for {plan.describe(n)}")
         layout = cls._layout_arrays(plan, n)
         shapes = {"fingerprints": (n, words), "ids": (n,), "sorted_ids": (n,),
