@@ -285,9 +285,8 @@ class HammingIndex:
                                  f"{self.bits}-bit fingerprints")
         if len(self._dead) or len(self._delta_ids) or not self._ids.shape[0]:
             _, found, dist = self._search(row, max_distance)
-            return found, dist
-        search, args = self._search_args(self._radius(max_distance))
-        _, found, dist = search.query_serial(row, self._fps, self._ids, *args)
+        else:  # main rows only: nothing to filter or merge
+            _, found, dist = self._search_main(row, self._radius(max_distance))
         return found, dist
 
     def query_batch(self, fingerprints: object,
