@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 import numpy as np
@@ -35,37 +36,85 @@ def test_combining_mark_after_ascii_composes_in_either_path():
     assert "caf\u00e9" in normalize(text).translate(_LOWER)
 
 
-def test_normalized_code_points_are_never_the_second_half_of_a_composition():
-    """A marked code point must survive any neighbour: no canonical pair (in any plane) ends
-    in one, no Hangul vowel or trailing jamo is marked, and each is its own NFKC + casefold."""
+@functools.cache
+def _table_lists():
+    from neardup.features import KEEP, REPLACE, normalization_table
+
+    table = normalization_table()
+    keep = [chr(c) for c in np.flatnonzero(table.actions == KEEP) if c >= 0x80]
+    replace = {chr(c): table.replacement_bytes[table.replacement_offsets[c]:
+                                               table.replacement_offsets[c + 1]].tobytes().decode()
+               for c in np.flatnonzero(table.actions == REPLACE)}
+    return table, keep, replace
+
+
+def test_normalization_table_code_points_survive_any_neighbour():
+    """No canonical pair (in any plane) ends in a KEEP or REPLACE code point, no Hangul vowel
+    or trailing jamo is one, and each maps as the table says between neighbours of its kind."""
     import unicodedata
 
-    from neardup.features import normalized_code_points
+    from neardup.features import PYTHON, TABLE_LIMIT
 
-    table = normalized_code_points()
+    table, keep, replace = _table_lists()
     for c in range(0x80, 0x110000):
         decomposition = unicodedata.decomposition(chr(c))
         if decomposition and decomposition[0] != "<" and len(decomposition.split()) == 2:
-            assert table[int(decomposition.split()[1], 16)] == 0, hex(c)
-    assert not table[0x1161:0x1176].any() and not table[0x11A8:0x11C3].any()
-    assert table[:0x80].sum() == 0 and table[0x10000:].sum() == 0
-    marked = np.flatnonzero(table)
-    assert len(marked) > 40_000  # CJK, Hangul syllables, Cyrillic and Greek lowercase, ...
-    for c in marked[::97]:
-        ch = chr(c)
-        assert unicodedata.normalize("NFKC", ch).casefold() == ch
-        for before in ("a", "e", "\u1100", "\uac00", "\u03b1", "\u0627", ch):
-            assert normalize(before + ch + "x") == before + ch + "x"
+            assert table.actions[int(decomposition.split()[1], 16)] == PYTHON, hex(c)
+    assert (table.actions[0x1161:0x1176] == PYTHON).all()
+    assert (table.actions[0x11A8:0x11C3] == PYTHON).all()
+    assert (table.actions[TABLE_LIMIT:] == PYTHON).all()
+    assert len(keep) > 100_000  # CJK, Hangul syllables, lowercase scripts, emoji, ...
+    assert {"\u00c9": "\u00e9", "\u00df": "ss", "\U0001d521": "d", "\u00bd": "1\u20442",
+            "\ufb06": "st", "\uff21": "a"}.items() <= replace.items()
+    neighbours = ("a", "e", "\u1100", "\uac00", "\u03b1", "\u0627", "\u00c9", "\u00df", "\uff21")
+    for ch in keep[::97]:
+        for before in neighbours:
+            assert normalize(before + ch + "x").translate(_LOWER) == \
+                normalize(before).translate(_LOWER) + ch + "x"
+    for ch, replacement in replace.items():
+        assert normalize(ch).translate(_LOWER) == replacement.translate(_LOWER)
+        for before in neighbours[::3]:
+            assert normalize(before + ch + ch).translate(_LOWER) == \
+                (normalize(before) + replacement * 2).translate(_LOWER)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.data())
-def test_text_of_ascii_and_normalized_code_points_is_already_normal(data):
-    from neardup.features import normalized_code_points
-
-    marked = [chr(c) for c in np.flatnonzero(normalized_code_points())[::13]]
-    pieces = st.one_of(st.sampled_from(marked), st.characters(max_codepoint=0x7F))
+def test_text_of_table_code_points_normalises_code_point_by_code_point(data):
+    _, keep, replace = _table_lists()
+    mapped = st.one_of(st.sampled_from(keep), st.sampled_from(sorted(replace)))
+    pieces = st.one_of(mapped, st.characters(max_codepoint=0x7F))
     text = "".join(data.draw(st.lists(pieces, max_size=60)))
-    lower_ascii = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+    expected = "".join(replace.get(ch, ch) for ch in text)
     # normalize() may lower an ASCII letter next to a non-ASCII run; the kernels lower them all.
-    assert normalize(text).translate(lower_ascii) == text.translate(lower_ascii)
+    assert normalize(text).translate(_LOWER) == expected.translate(_LOWER)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_prepared_buffers_hold_the_normalised_text(data):
+    """Buffer preparation (kernel replacements, Python for the rest, invalid UTF-8 repaired)
+    gives each document's normalised UTF-8, whatever mix of documents a batch holds."""
+    import pyarrow as pa
+
+    from neardup._batch import iter_buffers
+    from neardup.features import decode_bytes
+
+    _, keep, replace = _table_lists()
+    pieces = st.one_of(st.sampled_from(keep), st.sampled_from(sorted(replace)),
+                       st.characters(max_codepoint=0x7F), st.characters(),
+                       st.sampled_from(["\u0301", "\U00029e3d", "\U000e0100", "\ud800"]))
+    docs = data.draw(st.lists(st.lists(pieces, max_size=30).map("".join), max_size=8))
+    raw = data.draw(st.lists(st.binary(max_size=12), max_size=3))
+    normalize_text = data.draw(st.booleans())
+    encoded = [d.encode("utf-8", "surrogatepass") for d in docs] + raw
+    for batch in (docs + raw, pa.array(encoded, type=pa.binary())):
+        (buffer,) = iter_buffers(batch, normalize_text)
+        got = [buffer.data[buffer.offsets[d]:buffer.offsets[d + 1]].tobytes().decode()
+               for d in range(len(buffer))]
+        texts = [decode_bytes(t) for t in encoded]
+        if isinstance(batch, list):  # a str's lone surrogates are U+FFFD, as bytes would be
+            texts[:len(docs)] = ["".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in d)
+                                 for d in docs]
+        want = [normalize(t) if normalize_text else t for t in texts]
+        assert [g.translate(_LOWER) for g in got] == [w.translate(_LOWER) for w in want]

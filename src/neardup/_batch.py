@@ -14,11 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ._kernels.buffers import needs_python, splice
-from .features import decode_bytes, encode_text, normalize, normalized_code_points
+from ._kernels.buffers import AS_IS, PYTHON, rebuild, triage
+from .features import decode_bytes, encode_text, normalization_table, normalize
 
 ERRORS = ("raise", "skip")
-_NOTHING_NORMALIZED = np.zeros(1, dtype=np.uint8)  # not read when not normalising
 
 
 @dataclass
@@ -137,24 +136,26 @@ def _from_arrow_array(array: Any, normalize_text: bool, errors: str) -> TextBuff
 
 
 def _prepare_flagged(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
-    """Normalise or repair, in Python, just the documents that need it (invalid UTF-8, and when
-    normalising, code points that normalisation may change); every other document keeps its
-    bytes in place."""
+    """Normalise or repair just the documents that need it: in compiled code where
+    ``normalization_table`` says each code point's result, in Python otherwise (invalid UTF-8,
+    code points whose normalisation depends on their neighbours). Every other document keeps
+    its bytes in place."""
     text = buffer.data[buffer.offsets[0]:buffer.offsets[-1]]
     if text.size == 0 or text.max() < 0x80:
         return buffer  # all ASCII (numpy's max runs at memory speed): nothing to prepare
-    normalized = normalized_code_points() if normalize_text else _NOTHING_NORMALIZED
-    flagged = needs_python(buffer.data, buffer.offsets, normalize_text, normalized) & ~buffer.skipped
-    if not flagged.any():
-        return buffer
+    table = normalization_table()
     data, offsets = buffer.data, buffer.offsets
+    status = triage(data, offsets, normalize_text, table.actions)
+    status[buffer.skipped] = AS_IS
+    if not status.any():
+        return buffer
     prepared = [prepare_bytes(data[offsets[d]:offsets[d + 1]].tobytes(), normalize_text)
-                for d in np.flatnonzero(flagged)]
+                for d in np.flatnonzero(status == PYTHON)]
     new_offsets = np.zeros(len(prepared) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, prepared), dtype=np.int64, count=len(prepared)), out=new_offsets[1:])
     new_data = np.frombuffer(b"".join(prepared), dtype=np.uint8)
-    spliced, spliced_offsets = splice(data, offsets, flagged, new_data, new_offsets)
-    return TextBuffer(spliced, spliced_offsets, buffer.skipped)
+    rebuilt, rebuilt_offsets = rebuild(data, offsets, status, *table, new_data, new_offsets)
+    return TextBuffer(rebuilt, rebuilt_offsets, buffer.skipped)
 
 
 def iter_buffers(texts: Any, normalize_text: bool, errors: str = "raise",

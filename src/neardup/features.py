@@ -7,9 +7,12 @@ define it and run in Python: Unicode normalisation and the pinned character-clas
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 import re
 import unicodedata
 from importlib import resources
+from typing import NamedTuple
 
 import numpy as np
 
@@ -92,33 +95,80 @@ def char_classes() -> np.ndarray:
     return table
 
 
+# What the buffer preparation does with each code point when normalising (``normalization_table``).
+PYTHON, KEEP, REPLACE = 0, 1, 2
+# The table covers the Basic and Supplementary Multilingual Planes; code points above go to Python.
+TABLE_LIMIT = 0x20000
+
+
+class NormalizationTable(NamedTuple):
+    """How the kernels normalise a document without Python (``normalization_table``).
+
+    ``actions`` (uint8, (0x110000,)): per code point, KEEP (``normalize`` leaves it as it is
+    wherever it stands), REPLACE (it becomes ``replacement_bytes[replacement_offsets[c]:
+    replacement_offsets[c + 1]]``, UTF-8, wherever it stands) or PYTHON (its result depends on
+    its neighbours, or it lies above ``TABLE_LIMIT``: the document goes through ``normalize``).
+    ASCII is KEEP: the kernels lower it."""
+
+    actions: np.ndarray
+    replacement_offsets: np.ndarray
+    replacement_bytes: np.ndarray
+
+
 @functools.cache
-def normalized_code_points() -> np.ndarray:
-    """uint8, shape (0x110000,): 1 for each code point that ``normalize`` leaves as it is
-    wherever it stands, so a text of ASCII and such code points is already normalised (up to
-    ASCII case, which the kernels lower) and skips Python. A code point qualifies when NFKC
-    and case folding map it to itself, it is a starter (combining class 0) and it is never the
-    second half of a canonical composition (nothing before it can absorb it; Hangul vowel and
-    trailing jamo compose algorithmically). Computed once from this Python's ``unicodedata``
-    (the one ``normalize`` uses), for the Basic Multilingual Plane only (~0.1 s); code points
-    above it go through Python as before."""
-    bmp = 0x10000
-    seconds = set()
-    for c in range(0x80, bmp):
-        decomposition = unicodedata.decomposition(chr(c))
-        if decomposition and decomposition[0] != "<":
-            parts = decomposition.split()
-            if len(parts) == 2:
-                seconds.add(int(parts[1], 16))
-    seconds.update(range(0x1161, 0x1176))  # Hangul V jamo: L + V -> LV
-    seconds.update(range(0x11A8, 0x11C3))  # Hangul T jamo: LV + T -> LVT
-    table = np.zeros(0x110000, dtype=np.uint8)
-    for c in range(0x80, bmp):
-        if 0xD800 <= c <= 0xDFFF or c in seconds:
-            continue
-        ch = chr(c)
-        if (unicodedata.combining(ch) == 0 and ch.casefold() == ch
-                and unicodedata.normalize("NFKC", ch) == ch):
-            table[c] = 1
-    table.setflags(write=False)
+def normalization_table() -> NormalizationTable:
+    """Which code points ``normalize`` maps the same way in any context, and to what; computed
+    once from this Python's ``unicodedata`` (the one ``normalize`` uses), ~0.2 s.
+
+    A code point is *stable* when it is a starter (combining class 0), NFKC maps it to itself
+    and it is never the second half of a canonical composition (nothing before it can absorb
+    it; Hangul vowel and trailing jamo compose algorithmically). A text of stable code points
+    is its own NFKC, so ``normalize`` only case-folds it, one code point at a time. A code point
+    is KEEP when it is stable and its own case fold; REPLACE when it is a starter, never a
+    second half, and its NFKC is a non-empty string of stable code points: the text with it
+    replaced by its NFKC has the same NFKD, so the same NFKC, and that text is stable, so
+    ``normalize`` maps the code point to the case fold of its NFKC wherever it stands."""
+    code_points = [c for c in range(0x80, TABLE_LIMIT) if not 0xD800 <= c <= 0xDFFF]
+    chars = list(map(chr, code_points))
+    # One call for all of them: NUL is a starter nothing composes with, so each part normalises
+    # as it would alone.
+    nfkc_joined = unicodedata.normalize("NFKC", "\0".join(chars))
+    nfkc = nfkc_joined.split("\0")
+    folded = nfkc_joined.casefold().split("\0")
+
+    def per_code_point(values) -> np.ndarray:
+        out = np.zeros(TABLE_LIMIT, dtype=bool)
+        out[:0x80] = True  # ASCII is stable and (up to case, which the kernels lower) folded
+        out[code_points] = np.fromiter(values, dtype=bool, count=len(code_points))
+        return out
+
+    second = np.zeros(TABLE_LIMIT, dtype=bool)
+    second[0x1161:0x1176] = True  # Hangul V jamo: L + V -> LV
+    second[0x11A8:0x11C3] = True  # Hangul T jamo: LV + T -> LVT
+    for decomposition in map(unicodedata.decomposition, chars):
+        if decomposition and decomposition[0] != "<" and decomposition.count(" ") == 1:
+            second[int(decomposition.split()[1], 16)] = True
+    starter = per_code_point(map(operator.not_, map(unicodedata.combining, chars))) & ~second
+    starter[0xD800:0xE000] = False
+    stable = starter & per_code_point(map(operator.eq, nfkc, chars))
+    keep = stable & per_code_point(map(operator.eq, folded, chars))
+
+    def all_stable(text: str) -> bool:
+        return bool(text) and all(ord(ch) < TABLE_LIMIT and stable[ord(ch)] for ch in text)
+
+    actions = np.zeros(0x110000, dtype=np.uint8)
+    actions[:TABLE_LIMIT][keep] = KEEP
+    lengths = np.zeros(TABLE_LIMIT, dtype=np.int64)
+    replacements = []
+    candidates = (starter & ~keep)[code_points].tolist()
+    for c, text, fold in itertools.compress(zip(code_points, nfkc, folded), candidates):
+        if all_stable(text):
+            actions[c] = REPLACE
+            replacements.append(fold.encode("utf-8"))
+            lengths[c] = len(replacements[-1])
+    offsets = np.zeros(TABLE_LIMIT + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    table = NormalizationTable(actions, offsets, np.frombuffer(b"".join(replacements), dtype=np.uint8))
+    for array in table:
+        array.setflags(write=False)
     return table
