@@ -145,7 +145,7 @@ def _prepare_flagged(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
         return buffer  # all ASCII (numpy's max runs at memory speed): nothing to prepare
     table = normalization_table()
     data, offsets = buffer.data, buffer.offsets
-    status = triage(data, offsets, normalize_text, table.actions)
+    status, lengths = triage(data, offsets, normalize_text, table.actions, table.replacement_offsets)
     status[buffer.skipped] = AS_IS
     if not status.any():
         return buffer
@@ -154,7 +154,7 @@ def _prepare_flagged(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
     new_offsets = np.zeros(len(prepared) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, prepared), dtype=np.int64, count=len(prepared)), out=new_offsets[1:])
     new_data = np.frombuffer(b"".join(prepared), dtype=np.uint8)
-    rebuilt, rebuilt_offsets = rebuild(data, offsets, status, *table, new_data, new_offsets)
+    rebuilt, rebuilt_offsets = rebuild(data, offsets, status, lengths, *table, new_data, new_offsets)
     return TextBuffer(rebuilt, rebuilt_offsets, buffer.skipped)
 
 

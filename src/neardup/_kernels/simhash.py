@@ -13,6 +13,7 @@ import numpy as np
 
 from ._jit import jit, jit_inline, jit_parallel
 from ._memory import load_u64, store_u64, trailing_zeros
+from .utf8 import char_at
 from .xxh3 import xxh3_64, xxh3_u64
 
 # Character classes (src/neardup/_data/unicode_classes.txt).
@@ -20,21 +21,6 @@ OTHER, WORD, SOLO, SPACE = 0, 1, 2, 3
 # Feature kinds and weightings, as FingerprintConfig names them.
 WORDS, SHINGLES, CHAR_NGRAMS = 0, 1, 2
 UNIFORM, TF, SUBLINEAR, TFIDF = 0, 1, 2, 3
-
-@jit_inline
-def _char_at(buf, i):
-    """Code point and byte length of the UTF-8 character at ``buf[i]`` (input is valid)."""
-    b0 = np.int64(buf[i])
-    if b0 < 0x80:
-        return b0, 1
-    if b0 < 0xE0:
-        return ((b0 & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F), 2
-    if b0 < 0xF0:
-        return (((b0 & 0x0F) << 12) | ((np.int64(buf[i + 1]) & 0x3F) << 6)
-                | (np.int64(buf[i + 2]) & 0x3F)), 3
-    return (((b0 & 0x07) << 18) | ((np.int64(buf[i + 1]) & 0x3F) << 12)
-            | ((np.int64(buf[i + 2]) & 0x3F) << 6) | (np.int64(buf[i + 3]) & 0x3F)), 4
-
 
 # Eight bytes at a time (SWAR): each byte's top bit answers a question about that byte.
 _LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
@@ -159,12 +145,15 @@ def _mark_non_ascii(buf, start, end, classes, bitmap):
         if buf[i] < 0x80:
             i += 1
             continue
-        cp, width = _char_at(buf, i)
+        cp, width = char_at(buf, i)
         cls = classes[cp]
         if cls == WORD or cls == SOLO:
             p = i - start
-            for q in range(p, p + width):
-                bitmap[2 * (q >> 6)] |= np.uint64(1) << np.uint64(q & 63)
+            last = p + width - 1
+            ones = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+            bitmap[2 * (p >> 6)] |= ones << np.uint64(p & 63)  # bits past 63 fall off...
+            if last >> 6 != p >> 6:  # ...and go to the next word
+                bitmap[2 * (last >> 6)] |= ones >> np.uint64(64 - (p & 63))
             if cls == SOLO:
                 q = p + width
                 bitmap[2 * (p >> 6) + 1] |= np.uint64(1) << np.uint64(p & 63)
@@ -181,7 +170,7 @@ def _collapse_spaces(buf, start, end, classes, lut, scratch, char_start):
     pending_space = False
     i = start
     while i < end:
-        cp, width = _char_at(buf, i)
+        cp, width = char_at(buf, i)
         if classes[cp] == SPACE:
             pending_space = n_chars > 0
         else:
@@ -531,12 +520,12 @@ def feature_spans(buf, classes, lower, kind, size, seed):
         n_tok = 0
         i = 0
         while i < end:
-            cp, width = _char_at(buf, i)
+            cp, width = char_at(buf, i)
             cls = classes[cp]
             j = i + width
             if cls == WORD:
                 while j < end:
-                    cp, width = _char_at(buf, j)
+                    cp, width = char_at(buf, j)
                     if classes[cp] != WORD:
                         break
                     j += width
