@@ -66,29 +66,30 @@ def _not_text(position: int, value: object) -> TypeError:
                      f"convert it to text, or pass errors='skip' to leave it out")
 
 
-def _from_ascii_strs(texts: list[Any]) -> TextBuffer | None:
-    """The fast path for a list of ASCII ``str``: one join and one encode for the whole batch
-    (an ASCII text is its own NFKC form and UTF-8 bytes). None if the batch is anything else."""
+def _from_python(texts: list[Any], normalize_text: bool, errors: str) -> TextBuffer:
+    """A buffer of a list of ``str``/``bytes``, built by pyarrow in one pass: ASCII ``str`` as
+    they are (their characters are their UTF-8 bytes), other ``str`` encoded here first (so
+    that pyarrow does not cache a UTF-8 copy inside each of them). pyarrow's memory pool keeps
+    its pages, where a fresh ``bytes`` of the whole piece would fault in new ones every call.
+    Anything else goes through ``_from_python_slowly``, which names or skips it."""
+    import pyarrow as pa
+
     try:
-        if not all(map(str.isascii, texts)):  # O(1) each: CPython marks ASCII strings
-            return None
+        items = texts if all(map(str.isascii, texts)) else None
     except TypeError:  # not all str
-        return None
-    joined = "".join(texts)
-    n = len(texts)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=n), out=offsets[1:])
-    data = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
-    return TextBuffer(data, offsets, np.zeros(n, dtype=bool))
+        items = None
+    if items is None:
+        items = [encode_text(t) if isinstance(t, str) and not t.isascii() else t for t in texts]
+    try:
+        array = pa.array(items, type=pa.large_binary())
+    except (TypeError, pa.ArrowException):
+        return _prepare_flagged(_from_python_slowly(texts, errors), normalize_text)
+    return _from_arrow_array(array, normalize_text, errors)
 
 
-def _from_python(texts: Iterable[Any], normalize_text: bool, errors: str) -> TextBuffer:
-    if isinstance(texts, list) and (fast := _from_ascii_strs(texts)) is not None:
-        return fast
+def _from_python_slowly(texts: list[Any], errors: str) -> TextBuffer:
     encoded: list[bytes] = []
     skipped: list[int] = []
-    # Bytes as they come: the kernels find the few documents that need normalising or repair
-    # (``_prepare_flagged``), so an already-normal text never goes through unicodedata.
     for position, text in enumerate(texts):
         if isinstance(text, str):
             encoded.append(encode_text(text))
@@ -105,7 +106,7 @@ def _from_python(texts: Iterable[Any], normalize_text: bool, errors: str) -> Tex
     data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     mask = np.zeros(n, dtype=bool)
     mask[skipped] = True
-    return _prepare_flagged(TextBuffer(data, offsets, mask), normalize_text)
+    return TextBuffer(data, offsets, mask)
 
 
 def _is_arrow(obj: object) -> bool:

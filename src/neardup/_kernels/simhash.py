@@ -89,7 +89,6 @@ def _token_hashes(buf, start, end, classes, lut, seed, text, bitmap, hashes):
             bits |= _byte_flags(_ascii_word_bytes(w)) << np.uint64(8 * k)
             store_u64(text, (b << 6) + 8 * k, w | ((_ascii_upper_bytes(w) >> np.uint64(2)) & case))
         bitmap[2 * b] = bits
-        bitmap[2 * b + 1] = 0
     blocks = (n + 63) >> 6
     if n & 63:
         bits = np.uint64(0)
@@ -100,18 +99,19 @@ def _token_hashes(buf, start, end, classes, lut, seed, text, bitmap, hashes):
             if c < 0x80 and classes[c] == WORD:
                 bits |= np.uint64(1) << np.uint64(p & 63)
         bitmap[2 * full] = bits
-        bitmap[2 * full + 1] = 0
     # A zero word past the end closes a token that runs to the last byte, so XXH3 has one
     # call site (each call site inlines the whole hash, compiled anew).
     bitmap[2 * blocks] = 0
-    bitmap[2 * blocks + 1] = 0
-    if high & _TOP != 0:
+    marked = high & _TOP != 0
+    if marked:
+        for b in range(blocks + 1):
+            bitmap[2 * b + 1] = 0
         _mark_non_ascii(buf, start, end, classes, bitmap)
     n_tok = 0
     open_at = -1  # where the token being read starts, or -1
     for b in range(blocks + 1):
         m = bitmap[2 * b]
-        cuts = bitmap[2 * b + 1]
+        cuts = bitmap[2 * b + 1] if marked else np.uint64(0)
         base = b << 6
         while True:
             if open_at < 0:
