@@ -40,6 +40,15 @@ class TextBuffer:
     def __len__(self) -> int:
         return self.offsets.shape[0] - 1
 
+    def subset(self, docs: np.ndarray) -> TextBuffer:
+        """A buffer of just the documents ``docs`` (int, ascending), copied."""
+        starts, ends = self.offsets[docs], self.offsets[docs + 1]
+        offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+        np.cumsum(ends - starts, out=offsets[1:])
+        data = np.concatenate([self.data[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+                              or [np.zeros(0, np.uint8)])
+        return TextBuffer(data, offsets, self.skipped[docs])
+
 
 def prepare_str(text: str, normalize_text: bool) -> bytes:
     """UTF-8 bytes of one text, normalised if asked (ASCII needs nothing: the kernels lower it)."""
@@ -66,7 +75,7 @@ def _not_text(position: int, value: object) -> TypeError:
                      f"convert it to text, or pass errors='skip' to leave it out")
 
 
-def _from_python(texts: list[Any], normalize_text: bool, errors: str) -> TextBuffer:
+def _from_python(texts: list[Any], errors: str) -> TextBuffer:
     """A buffer of a list of ``str``/``bytes``, built by pyarrow in one pass: ASCII ``str`` as
     they are (their characters are their UTF-8 bytes), other ``str`` encoded here first (so
     that pyarrow does not cache a UTF-8 copy inside each of them). pyarrow's memory pool keeps
@@ -83,8 +92,8 @@ def _from_python(texts: list[Any], normalize_text: bool, errors: str) -> TextBuf
     try:
         array = pa.array(items, type=pa.large_binary())
     except (TypeError, pa.ArrowException):
-        return _prepare_flagged(_from_python_slowly(texts, errors), normalize_text)
-    return _from_arrow_array(array, normalize_text, errors)
+        return _from_python_slowly(texts, errors)
+    return _from_arrow_array(array, errors)
 
 
 def _from_python_slowly(texts: list[Any], errors: str) -> TextBuffer:
@@ -109,11 +118,11 @@ def _from_python_slowly(texts: list[Any], errors: str) -> TextBuffer:
     return TextBuffer(data, offsets, mask)
 
 
-def _is_arrow(obj: object) -> bool:
+def is_arrow(obj: object) -> bool:
     return type(obj).__module__.split(".")[0] == "pyarrow"
 
 
-def _from_arrow_array(array: Any, normalize_text: bool, errors: str) -> TextBuffer:
+def _from_arrow_array(array: Any, errors: str) -> TextBuffer:
     import pyarrow as pa
 
     kind = array.type
@@ -133,14 +142,14 @@ def _from_arrow_array(array: Any, normalize_text: bool, errors: str) -> TextBuff
     offset_type = np.int64 if pa.types.is_large_string(kind) or pa.types.is_large_binary(kind) else np.int32
     offsets = np.frombuffer(offset_buf, dtype=offset_type)[array.offset:array.offset + n + 1].astype(np.int64)
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-    return _prepare_flagged(TextBuffer(data, offsets, skipped), normalize_text)
+    return TextBuffer(data, offsets, skipped)
 
 
-def _prepare_flagged(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
-    """Normalise or repair just the documents that need it: in compiled code where
-    ``normalization_table`` says each code point's result, in Python otherwise (invalid UTF-8,
-    code points whose normalisation depends on their neighbours). Every other document keeps
-    its bytes in place."""
+def prepare(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
+    """The buffer with just the documents that need it normalised or repaired: in compiled code
+    where ``normalization_table`` says each code point's result, in Python otherwise (invalid
+    UTF-8, code points whose normalisation depends on their neighbours). Every other document
+    keeps its bytes in place."""
     text = buffer.data[buffer.offsets[0]:buffer.offsets[-1]]
     if text.size == 0 or text.max() < 0x80:
         return buffer  # all ASCII (numpy's max runs at memory speed): nothing to prepare
@@ -161,13 +170,19 @@ def _prepare_flagged(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
 
 def iter_buffers(texts: Any, normalize_text: bool, errors: str = "raise",
                  piece_docs: int | None = None) -> Iterator[TextBuffer]:
-    """The documents of ``texts`` as buffers, made one at a time: one per Arrow chunk, or per
-    ``piece_docs`` documents of any other input (all in one buffer when None)."""
+    """The documents of ``texts`` as prepared buffers (``prepare``), made one at a time: one per
+    Arrow chunk, or per ``piece_docs`` documents of any other input (all in one buffer when None)."""
+    for buffer in raw_buffers(texts, errors, piece_docs):
+        yield prepare(buffer, normalize_text)
+
+
+def raw_buffers(texts: Any, errors: str = "raise", piece_docs: int | None = None) -> Iterator[TextBuffer]:
+    """``iter_buffers`` before ``prepare``: the UTF-8 bytes as they come."""
     if errors not in ERRORS:
         raise ValueError(f"errors={errors!r} is not allowed; choose 'raise' or 'skip'")
     if isinstance(texts, (str, bytes)):
         raise TypeError("fingerprint_batch takes a batch of documents; for one text use fingerprint()")
-    if _is_arrow(texts):
+    if is_arrow(texts):
         pieces: Iterable[Any] = texts.chunks if hasattr(texts, "chunks") else [texts]
         make = _from_arrow_array
     else:
@@ -180,7 +195,7 @@ def iter_buffers(texts: Any, normalize_text: bool, errors: str = "raise",
     done = 0
     for piece in pieces:
         try:
-            buffer = make(piece, normalize_text, errors)
+            buffer = make(piece, errors)
         except TypeError as e:
             raise _offset_position(e, done) from None
         done += len(buffer)

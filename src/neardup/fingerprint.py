@@ -10,13 +10,15 @@ from typing import Any, Literal, overload
 import numba
 import numpy as np
 
-from ._batch import TextBuffer, iter_buffers, prepare_bytes, prepare_str
+from ._batch import TextBuffer, prepare, prepare_bytes, prepare_str, raw_buffers
 from ._config import FingerprintConfig
 from ._kernels import simhash as kernels
-from .features import FEATURE_KINDS, WEIGHTING_CODES, char_classes, encode_text
+from .features import FEATURE_KINDS, WEIGHTING_CODES, char_classes, encode_text, normalization_table
 
 _NO_IDF_HASHES = np.zeros(0, dtype=np.uint64)
 _NO_IDF_VALUES = np.zeros(0, dtype=np.float64)
+_UNCHECKED = np.zeros(0, dtype=np.uint8)  # no code point actions: the text is ready as it is
+_UNCHECKED.setflags(write=False)  # one array type with the (read-only) normalisation table
 _CHUNK_BYTES = 256 * 1024
 # Documents of a Python list or iterable encoded at a time: memory stays bounded, and the
 # working set small (measured 10-20% faster than one piece on 2 KB documents).
@@ -94,11 +96,9 @@ class Fingerprinter:
             data = prepare_bytes(bytes(text), self._config.normalize)
         else:
             raise TypeError(f"text is {type(text).__name__}, not str or bytes")
-        out = np.zeros((1, self._config.bits // 64), dtype=np.uint64)
         offsets = np.array([0, len(data)], dtype=np.int64)
-        kernels.fingerprint_buffer_serial(np.frombuffer(data, dtype=np.uint8), offsets,
-                                          *self._settings(out))
-        return _as_int(out[0])
+        buffer = TextBuffer(np.frombuffer(data, dtype=np.uint8), offsets, np.zeros(1, dtype=bool))
+        return _as_int(self._kernels(buffer, 1, _UNCHECKED)[0][0])
 
     @overload
     def fingerprint_batch(self, texts: Any, *, n_jobs: int | None = ...,
@@ -126,35 +126,46 @@ class Fingerprinter:
             skipped documents.
         """
         threads = _resolve_threads(n_jobs)
-        buffers, parts = [], []
+        parts, skips = [], []
         with _threads(threads):  # preparing the buffers runs parallel kernels too
-            for buffer in iter_buffers(texts, self._config.normalize, errors, piece_docs=_PIECE_DOCS):
-                buffers.append(buffer)
+            for buffer in raw_buffers(texts, errors, _PIECE_DOCS):
                 parts.append(self._run(buffer, threads))
+                skips.append(buffer.skipped)
         words = self._config.bits // 64
         out = np.concatenate(parts) if parts else np.zeros((0, words), dtype=np.uint64)
-        skipped = np.concatenate([b.skipped for b in buffers]) if buffers else np.zeros(0, bool)
+        skipped = np.concatenate(skips) if skips else np.zeros(0, bool)
         out[skipped] = 0
         if words == 1:
             out = out.reshape(-1)
         return (out, skipped) if errors == "skip" else out
 
-    def _settings(self, out: np.ndarray) -> tuple:
-        """The kernels' arguments after the text buffer, ending with ``out``."""
+    def _run(self, buffer: TextBuffer, threads: int) -> np.ndarray:
+        """Fingerprints of a buffer's documents as they come: the kernels take each as it is,
+        except the few they find need preparing (``_batch.prepare``: normalisation the table
+        cannot do in place, UTF-8 repair), which are prepared and fingerprinted again."""
+        normalize = self._config.normalize
+        actions = normalization_table().actions if normalize else _UNCHECKED
+        out, unprepared = self._kernels(buffer, threads, actions)
+        redo = np.flatnonzero(unprepared)
+        if redo.size:
+            out[redo] = self._kernels(prepare(buffer.subset(redo), normalize), threads, _UNCHECKED)[0]
+        return out
+
+    def _kernels(self, buffer: TextBuffer, threads: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(fingerprints, unprepared): the fingerprint kernel on ``threads`` threads."""
         config = self._config
         size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
-        return (char_classes(), config.normalize, FEATURE_KINDS[config.features], size,
-                WEIGHTING_CODES[config.weighting], np.uint64(config.seed), config.bits // 64,
-                self._idf_hashes, self._idf_values, self._idf_default, out)
-
-    def _run(self, buffer: TextBuffer, threads: int) -> np.ndarray:
-        out = np.zeros((len(buffer), self._config.bits // 64), dtype=np.uint64)
+        out = np.zeros((len(buffer), config.bits // 64), dtype=np.uint64)
+        unprepared = np.zeros(len(buffer), dtype=bool)
+        settings = (char_classes(), actions, config.normalize, FEATURE_KINDS[config.features], size,
+                    WEIGHTING_CODES[config.weighting], np.uint64(config.seed), config.bits // 64,
+                    self._idf_hashes, self._idf_values, self._idf_default, out, unprepared)
         if threads == 1 or buffer.offsets[-1] - buffer.offsets[0] < _CHUNK_BYTES:
-            kernels.fingerprint_buffer_serial(buffer.data, buffer.offsets, *self._settings(out))
-            return out
-        kernels.fingerprint_buffer(buffer.data, buffer.offsets, _chunk_bounds(buffer.offsets, threads),
-                                   *self._settings(out))
-        return out
+            kernels.fingerprint_buffer_serial(buffer.data, buffer.offsets, *settings)
+        else:
+            kernels.fingerprint_buffer(buffer.data, buffer.offsets,
+                                       _chunk_bounds(buffer.offsets, threads), *settings)
+        return out, unprepared
 
     def fingerprint_features(self, features: Iterable[tuple[str | bytes, float]]) -> int:
         """The fingerprint of caller-given weighted features, as a Python int.
@@ -204,7 +215,7 @@ def warmup() -> None:
         for weighting in ("tf", "sublinear"):
             fingerprinter = Fingerprinter(bits=bits, weighting=weighting)
             fingerprinter.fingerprint("warm up")
-            fingerprinter.fingerprint_batch(["warm up", b"\xff"])
+            fingerprinter.fingerprint_batch(["warm up", b"\xff", "Stra\u00dfe", "caf\u00e9"])
             fingerprinter.fingerprint_batch(large)  # the parallel kernel
             fingerprints = fingerprinter.fingerprint_batch([f"doc {i} of the warm-up" for i in range(128)])
         _warm_index(fingerprints, bits)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._jit import jit, jit_inline, jit_parallel
 from ._memory import load_u64, store_u64, trailing_zeros
-from .utf8 import char_at
+from .utf8 import char_at, decode
 from .xxh3 import xxh3_64, xxh3_u64
 
 # Character classes (src/neardup/_data/unicode_classes.txt).
@@ -21,6 +21,10 @@ OTHER, WORD, SOLO, SPACE = 0, 1, 2, 3
 # Feature kinds and weightings, as FingerprintConfig names them.
 WORDS, SHINGLES, CHAR_NGRAMS = 0, 1, 2
 UNIFORM, TF, SUBLINEAR, TFIDF = 0, 1, 2, 3
+# A document's feature count when it must be prepared first (``_feature_hashes``).
+UNPREPARED = -1
+# The action of a code point normalisation keeps (features.KEEP).
+KEEP = 1
 
 # Eight bytes at a time (SWAR): each byte's top bit answers a question about that byte.
 _LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
@@ -64,9 +68,10 @@ def _byte_flags(top_bits):
 
 
 @jit
-def _token_hashes(buf, start, end, classes, lut, seed, text, bitmap, hashes):
+def _token_hashes(buf, start, end, classes, actions, lut, seed, text, bitmap, hashes):
     """Hash each token of one document (XXH3 of its UTF-8 bytes, ASCII mapped through ``lut``)
-    into ``hashes`` in document order; return how many tokens there are.
+    into ``hashes`` in document order; return how many tokens there are, or UNPREPARED (see
+    ``_feature_hashes``).
 
     Two passes with few branches. First a bit per byte, "in a token", eight bytes per step
     (``bitmap[2 * b]`` for bytes 64b..64b+63), with the document copied, mapped, to ``text``;
@@ -106,7 +111,8 @@ def _token_hashes(buf, start, end, classes, lut, seed, text, bitmap, hashes):
     if marked:
         for b in range(blocks + 1):
             bitmap[2 * b + 1] = 0
-        _mark_non_ascii(buf, start, end, classes, bitmap)
+        if not _mark_non_ascii(buf, start, end, classes, actions, bitmap):
+            return UNPREPARED
     n_tok = 0
     open_at = -1  # where the token being read starts, or -1
     for b in range(blocks + 1):
@@ -134,9 +140,10 @@ def _token_hashes(buf, start, end, classes, lut, seed, text, bitmap, hashes):
 
 
 @jit
-def _mark_non_ascii(buf, start, end, classes, bitmap):
+def _mark_non_ascii(buf, start, end, classes, actions, bitmap):
     """Set the bits ``_token_hashes`` could not see in its ASCII pass: each byte of a word or
-    solo code point is in a token, and a solo one starts a token and ends it."""
+    solo code point is in a token, and a solo one starts a token and ends it. False if the
+    document is not ready (``_ready``)."""
     i = start
     while i < end:
         if i + 8 <= end and load_u64(buf, i) & _TOP == 0:
@@ -145,7 +152,9 @@ def _mark_non_ascii(buf, start, end, classes, bitmap):
         if buf[i] < 0x80:
             i += 1
             continue
-        cp, width = char_at(buf, i)
+        cp, width = decode(buf, i, end)
+        if not _ready(cp, actions):
+            return False
         cls = classes[cp]
         if cls == WORD or cls == SOLO:
             p = i - start
@@ -159,18 +168,34 @@ def _mark_non_ascii(buf, start, end, classes, bitmap):
                 bitmap[2 * (p >> 6) + 1] |= np.uint64(1) << np.uint64(p & 63)
                 bitmap[2 * (q >> 6) + 1] |= np.uint64(1) << np.uint64(q & 63)
         i += width
+    return True
+
+
+@jit_inline
+def _ready(cp, actions):
+    """Whether a non-ASCII code point (-1: ill-formed UTF-8) can be tokenised as it stands:
+    well-formed and, when checking (``actions`` not empty), one normalisation keeps."""
+    if cp < 0:
+        return False
+    return actions.shape[0] == 0 or actions[cp] == KEEP
 
 
 @jit
-def _collapse_spaces(buf, start, end, classes, lut, scratch, char_start):
+def _collapse_spaces(buf, start, end, classes, actions, lut, scratch, char_start):
     """Write the document with each run of whitespace made one space, ends stripped; return its
-    length in code points. Code point c is ``scratch[char_start[c]:char_start[c + 1]]``."""
+    length in code points (or UNPREPARED). Code point c is
+    ``scratch[char_start[c]:char_start[c + 1]]``."""
     n_chars = 0
     pos = 0
     pending_space = False
     i = start
     while i < end:
-        cp, width = char_at(buf, i)
+        if buf[i] < 0x80:
+            cp, width = np.int64(buf[i]), 1
+        else:
+            cp, width = decode(buf, i, end)
+            if not _ready(cp, actions):
+                return UNPREPARED
         if classes[cp] == SPACE:
             pending_space = n_chars > 0
         else:
@@ -194,21 +219,25 @@ def _collapse_spaces(buf, start, end, classes, lut, scratch, char_start):
 
 
 @jit
-def _feature_hashes(buf, start, end, classes, lut, kind, size, seed, scratch, starts, bitmap,
-                    hashes):
+def _feature_hashes(buf, start, end, classes, actions, lut, kind, size, seed, scratch, starts,
+                    bitmap, hashes):
     """Fill ``hashes`` with the first 64-bit hash of each feature of one document, in document
-    order; return how many. ``starts`` is needed for char n-grams only, ``bitmap`` for words."""
+    order; return how many. ``starts`` is needed for char n-grams only, ``bitmap`` for words.
+
+    Return UNPREPARED instead for a document the kernels cannot take as it is: ill-formed
+    UTF-8, or with ``actions`` (``features.normalization_table``; empty: not checked) a code
+    point that normalisation would change. ``_batch.prepare`` makes such a document ready."""
     if kind == CHAR_NGRAMS:
-        n_chars = _collapse_spaces(buf, start, end, classes, lut, scratch, starts)
-        if n_chars == 0:
-            return 0
+        n_chars = _collapse_spaces(buf, start, end, classes, actions, lut, scratch, starts)
+        if n_chars <= 0:
+            return n_chars
         if n_chars < size:
             hashes[0] = xxh3_64(scratch, 0, starts[n_chars], seed)
             return 1
         for c in range(n_chars - size + 1):
             hashes[c] = xxh3_64(scratch, starts[c], starts[c + size], seed)
         return n_chars - size + 1
-    n_tok = _token_hashes(buf, start, end, classes, lut, seed, scratch, bitmap, hashes)
+    n_tok = _token_hashes(buf, start, end, classes, actions, lut, seed, scratch, bitmap, hashes)
     if kind != SHINGLES or n_tok < size:
         return n_tok
     # A shingle's hash is XXH3 of its tokens' hashes (8 little-endian bytes each); shingle t
@@ -399,9 +428,10 @@ def _scratch(offsets, first, last, kind, lower):
 
 
 @jit_parallel
-def fingerprint_buffer(buf, offsets, chunk_bounds, classes, lower, kind, size, weighting, seed,
-                       words, idf_hashes, idf_values, idf_default, out):
-    """Fingerprint every document of ``buf``/``offsets`` into ``out`` (uint64, (n_docs, words)).
+def fingerprint_buffer(buf, offsets, chunk_bounds, classes, actions, lower, kind, size, weighting,
+                       seed, words, idf_hashes, idf_values, idf_default, out, unprepared):
+    """Fingerprint every document of ``buf``/``offsets`` into ``out`` (uint64, (n_docs, words)),
+    except those to prepare first (``_feature_hashes``), marked in ``unprepared`` (bool, (n_docs,)).
 
     Documents are split into chunks (``chunk_bounds``, int64, (n_chunks + 1,)); each chunk runs on
     one thread with its own scratch buffers."""
@@ -414,15 +444,18 @@ def fingerprint_buffer(buf, offsets, chunk_bounds, classes, lower, kind, size, w
         totals = np.zeros(64 * words, dtype=np.float64)
         sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], weighting)
         for d in range(first, last):
-            n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lut, kind, size, seed,
-                                scratch, starts, bitmap, hashes)
-            _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values,
-                             idf_default, ones, totals, sort_tmp, sort_counts, out, d)
+            n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, actions, lut, kind,
+                                size, seed, scratch, starts, bitmap, hashes)
+            if n == UNPREPARED:
+                unprepared[d] = True
+            else:
+                _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values,
+                                 idf_default, ones, totals, sort_tmp, sort_counts, out, d)
 
 
 @jit
-def fingerprint_buffer_serial(buf, offsets, classes, lower, kind, size, weighting, seed, words,
-                              idf_hashes, idf_values, idf_default, out):
+def fingerprint_buffer_serial(buf, offsets, classes, actions, lower, kind, size, weighting, seed,
+                              words, idf_hashes, idf_values, idf_default, out, unprepared):
     """``fingerprint_buffer`` on the calling thread alone: for a few documents, where starting
     the thread pool would cost far more than the work (one text: 5 us instead of 150 us)."""
     n_docs = offsets.shape[0] - 1
@@ -431,17 +464,22 @@ def fingerprint_buffer_serial(buf, offsets, classes, lower, kind, size, weightin
     totals = np.zeros(64 * words, dtype=np.float64)
     sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], weighting)
     for d in range(n_docs):
-        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lut, kind, size, seed,
-                            scratch, starts, bitmap, hashes)
-        _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values,
-                         idf_default, ones, totals, sort_tmp, sort_counts, out, d)
+        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, actions, lut, kind, size,
+                            seed, scratch, starts, bitmap, hashes)
+        if n == UNPREPARED:
+            unprepared[d] = True
+        else:
+            _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values,
+                             idf_default, ones, totals, sort_tmp, sort_counts, out, d)
 
 
 @jit
 def feature_counts(buf, offsets, classes, lower, kind, size, seed):
     """Each document's distinct feature hashes, ascending, with how often each occurs, in
-    CSR form: (int64 doc offsets, shape (n + 1,); uint64 hashes; int64 counts)."""
+    CSR form: (int64 doc offsets, shape (n + 1,); uint64 hashes; int64 counts). The buffer
+    must be prepared (``_batch.prepare``)."""
     n_docs = offsets.shape[0] - 1
+    unchecked = np.empty(0, dtype=np.uint8)
     hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, n_docs, kind, lower)
     capacity = offsets[n_docs] - offsets[0] + n_docs  # at most one feature per byte, or one
     out_hashes = np.empty(capacity, dtype=np.uint64)
@@ -450,8 +488,8 @@ def feature_counts(buf, offsets, classes, lower, kind, size, seed):
     sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], UNIFORM)
     total = 0
     for d in range(n_docs):
-        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, lut, kind, size, seed,
-                            scratch, starts, bitmap, hashes)
+        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, unchecked, lut, kind, size,
+                            seed, scratch, starts, bitmap, hashes)
         _sort_hashes(hashes, n, sort_tmp, sort_counts)
         for j in range(n):
             if j > 0 and hashes[j] == hashes[j - 1]:
@@ -497,16 +535,18 @@ def feature_spans(buf, classes, lower, kind, size, seed):
     ``text[first[f]:last[f]]`` (int64 byte offsets). ``text`` is the document with ASCII mapped
     as the hash sees it (lowered when ``lower``), or for char n-grams the collapsed-whitespace
     text the n-grams are cut from. A shingle spans its first token's start to its last token's
-    end. ``ok`` is False if the spans disagree with the hashes on how many features there are."""
+    end. ``ok`` is False if the spans disagree with the hashes on how many features there are.
+    The document must be prepared (``_batch.prepare``)."""
     end = buf.shape[0]
+    unchecked = np.empty(0, dtype=np.uint8)
     offsets = np.array([0, end], dtype=np.int64)
     hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, 1, kind, lower)
-    n = _feature_hashes(buf, 0, end, classes, lut, kind, size, seed, scratch, starts, bitmap,
-                        hashes)
+    n = _feature_hashes(buf, 0, end, classes, unchecked, lut, kind, size, seed, scratch, starts,
+                        bitmap, hashes)
     first = np.empty(n, dtype=np.int64)
     last = np.empty(n, dtype=np.int64)
     if kind == CHAR_NGRAMS:
-        n_chars = _collapse_spaces(buf, 0, end, classes, lut, scratch, starts)
+        n_chars = _collapse_spaces(buf, 0, end, classes, unchecked, lut, scratch, starts)
         span = min(size, n_chars)
         expected = n_chars - span + 1 if n_chars else 0
         for c in range(min(n, expected)):
