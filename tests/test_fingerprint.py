@@ -100,6 +100,32 @@ def test_position_is_counted_across_pieces_of_a_long_list_or_iterator():
     assert fps[17_003] == 0 and fps[17_004] == fps[0] == neardup.simhash("a b c")
 
 
+def test_large_lists_of_mixed_text_equal_one_text_at_a_time():
+    """A list of over ``_PYARROW_MIN_CHARS`` characters goes through pyarrow: ASCII str,
+    other str (a lone surrogate too), bytes (ill-formed too) and None (named or skipped) each
+    give what they give one text at a time."""
+    from neardup._batch import _PYARROW_MIN_CHARS
+
+    rng = random.Random(3)
+    pool = ["plain ascii words here ", "Stra\u00dfe caf\u00e9 \uff21\uff22 \u6771\u4eac\u30bf\u30ef\u30fc ",
+            "e\u0301 combining ", "lone \ud800 surrogate ", b"bytes \xff\xfe bad ", b"good bytes ",
+            "\u01c5emal \u0130stanbul \U0001d521\U0001d52c\U0001d520 "]
+    texts = [rng.choice(pool) * rng.randint(1, 200) for _ in range(3000)]
+    assert sum(map(len, texts)) > _PYARROW_MIN_CHARS
+    fp = Fingerprinter()
+    expected = [fp.fingerprint(t) for t in texts]
+    assert fp.fingerprint_batch(texts).tolist() == expected
+    texts[1234] = None
+    with pytest.raises(TypeError, match=r"document 1234 is NoneType"):
+        fp.fingerprint_batch(texts)
+    fps, skipped = fp.fingerprint_batch(texts, errors="skip")
+    expected[1234] = 0
+    assert np.flatnonzero(skipped).tolist() == [1234] and fps.tolist() == expected
+    texts[1234] = 7
+    with pytest.raises(TypeError, match=r"document 1234 is int"):
+        fp.fingerprint_batch(texts)
+
+
 def test_skip_returns_mask_and_zero_fingerprints():
     texts = ["one two three", None, 7, "four five six", b"bytes too"]
     fps, skipped = Fingerprinter().fingerprint_batch(texts, errors="skip")
@@ -133,14 +159,16 @@ def test_identical_with_one_and_two_threads_and_any_chunking():
 
 
 def test_identical_across_processes():
-    texts = ["Cross-process stability: the same text gives the same bits.", "東京 ok", ""] + _corpus(20)
-    code = ("import json, sys, neardup; t = json.load(sys.stdin); "
-            "print(json.dumps([int(x) for x in neardup.Fingerprinter(bits=128)"
-            ".fingerprint_batch(t).reshape(-1)]))")
+    """Also in a new process's first batch, before anything has built the normalisation table
+    (the kernels then send every non-ASCII document to ``prepare``), and its second."""
+    texts = ["Cross-process stability: the same text gives the same bits.", "東京 ok", "",
+             "Stra\u00dfe \uff21\uff22\uff23 caf\u00e9", "cafe\u0301 \U0001d521"] + _corpus(20)
+    code = ("import json, sys, neardup; t = json.load(sys.stdin); fp = neardup.Fingerprinter(bits=128); "
+            "print(json.dumps([[int(x) for x in fp.fingerprint_batch(t).reshape(-1)] for _ in range(2)]))")
     out = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), text=True,
                          capture_output=True, check=True)
-    here = Fingerprinter(bits=128).fingerprint_batch(texts).reshape(-1)
-    assert json.loads(out.stdout) == [int(x) for x in here]
+    here = [int(x) for x in Fingerprinter(bits=128).fingerprint_batch(texts).reshape(-1)]
+    assert json.loads(out.stdout) == [here, here]
 
 
 def test_invalid_n_jobs():

@@ -115,6 +115,12 @@ class NormalizationTable(NamedTuple):
     replacement_bytes: np.ndarray
 
 
+def normalization_table_if_built() -> NormalizationTable | None:
+    """``normalization_table()`` if some call has built it already, else None (ASCII text
+    never needs it, so a process that sees only ASCII never pays for it)."""
+    return normalization_table() if normalization_table.cache_info().currsize else None
+
+
 @functools.cache
 def normalization_table() -> NormalizationTable:
     """Which code points ``normalize`` maps the same way in any context, and to what; computed

@@ -13,12 +13,15 @@ import numpy as np
 from ._batch import TextBuffer, prepare, prepare_bytes, prepare_str, raw_buffers
 from ._config import FingerprintConfig
 from ._kernels import simhash as kernels
-from .features import FEATURE_KINDS, WEIGHTING_CODES, char_classes, encode_text, normalization_table
+from .features import (FEATURE_KINDS, KEEP, WEIGHTING_CODES, char_classes, encode_text,
+                       normalization_table_if_built)
 
 _NO_IDF_HASHES = np.zeros(0, dtype=np.uint64)
 _NO_IDF_VALUES = np.zeros(0, dtype=np.float64)
 _UNCHECKED = np.zeros(0, dtype=np.uint8)  # no code point actions: the text is ready as it is
 _UNCHECKED.setflags(write=False)  # one array type with the (read-only) normalisation table
+_ASCII_ONLY = np.full(0x80, KEEP, dtype=np.uint8)  # actions known for ASCII alone
+_ASCII_ONLY.setflags(write=False)
 _CHUNK_BYTES = 256 * 1024
 # Documents of a Python list or iterable encoded at a time: memory stays bounded, and the
 # working set small (measured 10-20% faster than one piece on 2 KB documents).
@@ -144,7 +147,11 @@ class Fingerprinter:
         except the few they find need preparing (``_batch.prepare``: normalisation the table
         cannot do in place, UTF-8 repair), which are prepared and fingerprinted again."""
         normalize = self._config.normalize
-        actions = normalization_table().actions if normalize else _UNCHECKED
+        actions = _UNCHECKED
+        if normalize:
+            # Until non-ASCII text has made ``prepare`` build the table, any is unprepared.
+            table = normalization_table_if_built()
+            actions = table.actions if table is not None else _ASCII_ONLY
         out, unprepared = self._kernels(buffer, threads, actions)
         redo = np.flatnonzero(unprepared)
         if redo.size:

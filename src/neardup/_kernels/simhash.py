@@ -174,10 +174,11 @@ def _mark_non_ascii(buf, start, end, classes, actions, bitmap):
 @jit_inline
 def _ready(cp, actions):
     """Whether a non-ASCII code point (-1: ill-formed UTF-8) can be tokenised as it stands:
-    well-formed and, when checking (``actions`` not empty), one normalisation keeps."""
+    well-formed and, when checking (``actions`` not empty), one normalisation keeps. ``actions``
+    covers the code points below its length; any above is not ready."""
     if cp < 0:
         return False
-    return actions.shape[0] == 0 or actions[cp] == KEEP
+    return actions.shape[0] == 0 or (cp < actions.shape[0] and actions[cp] == KEEP)
 
 
 @jit
@@ -225,8 +226,8 @@ def _feature_hashes(buf, start, end, classes, actions, lut, kind, size, seed, sc
     order; return how many. ``starts`` is needed for char n-grams only, ``bitmap`` for words.
 
     Return UNPREPARED instead for a document the kernels cannot take as it is: ill-formed
-    UTF-8, or with ``actions`` (``features.normalization_table``; empty: not checked) a code
-    point that normalisation would change. ``_batch.prepare`` makes such a document ready."""
+    UTF-8, or with ``actions`` (``features.normalization_table``, or a prefix of it; empty: not
+    checked) a code point that normalisation would change. ``_batch.prepare`` makes it ready."""
     if kind == CHAR_NGRAMS:
         n_chars = _collapse_spaces(buf, start, end, classes, actions, lut, scratch, starts)
         if n_chars <= 0:
