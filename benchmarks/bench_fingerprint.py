@@ -1,8 +1,10 @@
 """Fingerprint throughput, compile time, memory and quality, with peers on the same texts.
 
-Two corpora: a generated English-like one (Zipf-distributed vocabulary, sentences, ~2 KB
-documents, deterministic from ``--seed``, with planted near-duplicate pairs) and a real one (the
-Python standard library's ``.py`` files, one document each). On each, in the same run:
+Two corpora for the targets: a generated English-like one (Zipf-distributed vocabulary,
+sentences, ~2 KB documents, deterministic from ``--seed``, with planted near-duplicate pairs) and
+a real one (the Python standard library's ``.py`` files, one document each); and beside them a
+generated multilingual one (seven scripts, most documents needing Unicode normalisation). On
+each, in the same run:
 
 * neardup's default config at ``n_jobs=1`` and on all cores, and other configs on all cores, fed
   a Python list of ``str`` and a pyarrow string array; warm time is the best of ``--repeats``
@@ -65,8 +67,10 @@ SIMHASH_FEATURES = ("lowercase, keep only [\\w\\u4e00-\\u9fcc] characters (space
                     "dropped), overlapping 4-character windows, md5 feature hash, tf weights, 64 bits")
 
 SIZES = {
-    "quick": dict(gen_mb=2.0, stdlib_mb=2.0, simhash_mb=0.1, repeats=3, planted=50, random_pairs=2000),
-    "full": dict(gen_mb=200.0, stdlib_mb=50.0, simhash_mb=1.0, repeats=3, planted=500, random_pairs=10000),
+    "quick": dict(gen_mb=2.0, stdlib_mb=2.0, multilingual_mb=1.0, simhash_mb=0.1, repeats=3, planted=50,
+                  random_pairs=2000),
+    "full": dict(gen_mb=200.0, stdlib_mb=50.0, multilingual_mb=30.0, simhash_mb=1.0, repeats=5,
+                 planted=500, random_pairs=10000),
 }
 EDITS_PER_PLANTED_PAIR = 3
 SIMHASH_QUALITY_PAIRS = 50
@@ -194,6 +198,53 @@ def plant_near_duplicates(docs: list[str], n_pairs: int, seed: int) -> np.ndarra
     for source, target in pairs.tolist():
         docs[target] = _edit(docs[source], EDITS_PER_PLANTED_PAIR, vocab_words, rng)
     return pairs
+
+
+# Scripts of the multilingual corpus: (letters of its words, word lengths, separator between
+# words, sentence ends, capitalised sentence starts). CJK is written without spaces.
+_SCRIPTS = {
+    "russian": ("абвгдежзийклмнопрстуфхцчшщыьэюяё", (2, 10), " ", (". ", "? ", "! "), True),
+    "german": ("abcdefghiklmnoprstuvwzäöüß", (2, 12), " ", (". ", "? "), True),
+    "french": ("abcdefghijlmnopqrstuvéèêàçôî", (1, 10), " ", (". ", " ? ", " ! "), True),
+    "greek": ("αβγδεζηθικλμνξοπρστυφχψωάέήίόύώ", (2, 10), " ", (". ", "; "), True),
+    "chinese": ("".join(map(chr, range(0x4E00, 0x4E00 + 3000))), (1, 3), "", ("。", "，", "！"), False),
+    "japanese": ("".join(map(chr, range(0x3041, 0x3097))) + "".join(map(chr, range(0x30A1, 0x30FB))),
+                 (2, 6), "", ("。", "、"), False),
+    "arabic": ("ابتثجحخدذرزسشصضطظعغفقكلمنهوي", (2, 8), " ", (". ", "، "), False),
+}
+
+
+def multilingual_corpus(target_mb: float, seed: int) -> list[str]:
+    """Documents of ~2 KB of UTF-8, each in one of seven scripts (Cyrillic, Latin with accents
+    and ß, Greek, Chinese, Japanese kana, Arabic), words drawn from a Zipf vocabulary per script,
+    with the script's punctuation (CJK's full-width forms) and capitals where it has them; so
+    most documents hold code points that normalisation changes. Deterministic in ``seed``."""
+    rng = random.Random(seed)
+    vocabularies = {}
+    for name, (letters, (shortest, longest), *_) in _SCRIPTS.items():
+        words = {"".join(rng.choice(letters) for _ in range(rng.randint(shortest, longest)))
+                 for _ in range(5000)}
+        vocabularies[name] = sorted(words)
+    cum_weights = np.cumsum(1.0 / (np.arange(5000) + 2.7)).tolist()
+    docs: list[str] = []
+    total = 0
+    while total < target_mb * MB:
+        name = rng.choice(list(_SCRIPTS))
+        letters, _, sep, ends, capitals = _SCRIPTS[name]
+        vocab = vocabularies[name]
+        chars = 2048 // len(letters[0].encode())  # ~2 KB of UTF-8
+        parts, size, start = [], 0, True
+        for word in rng.choices(vocab, cum_weights=cum_weights[:len(vocab)], k=chars):
+            if size >= chars:
+                break
+            if start and capitals:
+                word = word[:1].upper() + word[1:]
+            start = rng.random() < 1 / 12
+            parts.append(word + (rng.choice(ends) if start else sep))
+            size += len(parts[-1])
+        docs.append("".join(parts))
+        total += len(docs[-1].encode())
+    return docs
 
 
 def stdlib_corpus(cap_mb: float, seed: int) -> tuple[list[str], dict[str, Any]]:
@@ -617,6 +668,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated corpus")
     parser.add_argument("--gen-mb", type=float, help="generated corpus size (MB)")
     parser.add_argument("--stdlib-mb", type=float, help="cap on the stdlib corpus (MB)")
+    parser.add_argument("--multilingual-mb", type=float, help="multilingual corpus size (MB; 0 skips it)")
     parser.add_argument("--repeats", type=int, help="timed calls per measurement (best is kept)")
     parser.add_argument("--no-peers", action="store_true", help="skip simhash and gaoya")
     parser.add_argument("--no-compile", action="store_true",
@@ -624,7 +676,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-memory", action="store_true", help="skip the memory child processes")
     args = parser.parse_args(argv)
     size = dict(SIZES["quick" if args.quick else "full"])
-    for key in ("gen_mb", "stdlib_mb", "repeats"):
+    for key in ("gen_mb", "stdlib_mb", "multilingual_mb", "repeats"):
         if getattr(args, key) is not None:
             size[key] = getattr(args, key)
 
@@ -670,6 +722,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                          cache_dir, workdir)
         _print_corpus_summary("stdlib", corpora["stdlib"])
         del docs
+
+        if size["multilingual_mb"] > 0:
+            t = time.perf_counter()
+            docs = multilingual_corpus(size["multilingual_mb"], args.seed)
+            corpora["multilingual"] = bench_corpus(
+                "multilingual", docs, {"generate_s": time.perf_counter() - t, "scripts": sorted(_SCRIPTS)},
+                args, size, all_threads, peers, None, cache_dir, workdir)
+            _print_corpus_summary("multilingual", corpora["multilingual"])
+            del docs
     results["corpora"] = corpora
     results["targets"] = _targets(corpora)
     results["parent_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -683,8 +744,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 def _targets(corpora: dict[str, Any]) -> dict[str, Any]:
+    """The issue's targets, on its two corpora (the multilingual one is reported beside them)."""
     out = {}
     for name, res in corpora.items():
+        if name not in ("generated", "stdlib"):
+            continue
         for r in res["rows"]:
             if r["engine"] == "neardup" and r["config"] == "default" and r["threads"] == 1:
                 out[f"{name}_{r['input']}_mb_s_per_core>={TARGET_MB_S_PER_CORE:g}"] = \
