@@ -126,6 +126,19 @@ def test_large_lists_of_mixed_text_equal_one_text_at_a_time():
         fp.fingerprint_batch(texts)
 
 
+def test_documents_to_prepare_are_redone_in_groups(monkeypatch):
+    """Documents the kernels hand back (to normalise or repair) are prepared a few bytes' worth
+    at a time; each still gets what it gets alone."""
+    import neardup.fingerprint as fingerprint_module
+
+    texts = ["ASCII stays", "Stra\u00dfe \uff21\uff22", "cafe\u0301 x", b"bad \xff bytes", "plain",
+             "\u00c9T\u00c9 \u0130stanbul"] * 7
+    fp = Fingerprinter()
+    expected = [fp.fingerprint(t) for t in texts]
+    monkeypatch.setattr(fingerprint_module, "_REDO_BYTES", 20)
+    assert fp.fingerprint_batch(texts, n_jobs=1).tolist() == expected
+
+
 def test_skip_returns_mask_and_zero_fingerprints():
     texts = ["one two three", None, 7, "four five six", b"bytes too"]
     fps, skipped = Fingerprinter().fingerprint_batch(texts, errors="skip")
