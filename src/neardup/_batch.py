@@ -15,12 +15,21 @@ from typing import Any
 import numpy as np
 
 from ._kernels.buffers import AS_IS, PYTHON, rebuild, triage
-from .features import decode_bytes, encode_text, normalization_table, normalize
+from .features import NormalizationTable, decode_bytes, encode_text, normalization_table, normalize
 
 ERRORS = ("raise", "skip")
 # Below this many characters a list is joined in Python: few pages to fault, and pyarrow's first
 # conversion of a list imports pandas where it is installed (0.3 s).
 _PYARROW_MIN_CHARS = 1 << 20
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)  # the same array types as the real table's: no second compile
+    return array
+
+
+# Without normalisation only UTF-8 repair is asked for: no table to build or read.
+_NO_TABLE = NormalizationTable(*(_read_only(np.zeros(1, dtype)) for dtype in (np.uint8, np.int64, np.uint8)))
 
 
 @dataclass
@@ -162,7 +171,7 @@ def prepare(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
     text = buffer.data[buffer.offsets[0]:buffer.offsets[-1]]
     if text.size == 0 or text.max() < 0x80:
         return buffer  # all ASCII (numpy's max runs at memory speed): nothing to prepare
-    table = normalization_table()
+    table = normalization_table() if normalize_text else _NO_TABLE
     data, offsets = buffer.data, buffer.offsets
     status, lengths = triage(data, offsets, normalize_text, table.actions, table.replacement_offsets)
     status[buffer.skipped] = AS_IS
