@@ -29,7 +29,8 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 
 # Without normalisation only UTF-8 repair is asked for: no table to build or read.
-_NO_TABLE = NormalizationTable(*(_read_only(np.zeros(1, dtype)) for dtype in (np.uint8, np.int64, np.uint8)))
+_NO_TABLE = NormalizationTable(*(_read_only(np.zeros(1, dtype))
+                                  for dtype in (np.uint8, np.int64, np.uint8)))
 
 
 @dataclass

@@ -63,6 +63,16 @@ def _chunk_bounds(offsets: np.ndarray, threads: int) -> np.ndarray:
     return np.unique(np.concatenate(([0], inner, [n]))).astype(np.int64)
 
 
+def _groups(docs: np.ndarray, offsets: np.ndarray, budget: int) -> list[np.ndarray]:
+    """``docs`` (ascending) in consecutive groups of at most about ``budget`` bytes (a group's
+    first document may take it over)."""
+    if docs.size == 0:
+        return []
+    ends = np.cumsum(offsets[docs + 1] - offsets[docs])
+    cuts = np.unique(np.searchsorted(ends, np.arange(budget, ends[-1], budget)))
+    return [group for group in np.split(docs, cuts) if group.size]
+
+
 def _as_int(row: np.ndarray) -> int:
     return int(row[0]) if row.shape[0] == 1 else int(row[0]) | (int(row[1]) << 64)
 
@@ -155,17 +165,14 @@ class Fingerprinter:
             table = normalization_table_if_built()
             actions = table.actions if table is not None else _ASCII_ONLY
         out, unprepared = self._kernels(buffer, threads, actions)
-        redo = np.flatnonzero(unprepared)
-        # In groups of about _REDO_BYTES, so that a call never holds more than that in copies.
-        sizes = np.cumsum(buffer.offsets[redo + 1] - buffer.offsets[redo])
-        cuts = np.searchsorted(sizes, np.arange(_REDO_BYTES, sizes[-1] if redo.size else 0, _REDO_BYTES))
-        for group in np.split(redo, np.unique(cuts)):
-            if group.size:
-                ready = prepare(buffer.subset(group), normalize)
-                out[group] = self._kernels(ready, threads, _UNCHECKED)[0]
+        # A group at a time, so that a call never holds more than _REDO_BYTES in copies.
+        for group in _groups(np.flatnonzero(unprepared), buffer.offsets, _REDO_BYTES):
+            ready = prepare(buffer.subset(group), normalize)
+            out[group] = self._kernels(ready, threads, _UNCHECKED)[0]
         return out
 
-    def _kernels(self, buffer: TextBuffer, threads: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _kernels(self, buffer: TextBuffer, threads: int,
+                 actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(fingerprints, unprepared): the fingerprint kernel on ``threads`` threads."""
         config = self._config
         size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
