@@ -137,7 +137,7 @@ def _from_python_slowly(texts: list[Any], errors: str) -> TextBuffer:
     return TextBuffer(data, offsets, mask)
 
 
-def is_arrow(obj: object) -> bool:
+def _is_arrow(obj: object) -> bool:
     return type(obj).__module__.split(".")[0] == "pyarrow"
 
 
@@ -201,7 +201,7 @@ def raw_buffers(texts: Any, errors: str = "raise", piece_docs: int | None = None
         raise ValueError(f"errors={errors!r} is not allowed; choose 'raise' or 'skip'")
     if isinstance(texts, (str, bytes)):
         raise TypeError("fingerprint_batch takes a batch of documents; for one text use fingerprint()")
-    if is_arrow(texts):
+    if _is_arrow(texts):
         pieces: Iterable[Any] = texts.chunks if hasattr(texts, "chunks") else [texts]
         make = _from_arrow_array
     else:

@@ -1,5 +1,5 @@
-"""Text buffers before the kernels: find what each document needs, normalise in place what
-the tables allow, splice back what Python prepared."""
+"""Text buffers before the kernels: find what each document needs, replace in compiled code
+the code points the normalisation table maps alone, splice in what Python prepared."""
 
 from __future__ import annotations
 

@@ -2,8 +2,9 @@
 
 Every step of docs/fingerprint-spec.md runs here, compiled, over one UTF-8 byte buffer plus
 int64 offsets (document d is ``buf[offsets[d]:offsets[d + 1]]``), with no Python object per
-token. The buffer must hold valid UTF-8 that is already NFKC-normalised and casefolded where the
-config asks for it, except that ASCII letters are lowered here (``fingerprint.py`` prepares it).
+token. ASCII letters are lowered here. The fingerprint kernels take documents as they come and
+hand back (UNPREPARED) any with ill-formed UTF-8 or a code point normalisation would change,
+for ``_batch.prepare`` to ready; ``feature_counts`` and ``feature_spans`` take prepared text.
 """
 
 from __future__ import annotations
