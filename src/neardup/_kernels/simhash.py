@@ -15,7 +15,7 @@ import numpy as np
 from ._jit import jit, jit_inline, jit_parallel
 from ._memory import load_u64, store_u64, trailing_zeros
 from .utf8 import char_at, decode
-from .xxh3 import xxh3_64, xxh3_u64
+from .xxh3 import xxh3_3u64, xxh3_64, xxh3_u64, xxh3_upto16
 
 # Character classes (src/neardup/_data/unicode_classes.txt).
 OTHER, WORD, SOLO, SPACE = 0, 1, 2, 3
@@ -133,7 +133,14 @@ def _token_hashes(buf, start, end, classes, actions, lut, seed, text, bitmap, ha
             if gaps == 0:
                 break  # it goes on into the next word
             e = trailing_zeros(gaps)
-            hashes[n_tok] = xxh3_64(text, open_at, base + np.int64(e), seed)
+            close_at = base + np.int64(e)
+            # Most tokens are short: hashed from two loads (``text`` has 8 bytes to spare).
+            if close_at - open_at <= 16:
+                first8 = load_u64(text, open_at)
+                last8 = load_u64(text, close_at - 8) if close_at - open_at > 8 else first8
+                hashes[n_tok] = xxh3_upto16(first8, last8, close_at - open_at, seed)
+            else:
+                hashes[n_tok] = xxh3_64(text, open_at, close_at, seed)
             n_tok += 1
             open_at = -1
             m &= _ALL << e
@@ -237,13 +244,26 @@ def _feature_hashes(buf, start, end, classes, actions, lut, kind, size, seed, sc
             hashes[0] = xxh3_64(scratch, 0, starts[n_chars], seed)
             return 1
         for c in range(n_chars - size + 1):
-            hashes[c] = xxh3_64(scratch, starts[c], starts[c + size], seed)
+            first, last = starts[c], starts[c + size]
+            if last - first <= 16:  # as for tokens (``scratch`` has 8 bytes to spare)
+                first8 = load_u64(scratch, first)
+                last8 = load_u64(scratch, last - 8) if last - first > 8 else first8
+                hashes[c] = xxh3_upto16(first8, last8, last - first, seed)
+            else:
+                hashes[c] = xxh3_64(scratch, first, last, seed)
         return n_chars - size + 1
     n_tok = _token_hashes(buf, start, end, classes, actions, lut, seed, scratch, bitmap, hashes)
     if kind != SHINGLES or n_tok < size:
         return n_tok
     # A shingle's hash is XXH3 of its tokens' hashes (8 little-endian bytes each); shingle t
     # overwrites token t, which no later shingle reads.
+    if size == 3:  # the default, from registers
+        a, b = hashes[0], hashes[1]
+        for t in range(n_tok - 2):
+            c = hashes[t + 2]
+            hashes[t] = xxh3_3u64(a, b, c, seed)
+            a, b = b, c
+        return n_tok - 2
     hash_bytes = hashes.view(np.uint8)
     for t in range(n_tok - size + 1):
         hashes[t] = xxh3_64(hash_bytes, 8 * t, 8 * (t + size), seed)

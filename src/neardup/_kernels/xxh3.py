@@ -80,36 +80,68 @@ def _rrmxmx(h, n):
     return h ^ (h >> np.uint64(28))
 
 
+def _secret_word(offset: int, width: int = 8) -> np.uint64:
+    return np.uint64(int.from_bytes(SECRET[offset:offset + width].tobytes(), "little"))
+
+
+# The words of the secret the short paths read, as constants: a hash that reads the secret
+# array instead is a helper taking an array, which numba wraps in refcount calls it cannot
+# prune once there are branches (twice as slow per token, measured).
+_FLIP_1TO3 = _secret_word(0, 4) ^ _secret_word(4, 4)
+_FLIP_4TO8 = _secret_word(8) ^ _secret_word(16)
+_FLIP_9TO16_LO = _secret_word(24) ^ _secret_word(32)
+_FLIP_9TO16_HI = _secret_word(40) ^ _secret_word(48)
+_FLIP_EMPTY = _secret_word(56) ^ _secret_word(64)
+_SECRET_0, _SECRET_8, _SECRET_16, _SECRET_24 = (_secret_word(o) for o in (0, 8, 16, 24))
+
+
+@jit_inline
+def _mix_words(lo, hi, secret_lo, secret_hi, seed):
+    return mul128_fold64(lo ^ (secret_lo + seed), hi ^ (secret_hi - seed))
+
+
 @jit_inline
 def _mix16(buf, i, secret, s, seed):
-    lo = _read64(buf, i)
-    hi = _read64(buf, i + 8)
-    return mul128_fold64(lo ^ (_read64(secret, s) + seed), hi ^ (_read64(secret, s + 8) - seed))
+    return _mix_words(_read64(buf, i), _read64(buf, i + 8), _read64(secret, s),
+                      _read64(secret, s + 8), seed)
+
+
+@jit_inline
+def xxh3_upto16(first8, last8, n, seed):
+    """XXH3-64 of ``n`` <= 16 bytes handed over in two words, with no array: ``first8``, the 8
+    bytes from the start (little-endian; those past the end may be anything), and ``last8``,
+    the 8 bytes that end at the end (read only when ``n`` > 8). A caller whose buffer has 8
+    readable bytes past every key loads both with one ``load_u64`` each."""
+    if n > 8:
+        lo = first8 ^ (_FLIP_9TO16_LO + seed)
+        hi = last8 ^ (_FLIP_9TO16_HI - seed)
+        return _avalanche(np.uint64(n) + _swap64(lo) + hi + mul128_fold64(lo, hi))
+    if n >= 4:
+        seed = seed ^ (_swap32(seed & M32) << np.uint64(32))
+        first = first8 & M32
+        last = (first8 >> np.uint64(8 * (n - 4))) & M32
+        return _rrmxmx((last + (first << np.uint64(32))) ^ (_FLIP_4TO8 - seed), n)
+    if n > 0:
+        c1 = first8 & np.uint64(0xFF)
+        c2 = (first8 >> np.uint64(8 * (n >> 1))) & np.uint64(0xFF)
+        c3 = (first8 >> np.uint64(8 * (n - 1))) & np.uint64(0xFF)
+        combined = (c1 << np.uint64(16)) | (c2 << np.uint64(24)) | c3 | (np.uint64(n) << np.uint64(8))
+        return _xxh64_avalanche(combined ^ (_FLIP_1TO3 + seed))
+    return _xxh64_avalanche(seed ^ _FLIP_EMPTY)
 
 
 @jit_inline
 def _len_0to16(buf, i, n, seed):
+    """``xxh3_upto16`` reading only ``buf[i:i + n]``."""
     if n > 8:
-        bitflip1 = (_read64(SECRET, 24) ^ _read64(SECRET, 32)) + seed
-        bitflip2 = (_read64(SECRET, 40) ^ _read64(SECRET, 48)) - seed
-        lo = _read64(buf, i) ^ bitflip1
-        hi = _read64(buf, i + n - 8) ^ bitflip2
-        acc = np.uint64(n) + _swap64(lo) + hi + mul128_fold64(lo, hi)
-        return _avalanche(acc)
-    if n >= 4:
-        seed = seed ^ (_swap32(seed & M32) << np.uint64(32))
-        first = _read32(buf, i)
-        last = _read32(buf, i + n - 4)
-        bitflip = (_read64(SECRET, 8) ^ _read64(SECRET, 16)) - seed
-        return _rrmxmx((last + (first << np.uint64(32))) ^ bitflip, n)
-    if n > 0:
-        c1 = np.uint64(buf[i])
-        c2 = np.uint64(buf[i + (n >> 1)])
-        c3 = np.uint64(buf[i + n - 1])
-        combined = (c1 << np.uint64(16)) | (c2 << np.uint64(24)) | c3 | (np.uint64(n) << np.uint64(8))
-        bitflip = (_read32(SECRET, 0) ^ _read32(SECRET, 4)) + seed
-        return _xxh64_avalanche(combined ^ bitflip)
-    return _xxh64_avalanche(seed ^ (_read64(SECRET, 56) ^ _read64(SECRET, 64)))
+        return xxh3_upto16(_read64(buf, i), _read64(buf, i + n - 8), n, seed)
+    first8 = np.uint64(0)
+    if n >= 4:  # the two reads overlap where n < 8, with equal bytes
+        first8 = _read32(buf, i) | (_read32(buf, i + n - 4) << np.uint64(8 * (n - 4)))
+    elif n > 0:
+        first8 = (np.uint64(buf[i]) | (np.uint64(buf[i + (n >> 1)]) << np.uint64(8 * (n >> 1)))
+                  | (np.uint64(buf[i + n - 1]) << np.uint64(8 * (n - 1))))
+    return xxh3_upto16(first8, first8, n, seed)
 
 
 @jit_inline
@@ -207,7 +239,15 @@ def xxh3_64(buf, start, end, seed):
 
 @jit_inline
 def xxh3_u64(value, seed):
-    """XXH3-64 of the 8 little-endian bytes of the uint64 ``value`` (the 4-8 byte case)."""
-    seed = seed ^ (_swap32(seed & M32) << np.uint64(32))
-    bitflip = (_read64(SECRET, 8) ^ _read64(SECRET, 16)) - seed
-    return _rrmxmx(((value >> np.uint64(32)) + (value << np.uint64(32))) ^ bitflip, 8)
+    """XXH3-64 of the 8 little-endian bytes of the uint64 ``value``."""
+    return xxh3_upto16(value, value, 8, seed)
+
+
+@jit_inline
+def xxh3_3u64(a, b, c, seed):
+    """XXH3-64 of the 24 little-endian bytes of ``a``, ``b``, ``c`` (a 3-shingle's token
+    hashes), from registers: the 17-128 byte path with its two 16-byte mixes fixed."""
+    acc = np.uint64(24) * P64_1
+    acc += _mix_words(a, b, _SECRET_0, _SECRET_8, seed)
+    acc += _mix_words(b, c, _SECRET_16, _SECRET_24, seed)
+    return _avalanche(acc)
