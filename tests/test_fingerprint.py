@@ -126,6 +126,21 @@ def test_large_lists_of_mixed_text_equal_one_text_at_a_time():
         fp.fingerprint_batch(texts)
 
 
+def test_kernels_replace_what_they_can_in_place():
+    # A replacement as long as its code point (capitals, ß -> ss) or with no token character
+    # in it (full-width punctuation) is made by the kernels; the rest are handed back.
+    from neardup._batch import raw_buffers
+    from neardup.features import normalization_table
+
+    docs = ["ÉCOLE Straße ЖУК Ω a\uff0cb", "ﬁne", "x\u0301", "ＡＢ", "plain"]
+    buffer = next(raw_buffers(docs))
+    fingerprinter = neardup.Fingerprinter()
+    _, unprepared = fingerprinter._kernels(buffer, 1, normalization_table())
+    assert unprepared.tolist() == [False, True, True, True, False]
+    prepared = [neardup.Fingerprinter().fingerprint(d) for d in docs]
+    assert fingerprinter.fingerprint_batch(docs, n_jobs=1).tolist() == prepared
+
+
 def test_documents_to_prepare_are_redone_in_groups(monkeypatch):
     """Documents the kernels hand back (to normalise or repair) are prepared a few bytes' worth
     at a time; each still gets what it gets alone."""

@@ -13,15 +13,24 @@ import numpy as np
 from ._batch import TextBuffer, prepare, prepare_bytes, prepare_str, raw_buffers
 from ._config import FingerprintConfig
 from ._kernels import simhash as kernels
-from .features import (FEATURE_KINDS, KEEP, WEIGHTING_CODES, char_classes, encode_text,
-                       normalization_table_if_built)
+from .features import (FEATURE_KINDS, KEEP, WEIGHTING_CODES, NormalizationTable, char_classes,
+                       encode_text, normalization_table_if_built)
 
 _NO_IDF_HASHES = np.zeros(0, dtype=np.uint64)
 _NO_IDF_VALUES = np.zeros(0, dtype=np.float64)
-_UNCHECKED = np.zeros(0, dtype=np.uint8)  # no code point actions: the text is ready as it is
-_UNCHECKED.setflags(write=False)  # one array type with the (read-only) normalisation table
-_ASCII_ONLY = np.full(0x80, KEEP, dtype=np.uint8)  # actions known for ASCII alone
-_ASCII_ONLY.setflags(write=False)
+
+
+def _table(actions: np.ndarray) -> NormalizationTable:
+    """A stand-in for the normalisation table with these actions and no replacements; read-only
+    like the real one, so the kernels see one type (no second compile)."""
+    table = NormalizationTable(actions, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.uint8))
+    for array in table:
+        array.setflags(write=False)
+    return table
+
+
+_UNCHECKED = _table(np.zeros(0, dtype=np.uint8))  # no actions: the text is ready as it is
+_ASCII_ONLY = _table(np.full(0x80, KEEP, dtype=np.uint8))  # actions known for ASCII alone
 _CHUNK_BYTES = 256 * 1024
 # Documents the kernels hand back unprepared are prepared and run again this many bytes at a time.
 _REDO_BYTES = 32 << 20
@@ -159,12 +168,11 @@ class Fingerprinter:
         except the few they find need preparing (``_batch.prepare``: normalisation the table
         cannot do in place, UTF-8 repair), which are prepared and fingerprinted again."""
         normalize = self._config.normalize
-        actions = _UNCHECKED
+        table = _UNCHECKED
         if normalize:
             # Until non-ASCII text has made ``prepare`` build the table, any is unprepared.
-            table = normalization_table_if_built()
-            actions = table.actions if table is not None else _ASCII_ONLY
-        out, unprepared = self._kernels(buffer, threads, actions)
+            table = normalization_table_if_built() or _ASCII_ONLY
+        out, unprepared = self._kernels(buffer, threads, table)
         # A group at a time, so that a call never holds more than _REDO_BYTES in copies.
         for group in _groups(np.flatnonzero(unprepared), buffer.offsets, _REDO_BYTES):
             ready = prepare(buffer.subset(group), normalize)
@@ -172,13 +180,13 @@ class Fingerprinter:
         return out
 
     def _kernels(self, buffer: TextBuffer, threads: int,
-                 actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                 table: NormalizationTable) -> tuple[np.ndarray, np.ndarray]:
         """(fingerprints, unprepared): the fingerprint kernel on ``threads`` threads."""
         config = self._config
         size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
         out = np.zeros((len(buffer), config.bits // 64), dtype=np.uint64)
         unprepared = np.zeros(len(buffer), dtype=bool)
-        settings = (char_classes(), actions, config.normalize, FEATURE_KINDS[config.features], size,
+        settings = (char_classes(), table, config.normalize, FEATURE_KINDS[config.features], size,
                     WEIGHTING_CODES[config.weighting], np.uint64(config.seed), config.bits // 64,
                     self._idf_hashes, self._idf_values, self._idf_default, out, unprepared)
         if threads == 1 or buffer.offsets[-1] - buffer.offsets[0] < _CHUNK_BYTES:

@@ -24,8 +24,8 @@ WORDS, SHINGLES, CHAR_NGRAMS = 0, 1, 2
 UNIFORM, TF, SUBLINEAR, TFIDF = 0, 1, 2, 3
 # A document's feature count when it must be prepared first (``_feature_hashes``).
 UNPREPARED = -1
-# The action of a code point normalisation keeps (features.KEEP).
-KEEP = 1
+# Code point actions (features.KEEP, features.REPLACE).
+KEEP, REPLACE = 1, 2
 
 # Eight bytes at a time (SWAR): each byte's top bit answers a question about that byte.
 _LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
@@ -69,15 +69,16 @@ def _byte_flags(top_bits):
 
 
 @jit
-def _token_hashes(buf, start, end, classes, actions, lut, seed, text, bitmap, hashes):
+def _token_hashes(buf, start, end, classes, table, lut, seed, text, bitmap, hashes):
     """Hash each token of one document (XXH3 of its UTF-8 bytes, ASCII mapped through ``lut``)
     into ``hashes`` in document order; return how many tokens there are, or UNPREPARED (see
     ``_feature_hashes``).
 
     Two passes with few branches. First a bit per byte, "in a token", eight bytes per step
     (``bitmap[2 * b]`` for bytes 64b..64b+63), with the document copied, mapped, to ``text``;
-    non-ASCII code points, if any, are then classed one by one, and a solo one also gets a
-    "token starts here" bit at its first byte and after its last (``bitmap[2 * b + 1]``).
+    non-ASCII code points, if any, are then classed one by one (``_mark_non_ascii``), and a
+    solo one also gets a "token starts here" bit at its first byte and after its last
+    (``bitmap[2 * b + 1]``).
     Then each token, a run of set bits cut at start bits, is found with two trailing-zero
     counts and hashed from ``text``. About 1.6x faster than a scalar scan on English, which
     waits on each byte's class before it can look at the next."""
@@ -112,7 +113,7 @@ def _token_hashes(buf, start, end, classes, actions, lut, seed, text, bitmap, ha
     if marked:
         for b in range(blocks + 1):
             bitmap[2 * b + 1] = 0
-        if not _mark_non_ascii(buf, start, end, classes, actions, bitmap):
+        if not _mark_non_ascii(buf, start, end, classes, table, text, bitmap):
             return UNPREPARED
     n_tok = 0
     open_at = -1  # where the token being read starts, or -1
@@ -148,10 +149,15 @@ def _token_hashes(buf, start, end, classes, actions, lut, seed, text, bitmap, ha
 
 
 @jit
-def _mark_non_ascii(buf, start, end, classes, actions, bitmap):
-    """Set the bits ``_token_hashes`` could not see in its ASCII pass: each byte of a word or
-    solo code point is in a token, and a solo one starts a token and ends it. False if the
-    document is not ready (``_ready``)."""
+def _mark_non_ascii(buf, start, end, classes, table, text, bitmap):
+    """Set the bits ``_token_hashes`` could not see in its ASCII pass (``_mark``), normalising
+    on the way where ``table`` (actions, replacement offsets, replacement bytes: a
+    ``features.NormalizationTable``; empty actions: the text is ready) says a code point is
+    replaced in any context: in ``text`` when its replacement is as long, or by marking nothing
+    when no token character is in it (punctuation). False if the document must be prepared
+    first (``_batch.prepare``): ill-formed UTF-8, or a code point that needs more."""
+    actions, replacement_offsets, replacement_bytes = table
+    checking = actions.shape[0] > 0
     i = start
     while i < end:
         if i + 8 <= end and load_u64(buf, i) & _TOP == 0:
@@ -161,22 +167,51 @@ def _mark_non_ascii(buf, start, end, classes, actions, bitmap):
             i += 1
             continue
         cp, width = decode(buf, i, end)
-        if not _ready(cp, actions):
+        if cp < 0:
             return False
-        cls = classes[cp]
-        if cls == WORD or cls == SOLO:
-            p = i - start
-            last = p + width - 1
-            ones = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
-            bitmap[2 * (p >> 6)] |= ones << np.uint64(p & 63)  # bits past 63 fall off...
-            if last >> 6 != p >> 6:  # ...and go to the next word
-                bitmap[2 * (last >> 6)] |= ones >> np.uint64(64 - (p & 63))
-            if cls == SOLO:
-                q = p + width
-                bitmap[2 * (p >> 6) + 1] |= np.uint64(1) << np.uint64(p & 63)
-                bitmap[2 * (q >> 6) + 1] |= np.uint64(1) << np.uint64(q & 63)
+        action = KEEP
+        if checking:
+            action = actions[cp] if cp < actions.shape[0] else 0  # 0: to Python
+        p = i - start
+        if action == KEEP:
+            _mark(bitmap, p, width, classes[cp])
+        elif action == REPLACE:
+            first = replacement_offsets[cp]
+            last = replacement_offsets[cp + 1]
+            in_place = last - first == width
+            q = first
+            while q < last:
+                part, part_width = char_at(replacement_bytes, q)
+                cls = classes[part]
+                if cls == WORD or cls == SOLO:
+                    if not in_place:
+                        return False
+                    _mark(bitmap, p + q - first, part_width, cls)
+                q += part_width
+            if in_place:
+                for k in range(width):
+                    text[p + k] = replacement_bytes[first + k]
+        else:
+            return False
         i += width
     return True
+
+
+@jit_inline
+def _mark(bitmap, p, width, cls):
+    """Mark the code point of class ``cls`` at bytes ``p:p + width`` of the document in the
+    ``_token_hashes`` bitmap: each byte of a word or solo one is in a token, and a solo one
+    starts a token and ends it."""
+    if cls == WORD or cls == SOLO:
+        last = p + width - 1
+        ones = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+        bitmap[2 * (p >> 6)] |= ones << np.uint64(p & 63)  # bits past 63 fall off...
+        if last >> 6 != p >> 6:  # ...and go to the next word
+            bitmap[2 * (last >> 6)] |= ones >> np.uint64(64 - (p & 63))
+        if cls == SOLO:
+            q = p + width
+            bitmap[2 * (p >> 6) + 1] |= np.uint64(1) << np.uint64(p & 63)
+            bitmap[2 * (q >> 6) + 1] |= np.uint64(1) << np.uint64(q & 63)
 
 
 @jit_inline
@@ -228,16 +263,18 @@ def _collapse_spaces(buf, start, end, classes, actions, lut, scratch, char_start
 
 
 @jit
-def _feature_hashes(buf, start, end, classes, actions, lut, kind, size, seed, scratch, starts,
+def _feature_hashes(buf, start, end, classes, table, lut, kind, size, seed, scratch, starts,
                     bitmap, hashes):
     """Fill ``hashes`` with the first 64-bit hash of each feature of one document, in document
     order; return how many. ``starts`` is needed for char n-grams only, ``bitmap`` for words.
 
     Return UNPREPARED instead for a document the kernels cannot take as it is: ill-formed
-    UTF-8, or with ``actions`` (``features.normalization_table``, or a prefix of it; empty: not
-    checked) a code point that normalisation would change. ``_batch.prepare`` makes it ready."""
+    UTF-8, or, normalising with ``table`` (``features.normalization_table``, or one whose
+    actions are a prefix of it; empty actions: not checked), a code point whose normalisation
+    the kernels cannot apply themselves (``_mark_non_ascii``; char n-grams apply none).
+    ``_batch.prepare`` makes it ready."""
     if kind == CHAR_NGRAMS:
-        n_chars = _collapse_spaces(buf, start, end, classes, actions, lut, scratch, starts)
+        n_chars = _collapse_spaces(buf, start, end, classes, table[0], lut, scratch, starts)
         if n_chars <= 0:
             return n_chars
         if n_chars < size:
@@ -252,7 +289,7 @@ def _feature_hashes(buf, start, end, classes, actions, lut, kind, size, seed, sc
             else:
                 hashes[c] = xxh3_64(scratch, first, last, seed)
         return n_chars - size + 1
-    n_tok = _token_hashes(buf, start, end, classes, actions, lut, seed, scratch, bitmap, hashes)
+    n_tok = _token_hashes(buf, start, end, classes, table, lut, seed, scratch, bitmap, hashes)
     if kind != SHINGLES or n_tok < size:
         return n_tok
     # A shingle's hash is XXH3 of its tokens' hashes (8 little-endian bytes each); shingle t
@@ -450,7 +487,7 @@ def _scratch(offsets, first, last, kind, lower):
 
 
 @jit_parallel
-def fingerprint_buffer(buf, offsets, chunk_bounds, classes, actions, lower, kind, size, weighting,
+def fingerprint_buffer(buf, offsets, chunk_bounds, classes, table, lower, kind, size, weighting,
                        seed, words, idf_hashes, idf_values, idf_default, out, unprepared):
     """Fingerprint every document of ``buf``/``offsets`` into ``out`` (uint64, (n_docs, words)),
     except those to prepare first (``_feature_hashes``), marked in ``unprepared`` (bool, (n_docs,)).
@@ -466,7 +503,7 @@ def fingerprint_buffer(buf, offsets, chunk_bounds, classes, actions, lower, kind
         totals = np.zeros(64 * words, dtype=np.float64)
         sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], weighting)
         for d in range(first, last):
-            n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, actions, lut, kind,
+            n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, table, lut, kind,
                                 size, seed, scratch, starts, bitmap, hashes)
             if n == UNPREPARED:
                 unprepared[d] = True
@@ -476,7 +513,7 @@ def fingerprint_buffer(buf, offsets, chunk_bounds, classes, actions, lower, kind
 
 
 @jit
-def fingerprint_buffer_serial(buf, offsets, classes, actions, lower, kind, size, weighting, seed,
+def fingerprint_buffer_serial(buf, offsets, classes, table, lower, kind, size, weighting, seed,
                               words, idf_hashes, idf_values, idf_default, out, unprepared):
     """``fingerprint_buffer`` on the calling thread alone: for a few documents, where starting
     the thread pool would cost far more than the work (one text: 5 us instead of 150 us)."""
@@ -486,7 +523,7 @@ def fingerprint_buffer_serial(buf, offsets, classes, actions, lower, kind, size,
     totals = np.zeros(64 * words, dtype=np.float64)
     sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], weighting)
     for d in range(n_docs):
-        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, actions, lut, kind, size,
+        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, table, lut, kind, size,
                             seed, scratch, starts, bitmap, hashes)
         if n == UNPREPARED:
             unprepared[d] = True
@@ -496,12 +533,18 @@ def fingerprint_buffer_serial(buf, offsets, classes, actions, lower, kind, size,
 
 
 @jit
+def _unchecked():
+    """A normalisation table with no actions: the text is ready as it is."""
+    return np.empty(0, dtype=np.uint8), np.empty(1, dtype=np.int64), np.empty(0, dtype=np.uint8)
+
+
+@jit
 def feature_counts(buf, offsets, classes, lower, kind, size, seed):
     """Each document's distinct feature hashes, ascending, with how often each occurs, in
     CSR form: (int64 doc offsets, shape (n + 1,); uint64 hashes; int64 counts). The buffer
     must be prepared (``_batch.prepare``)."""
     n_docs = offsets.shape[0] - 1
-    unchecked = np.empty(0, dtype=np.uint8)
+    unchecked = _unchecked()
     hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, n_docs, kind, lower)
     capacity = offsets[n_docs] - offsets[0] + n_docs  # at most one feature per byte, or one
     out_hashes = np.empty(capacity, dtype=np.uint64)
@@ -560,7 +603,7 @@ def feature_spans(buf, classes, lower, kind, size, seed):
     end. ``ok`` is False if the spans disagree with the hashes on how many features there are.
     The document must be prepared (``_batch.prepare``)."""
     end = buf.shape[0]
-    unchecked = np.empty(0, dtype=np.uint8)
+    unchecked = _unchecked()
     offsets = np.array([0, end], dtype=np.int64)
     hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, 1, kind, lower)
     n = _feature_hashes(buf, 0, end, classes, unchecked, lut, kind, size, seed, scratch, starts,
@@ -568,7 +611,7 @@ def feature_spans(buf, classes, lower, kind, size, seed):
     first = np.empty(n, dtype=np.int64)
     last = np.empty(n, dtype=np.int64)
     if kind == CHAR_NGRAMS:
-        n_chars = _collapse_spaces(buf, 0, end, classes, unchecked, lut, scratch, starts)
+        n_chars = _collapse_spaces(buf, 0, end, classes, unchecked[0], lut, scratch, starts)
         span = min(size, n_chars)
         expected = n_chars - span + 1 if n_chars else 0
         for c in range(min(n, expected)):
