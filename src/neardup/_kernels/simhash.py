@@ -378,12 +378,23 @@ def _sign_bits(totals, words, out, d):
 _SORT_MAX_BITS = 16
 
 
+@jit_inline
+def _bucket_bits(n):
+    """How many top bits ``_sort_hashes`` buckets ``n`` hashes by: about one bucket per hash."""
+    bits = 4
+    while (1 << bits) < n and bits < _SORT_MAX_BITS:
+        bits += 1
+    return bits
+
+
 @jit
 def _sort_buffers(n, weighting):
-    """Scratch for ``_sort_hashes`` (tf needs no sort: one-element placeholders)."""
+    """Scratch for ``_sort_hashes`` of up to ``n`` hashes (tf needs no sort: one-element
+    placeholders). Bucket counts for ``n``, not the most buckets (2**16 + 1 counts, 512 KiB):
+    a chunk of short documents needs few."""
     if weighting == TF:
         return np.empty(1, dtype=np.uint64), np.empty(1, dtype=np.int64)
-    return np.empty(n, dtype=np.uint64), np.empty((1 << _SORT_MAX_BITS) + 1, dtype=np.int64)
+    return np.empty(n, dtype=np.uint64), np.empty((1 << _bucket_bits(n)) + 1, dtype=np.int64)
 
 
 @jit
@@ -395,9 +406,7 @@ def _sort_hashes(hashes, n, tmp, counts):
     if n <= 16:
         _insertion_sort(hashes, n)
         return
-    bits = 4
-    while (1 << bits) < n and bits < _SORT_MAX_BITS:
-        bits += 1
+    bits = _bucket_bits(n)
     shift = np.uint64(64 - bits)
     n_buckets = 1 << bits
     counts[:n_buckets + 1] = 0
