@@ -2,7 +2,7 @@
 
 Accepted: a list (or any iterable) of ``str``/``bytes``, a numpy array of strings, or a pyarrow
 string/binary array (read in place: only its offsets are copied, unless a document needs
-Unicode normalisation or UTF-8 repair, which Python does).
+normalisation the kernels cannot apply as they tokenise, or UTF-8 repair; ``prepare`` does it).
 """
 
 from __future__ import annotations
