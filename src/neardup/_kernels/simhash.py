@@ -3,10 +3,10 @@
 Every step of docs/fingerprint-spec.md runs here, compiled, over one UTF-8 byte buffer plus
 int64 offsets (document d is ``buf[offsets[d]:offsets[d + 1]]``), with no Python object per
 token. ASCII letters are lowered here, and code points the normalisation table replaces alone
-are replaced here where they can be (``_mark_non_ascii``). The fingerprint kernels take documents as they
-come and hand back (UNPREPARED) any with ill-formed UTF-8 or a code point whose normalisation
-they cannot apply, for ``_batch.prepare`` to ready; ``feature_counts`` and ``feature_spans``
-take prepared text.
+are replaced here where they can be (``_mark_non_ascii``). The fingerprint kernels take
+documents as they come and hand back (UNPREPARED) any with ill-formed UTF-8 or a code point
+whose normalisation they cannot apply, for ``_batch.prepare`` to ready; ``feature_counts`` and
+``feature_spans`` take prepared text.
 """
 
 from __future__ import annotations
