@@ -186,7 +186,7 @@ class Fingerprinter:
         size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
         out = np.zeros((len(buffer), config.bits // 64), dtype=np.uint64)
         unprepared = np.zeros(len(buffer), dtype=bool)
-        settings = (char_classes(), table, config.normalize, FEATURE_KINDS[config.features], size,
+        settings = (char_classes(), *table, config.normalize, FEATURE_KINDS[config.features], size,
                     WEIGHTING_CODES[config.weighting], np.uint64(config.seed), config.bits // 64,
                     self._idf_hashes, self._idf_values, self._idf_default, out, unprepared)
         if threads == 1 or buffer.offsets[-1] - buffer.offsets[0] < _CHUNK_BYTES:

@@ -153,11 +153,12 @@ def _token_hashes(buf, start, end, classes, table, lut, seed, text, bitmap, hash
 @jit
 def _mark_non_ascii(buf, start, end, classes, table, text, bitmap):
     """Set the bits ``_token_hashes`` could not see in its ASCII pass (``_mark``), normalising
-    on the way where ``table`` (actions, replacement offsets, replacement bytes: a
-    ``features.NormalizationTable``; empty actions: the text is ready) says a code point is
-    replaced in any context: in ``text`` when its replacement is as long, or by marking nothing
-    when no token character is in it (punctuation). False if the document must be prepared
-    first (``_batch.prepare``): ill-formed UTF-8, or a code point that needs more."""
+    on the way where ``table`` (the arrays of a ``features.NormalizationTable``: actions,
+    replacement offsets, replacement bytes; empty actions: the text is ready) says a code
+    point is replaced in any context: in ``text`` when its replacement is as long, or by
+    marking nothing when no token character is in it (punctuation). False if the document
+    must be prepared first (``_batch.prepare``): ill-formed UTF-8, or a code point that needs
+    more."""
     actions, replacement_offsets, replacement_bytes = table
     checking = actions.shape[0] > 0
     i = start
@@ -271,10 +272,10 @@ def _feature_hashes(buf, start, end, classes, table, lut, kind, size, seed, scra
     order; return how many. ``starts`` is needed for char n-grams only, ``bitmap`` for words.
 
     Return UNPREPARED instead for a document the kernels cannot take as it is: ill-formed
-    UTF-8, or, normalising with ``table`` (``features.normalization_table``, or one whose
-    actions are a prefix of it; empty actions: not checked), a code point whose normalisation
-    the kernels cannot apply themselves (``_mark_non_ascii``; char n-grams apply none).
-    ``_batch.prepare`` makes it ready."""
+    UTF-8, or, normalising with ``table`` (the arrays of ``features.normalization_table()``, or
+    of one whose actions are a prefix of it; empty actions: not checked), a code point whose
+    normalisation the kernels cannot apply themselves (``_mark_non_ascii``; char n-grams apply
+    none). ``_batch.prepare`` makes it ready."""
     if kind == CHAR_NGRAMS:
         n_chars = _collapse_spaces(buf, start, end, classes, table[0], lut, scratch, starts)
         if n_chars <= 0:
@@ -498,42 +499,43 @@ def _scratch(offsets, first, last, kind, lower):
 
 
 @jit_parallel
-def fingerprint_buffer(buf, offsets, chunk_bounds, classes, table, lower, kind, size, weighting,
-                       seed, words, idf_hashes, idf_values, idf_default, out, unprepared):
+def fingerprint_buffer(buf, offsets, chunk_bounds, classes, actions, replacement_offsets,
+                       replacement_bytes, lower, kind, size, weighting, seed, words, idf_hashes,
+                       idf_values, idf_default, out, unprepared):
     """Fingerprint every document of ``buf``/``offsets`` into ``out`` (uint64, (n_docs, words)),
     except those to prepare first (``_feature_hashes``), marked in ``unprepared`` (bool, (n_docs,)).
+    The normalisation table comes as its three arrays (a named tuple costs numba's dispatcher
+    a microsecond a call to type).
 
     Documents are split into chunks (``chunk_bounds``, int64, (n_chunks + 1,)); each chunk runs on
     one thread with its own scratch buffers."""
-    n_chunks = chunk_bounds.shape[0] - 1
-    for c in numba.prange(n_chunks):
-        first = chunk_bounds[c]
-        last = chunk_bounds[c + 1]
-        hashes, scratch, starts, bitmap, lut = _scratch(offsets, first, last, kind, lower)
-        ones = np.zeros(64 * words, dtype=np.int64)
-        totals = np.zeros(64 * words, dtype=np.float64)
-        sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], weighting)
-        for d in range(first, last):
-            n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, table, lut, kind,
-                                size, seed, scratch, starts, bitmap, hashes)
-            if n == UNPREPARED:
-                unprepared[d] = True
-            else:
-                _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values,
-                                 idf_default, ones, totals, sort_tmp, sort_counts, out, d)
+    table = (actions, replacement_offsets, replacement_bytes)
+    for c in numba.prange(chunk_bounds.shape[0] - 1):
+        _fingerprint_docs(buf, offsets, chunk_bounds[c], chunk_bounds[c + 1], classes, table,
+                          lower, kind, size, weighting, seed, words, idf_hashes, idf_values,
+                          idf_default, out, unprepared)
 
 
 @jit
-def fingerprint_buffer_serial(buf, offsets, classes, table, lower, kind, size, weighting, seed,
-                              words, idf_hashes, idf_values, idf_default, out, unprepared):
+def fingerprint_buffer_serial(buf, offsets, classes, actions, replacement_offsets,
+                              replacement_bytes, lower, kind, size, weighting, seed, words,
+                              idf_hashes, idf_values, idf_default, out, unprepared):
     """``fingerprint_buffer`` on the calling thread alone: for a few documents, where starting
     the thread pool would cost far more than the work (one text: 5 us instead of 150 us)."""
-    n_docs = offsets.shape[0] - 1
-    hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, n_docs, kind, lower)
+    table = (actions, replacement_offsets, replacement_bytes)
+    _fingerprint_docs(buf, offsets, 0, offsets.shape[0] - 1, classes, table, lower, kind, size,
+                      weighting, seed, words, idf_hashes, idf_values, idf_default, out, unprepared)
+
+
+@jit
+def _fingerprint_docs(buf, offsets, first, last, classes, table, lower, kind, size, weighting,
+                      seed, words, idf_hashes, idf_values, idf_default, out, unprepared):
+    """``fingerprint_buffer`` for documents ``first..last-1``, with scratch buffers of their own."""
+    hashes, scratch, starts, bitmap, lut = _scratch(offsets, first, last, kind, lower)
     ones = np.zeros(64 * words, dtype=np.int64)
     totals = np.zeros(64 * words, dtype=np.float64)
     sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], weighting)
-    for d in range(n_docs):
+    for d in range(first, last):
         n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, table, lut, kind, size,
                             seed, scratch, starts, bitmap, hashes)
         if n == UNPREPARED:

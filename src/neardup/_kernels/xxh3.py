@@ -125,7 +125,8 @@ def xxh3_upto16(first8, last8, n, seed):
         c1 = first8 & np.uint64(0xFF)
         c2 = (first8 >> np.uint64(8 * (n >> 1))) & np.uint64(0xFF)
         c3 = (first8 >> np.uint64(8 * (n - 1))) & np.uint64(0xFF)
-        combined = (c1 << np.uint64(16)) | (c2 << np.uint64(24)) | c3 | (np.uint64(n) << np.uint64(8))
+        combined = ((c1 << np.uint64(16)) | (c2 << np.uint64(24)) | c3
+                    | (np.uint64(n) << np.uint64(8)))
         return _xxh64_avalanche(combined ^ (_FLIP_1TO3 + seed))
     return _xxh64_avalanche(seed ^ _FLIP_EMPTY)
 
