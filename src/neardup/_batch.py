@@ -23,14 +23,18 @@ ERRORS = ("raise", "skip")
 _PYARROW_MIN_CHARS = 1 << 20
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array.setflags(write=False)  # the same array types as the real table's: no second compile
-    return array
+def stand_in_table(actions: np.ndarray) -> NormalizationTable:
+    """A normalisation table with these actions and no replacements, read-only like the real
+    one, so that the kernels see one type (no second compile)."""
+    table = NormalizationTable(actions, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.uint8))
+    for array in table:
+        array.setflags(write=False)
+    return table
 
 
-# Without normalisation only UTF-8 repair is asked for: no table to build or read.
-_NO_TABLE = NormalizationTable(*(_read_only(np.zeros(1, dtype))
-                                  for dtype in (np.uint8, np.int64, np.uint8)))
+# No actions: the text is ready as it is (and ``prepare`` without normalisation only repairs
+# UTF-8, so it reads no table).
+UNCHECKED = stand_in_table(np.zeros(0, dtype=np.uint8))
 
 
 @dataclass
@@ -172,7 +176,7 @@ def prepare(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
     text = buffer.data[buffer.offsets[0]:buffer.offsets[-1]]
     if text.size == 0 or text.max() < 0x80:
         return buffer  # all ASCII (numpy's max runs at memory speed): nothing to prepare
-    table = normalization_table() if normalize_text else _NO_TABLE
+    table = normalization_table() if normalize_text else UNCHECKED
     data, offsets = buffer.data, buffer.offsets
     status, lengths = triage(data, offsets, normalize_text, table.actions, table.replacement_offsets)
     status[buffer.skipped] = AS_IS

@@ -10,7 +10,8 @@ from typing import Any, Literal, overload
 import numba
 import numpy as np
 
-from ._batch import TextBuffer, prepare, prepare_bytes, prepare_str, raw_buffers
+from ._batch import (UNCHECKED, TextBuffer, prepare, prepare_bytes, prepare_str, raw_buffers,
+                     stand_in_table)
 from ._config import FingerprintConfig
 from ._kernels import simhash as kernels
 from .features import (FEATURE_KINDS, KEEP, WEIGHTING_CODES, NormalizationTable, char_classes,
@@ -18,19 +19,7 @@ from .features import (FEATURE_KINDS, KEEP, WEIGHTING_CODES, NormalizationTable,
 
 _NO_IDF_HASHES = np.zeros(0, dtype=np.uint64)
 _NO_IDF_VALUES = np.zeros(0, dtype=np.float64)
-
-
-def _table(actions: np.ndarray) -> NormalizationTable:
-    """A stand-in for the normalisation table with these actions and no replacements; read-only
-    like the real one, so the kernels see one type (no second compile)."""
-    table = NormalizationTable(actions, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.uint8))
-    for array in table:
-        array.setflags(write=False)
-    return table
-
-
-_UNCHECKED = _table(np.zeros(0, dtype=np.uint8))  # no actions: the text is ready as it is
-_ASCII_ONLY = _table(np.full(0x80, KEEP, dtype=np.uint8))  # actions known for ASCII alone
+_ASCII_ONLY = stand_in_table(np.full(0x80, KEEP, dtype=np.uint8))  # actions known for ASCII alone
 _CHUNK_BYTES = 256 * 1024
 # Documents the kernels hand back unprepared are prepared and run again this many bytes at a time.
 _REDO_BYTES = 32 << 20
@@ -122,7 +111,7 @@ class Fingerprinter:
             raise TypeError(f"text is {type(text).__name__}, not str or bytes")
         offsets = np.array([0, len(data)], dtype=np.int64)
         buffer = TextBuffer(np.frombuffer(data, dtype=np.uint8), offsets, np.zeros(1, dtype=bool))
-        return _as_int(self._kernels(buffer, 1, _UNCHECKED)[0][0])
+        return _as_int(self._kernels(buffer, 1, UNCHECKED)[0][0])
 
     @overload
     def fingerprint_batch(self, texts: Any, *, n_jobs: int | None = ...,
@@ -168,7 +157,7 @@ class Fingerprinter:
         except the few they find need preparing (``_batch.prepare``: normalisation the table
         cannot do in place, UTF-8 repair), which are prepared and fingerprinted again."""
         normalize = self._config.normalize
-        table = _UNCHECKED
+        table = UNCHECKED
         if normalize:
             # Until non-ASCII text has made ``prepare`` build the table, any is unprepared.
             table = normalization_table_if_built() or _ASCII_ONLY
@@ -176,7 +165,7 @@ class Fingerprinter:
         # A group at a time, so that a call never holds more than _REDO_BYTES in copies.
         for group in _groups(np.flatnonzero(unprepared), buffer.offsets, _REDO_BYTES):
             ready = prepare(buffer.subset(group), normalize)
-            out[group] = self._kernels(ready, threads, _UNCHECKED)[0]
+            out[group] = self._kernels(ready, threads, UNCHECKED)[0]
         return out
 
     def _kernels(self, buffer: TextBuffer, threads: int,
