@@ -1,6 +1,6 @@
 """Precision and recall of near-duplicate detection on a planted corpus, by edit rate and script.
 
-Corpus: :func:`neardup.planted.planted_corpus`: ``--originals`` originals per script (en, zh,
+Corpus: :func:`neardup.pipeline.planted.planted_corpus`: ``--originals`` originals per script (en, zh,
 ru, ar), ``--words`` words each, and one variant per original per edit rate (1, 2, 5, 10, 20,
 40% of the words, edit kind ``mixed``: substitute / insert / delete), shuffled.
 
@@ -79,7 +79,7 @@ class Truth:
     pairs with their edit rate and script."""
 
     def __init__(self, docs: list[Any]) -> None:
-        from neardup.planted import planted_pairs
+        from neardup.pipeline.planted import planted_pairs
 
         self.n = n = len(docs)
         every = np.array(planted_pairs(docs, siblings=True), dtype=np.int64).reshape(-1, 2)
@@ -204,7 +204,7 @@ def datasketch_rows(texts: list[str], truth: Truth) -> dict[str, Any]:
     except ImportError:
         return {"skipped": "datasketch is not installed"}
     import neardup
-    from neardup.explanation import document_features
+    from neardup.report.explain import document_features
 
     config = neardup.FingerprintConfig()
     document_features(texts[0], config)  # compiles its kernel: not part of the timing
@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     import numba
 
     import neardup
-    from neardup.planted import planted_corpus
+    from neardup.pipeline.planted import planted_corpus
 
     started = time.perf_counter()
     t = time.perf_counter()
@@ -431,7 +431,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print("\n## Table 3: neardup against datasketch MinHashLSH (num_perm=128, same shingles)\n")
     print(table3(ds, nd_rows))
     if "features_s" in ds:
-        print(f"\ndatasketch time: features {ds['features_s']:.2f} s (neardup.explanation.document_features, "
+        print(f"\ndatasketch time: features {ds['features_s']:.2f} s (neardup.report.explain.document_features, "
               f"Python loop), MinHash.bulk {ds['minhash_s']:.2f} s, LSH insert+query "
               + ", ".join(f"{r['lsh_s']:.2f} s (t={r['threshold']:g})" for r in ds["rows"][::2]) + ".")
     print(f"\nneardup: first call {res64['first_call_s']:.2f} s (after warmup() {warmup_s:.1f} s), "

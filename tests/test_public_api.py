@@ -36,13 +36,14 @@ def test_import_does_not_load_numba_or_pyarrow():
 
 
 def test_function_names_are_not_shadowed_by_submodules():
-    import neardup.fingerprint  # noqa: F401
-    import neardup.explanation  # noqa: F401
-    import neardup.hamming  # noqa: F401
-    import neardup.pipeline  # noqa: F401
-    import neardup.report  # noqa: F401
+    import importlib
+    import pkgutil
 
-    assert callable(neardup.hamming) and callable(neardup.simhash)
+    for module in pkgutil.walk_packages(neardup.__path__, "neardup."):
+        if module.name != "neardup.__main__":
+            importlib.import_module(module.name)
+
+    assert callable(neardup.hamming) and callable(neardup.simhash) and callable(neardup.clusters)
     assert callable(neardup.explain) and callable(neardup.dedup) and callable(neardup.write_report)
 
 

@@ -1,4 +1,4 @@
-"""Write tests/golden_vectors.jsonl: texts, configs and their fingerprints under spec version 1.
+"""Write tests/fingerprint/golden_vectors.jsonl: texts, configs and their fingerprints under spec version 1.
 
 The file pins the fingerprint format: tests fail if any bit changes. Regenerating it is only
 right when docs/fingerprint-spec.md gets a new version (and FINGERPRINT_VERSION with it), so
@@ -63,7 +63,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--force", action="store_true", help="overwrite the existing file")
     args = parser.parse_args()
-    out = Path(__file__).resolve().parents[1] / "tests/golden_vectors.jsonl"
+    out = Path(__file__).resolve().parents[1] / "tests/fingerprint/golden_vectors.jsonl"
     if out.exists() and not args.force:
         sys.exit(f"{out} exists: changing fingerprints needs a new spec version (--force to overwrite)")
     lines = []

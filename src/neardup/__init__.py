@@ -18,36 +18,37 @@ from typing import TYPE_CHECKING, Any
 
 from ._config import FINGERPRINT_VERSION, FingerprintConfig
 from ._errors import ConfigError, FormatError, NeardupError
+# hamming.py needs only numpy, so these load now.
+from .index.hamming import distance_for_cosine, estimate_cosine, hamming, hamming_many, hamming_pairwise
 
-# Imported now, not lazily: the submodule ``neardup.hamming`` would otherwise shadow the
-# function of the same name once anything imports it. It needs only numpy.
-from .hamming import distance_for_cosine, estimate_cosine, hamming, hamming_many, hamming_pairwise
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 if TYPE_CHECKING:
-    from .fingerprint import Fingerprinter, simhash, warmup
-    from .cluster import clusters
-    from .explanation import Explanation, explain
-    from .pipeline import DedupResult, dedup
-    from .report import write_report
-    from .idf import IdfModel, fit_idf
-    from .index import HammingIndex, IndexPlan
+    from .fingerprint.fingerprinter import Fingerprinter, simhash
+    from .fingerprint.idf import IdfModel, fit_idf
+    from .index.hamming_index import HammingIndex
+    from .index.plan import IndexPlan
+    from .pipeline.clustering import clusters
+    from .pipeline.job import DedupResult, dedup
+    from .pipeline.warmup import warmup
+    from .report.explain import Explanation, explain
+    from .report.html import write_report
 
+# Public name -> the module that defines it, imported on first use.
 _LAZY = {
-    "DedupResult": "pipeline",
-    "Explanation": "explanation",
-    "Fingerprinter": "fingerprint",
-    "HammingIndex": "index",
-    "IdfModel": "idf",
-    "IndexPlan": "index",
-    "clusters": "cluster",
-    "dedup": "pipeline",
-    "explain": "explanation",
-    "fit_idf": "idf",
-    "simhash": "fingerprint",
-    "warmup": "fingerprint",
-    "write_report": "report",
+    "DedupResult": "pipeline.job",
+    "Explanation": "report.explain",
+    "Fingerprinter": "fingerprint.fingerprinter",
+    "HammingIndex": "index.hamming_index",
+    "IdfModel": "fingerprint.idf",
+    "IndexPlan": "index.plan",
+    "clusters": "pipeline.clustering",
+    "dedup": "pipeline.job",
+    "explain": "report.explain",
+    "fit_idf": "fingerprint.idf",
+    "simhash": "fingerprint.fingerprinter",
+    "warmup": "pipeline.warmup",
+    "write_report": "report.html",
 }
 
 __all__ = [

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
+
+import numpy as np
 
 from ._errors import ConfigError
-
-if TYPE_CHECKING:
-    from .idf import IdfModel
 
 FINGERPRINT_VERSION = 1
 """The version of docs/fingerprint-spec.md this release implements. Any change to the bits a
@@ -18,6 +17,18 @@ FEATURES = ("word-shingles", "words", "char-ngrams")
 WEIGHTINGS = ("uniform", "tf", "sublinear", "tfidf")
 BITS = (64, 128)
 _MAX_SEED = 2**64 - 1
+
+
+class IdfWeights(Protocol):
+    """What a config and the kernels read of an IDF model (:class:`neardup.IdfModel`, from
+    :func:`neardup.fit_idf`). Stated here so that the config, a root module, imports nothing
+    from ``fingerprint/``."""
+
+    feature_config: dict[str, Any]
+    digest: str
+    hashes: np.ndarray
+    values: np.ndarray
+    default_idf: float
 
 
 def _choice(name: str, value: object, allowed: tuple) -> None:
@@ -54,7 +65,7 @@ class FingerprintConfig:
     ngram_size: int = 5
     normalize: bool = True
     weighting: str = "tf"
-    idf: IdfModel | None = field(default=None, compare=True, repr=False)
+    idf: IdfWeights | None = field(default=None, compare=True, repr=False)
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -99,7 +110,7 @@ class FingerprintConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], idf: IdfModel | None = None) -> FingerprintConfig:
+    def from_dict(cls, d: dict[str, Any], idf: IdfWeights | None = None) -> FingerprintConfig:
         """Rebuild a config from :meth:`to_dict`, refusing another fingerprint version."""
         d = dict(d)
         version = d.pop("fingerprint_version", FINGERPRINT_VERSION)

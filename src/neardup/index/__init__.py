@@ -1,10 +1,9 @@
-"""Exact Hamming search over stored fingerprints: permuted tables (Manku, Jain & Das Sarma,
-WWW 2007) and multi-index hashing (Norouzi, Punjani & Fleet, CVPR 2012), their block layout
-(``plan.py``) and the index (``hamming_index.py``)."""
+"""Exact Hamming search over stored fingerprints: the distance itself (``hamming.py``),
+permuted tables (Manku, Jain & Das Sarma, WWW 2007) and multi-index hashing (Norouzi, Punjani
+& Fleet, CVPR 2012), their block layout and cost model (``plan.py``), the index
+(``hamming_index.py``) and its file format (``storage.py``).
 
-from __future__ import annotations
-
-from .hamming_index import HammingIndex
-from .plan import IndexPlan
-
-__all__ = ["HammingIndex", "IndexPlan"]
+May import: ``io``, ``fingerprint``, the root's shared modules and ``_kernels``. This
+``__init__`` imports nothing, so that ``import neardup`` (which needs ``hamming.py``) stays
+free of numba; the public names come from the package root (``neardup.HammingIndex``).
+"""

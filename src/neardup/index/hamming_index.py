@@ -31,7 +31,7 @@ import numpy as np
 from .._errors import ConfigError, FormatError
 from .._kernels import index as kernels
 from .._kernels import mih as mih_kernels
-from ..hamming import _as_fingerprints, _as_one_fingerprint
+from .hamming import _as_fingerprints, _as_one_fingerprint
 from . import storage
 from .plan import IndexPlan, _check_distance, row_bits
 
@@ -345,7 +345,7 @@ class HammingIndex:
         The JSON header records the format and its version, bits, max_distance, the plan (its
         strategy, blocks, tables and key widths), counts, ``fingerprint_config`` and a CRC-32 per array;
         ``storage.py`` describes the layout."""
-        from .. import __version__
+        from .._version import __version__
 
         n_main = int(self._ids.shape[0])
         plan = self.plan

@@ -1,10 +1,18 @@
-"""Readers and writers of corpora: JSONL, Parquet, CSV/TSV, text lines and one-document
-files, plain or compressed, in record batches of bounded size (pyarrow).
+"""Readers and writers: corpora in, kept documents and fingerprint files out. Every command
+reads through here.
 
-    sources.py   what the inputs are (formats, compression); light, for the CLI's --help
-    rejects.py   the policy for bad records
-    batch.py     what readers yield
-    lines.py     JSONL and lines; tables.py CSV, TSV, Parquet; files.py one-document files
-    dispatch.py  read any source; write the kept documents of any source
-    writers.py   output formats
+JSONL, Parquet, CSV/TSV, text lines and one-document files, plain or compressed, are read in
+record batches of bounded size (pyarrow):
+
+    sources.py            what the inputs are (formats, compression); light, for --help
+    rejects.py            the policy for bad records
+    batch.py              what readers yield
+    lines.py              JSONL and lines; tables.py CSV, TSV, Parquet; files.py one-document files
+    dispatch.py           read any source; write the kept documents of any source
+    writers.py            output formats
+    encoding.py           text to UTF-8 bytes and back
+    fingerprint_files.py  the ``neardup fingerprint`` output: a JSON header, then hex rows
+
+May import: the root's shared modules (``_config``, ``_errors``, ``_atomic``, ``_prefetch``)
+and ``_kernels``. This ``__init__`` imports nothing, so that ``--help`` stays light.
 """

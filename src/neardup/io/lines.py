@@ -21,8 +21,8 @@ import pyarrow.json as pa_json
 
 from .._errors import FormatError
 from .._kernels.lines import gather, split_lines
-from ..features import encode_text
 from .batch import Batch, ReadOptions
+from .encoding import encode_text
 from .rejects import Rejects, json_type
 from .sources import Source
 

@@ -1,0 +1,164 @@
+"""``neardup dedup``: the command-line face of :func:`neardup.dedup`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .options import add_config_arguments, config_from_args
+from ..io.rejects import ERRORS
+from ..io.sources import COMPRESSIONS, INPUT_FORMATS, OUTPUT_FORMATS
+
+KEEP = ("first", "longest", "shortest", "lowest-id")
+
+_EPILOG = """\
+inputs:
+  Files and folders (walked recursively) of JSONL (.jsonl, .ndjson, .json), Parquet
+  (.parquet), CSV (.csv) or TSV (.tsv), optionally .gz, .zst or .bz2; any other file is one
+  document, or one document per line with --lines (blank lines are not documents).
+  Ids are --id-field's values, else FILE:LINE (JSONL, lines), FILE:ROW (CSV, Parquet) or FILE.
+
+outputs (each written atomically, all or none):
+  -o FILE       the kept documents, every field as it was: in the inputs' format, or the
+                one -o's suffix or --format names (a folder for one-document files)
+  --clusters    id, cluster, representative, distance (Parquet, CSV or TSV by suffix)
+  --pairs       id_a, id_b, distance (and similarity with --verify)
+  A summary goes to stderr: documents, skipped (and why), clusters, removed, time per stage.
+
+examples:
+  neardup dedup crawl/ -o kept.jsonl.zst --text-field body --id-field url
+  neardup dedup a.parquet b.parquet -o kept.parquet --clusters clusters.csv -k 4
+  neardup dedup pages.jsonl -o kept.jsonl --bits 128 -k 24 --verify jaccard 0.6
+  neardup dedup new.jsonl -o fresh.jsonl --against seen.idx --save-index seen2.idx
+"""
+
+
+def add_dedup_command(commands: Any) -> None:
+    dedup = commands.add_parser(
+        "dedup", help="remove near-duplicates from a corpus: keep one document per cluster",
+        description="Find the near-duplicate documents of INPUTs and keep one of each cluster.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    dedup.set_defaults(handler=run_dedup, command_parser=dedup)
+    dedup.add_argument("inputs", nargs="*", metavar="INPUT", help="files or folders of documents")
+    dedup.add_argument("-o", "--output", metavar="PATH", help="where to write the kept documents")
+    dedup.add_argument("--example", action="store_true",
+                       help="deduplicate a small built-in corpus with planted near-duplicates and "
+                            "show what was found")
+    dedup.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the traceback of an error")
+    dedup.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
+
+    read = dedup.add_argument_group("input")
+    read.add_argument("--text-field", default="text", metavar="NAME",
+                      help="field or column holding the text (default: %(default)s)")
+    read.add_argument("--id-field", metavar="NAME", help="field or column holding the id")
+    read.add_argument("--input-format", choices=INPUT_FORMATS, help="the format of every input "
+                      "(default: from each file's name)")
+    read.add_argument("--compression", choices=COMPRESSIONS,
+                      help="the compression of every input (default: from each file's name)")
+    read.add_argument("--lines", action="store_true",
+                      help="text files hold one document per line, not one per file")
+    read.add_argument("--on-error", choices=ERRORS, default="raise",
+                      help="a bad record (malformed, no text, invalid UTF-8, too large, an empty "
+                           "file): stop with an error naming it (raise, the default) or leave it "
+                           "out and list it in the summary (skip)")
+    read.add_argument("--max-document-mb", type=float, default=32, metavar="MB",
+                      help="a longer text is a bad record (default: %(default)s)")
+    read.add_argument("--block-mb", type=float, default=16, metavar="MB",
+                      help="input read at a time; bounds memory (default: %(default)s)")
+    read.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                      help="threads to use (default: all cores)")
+
+    match = dedup.add_argument_group("near-duplicates")
+    radius = match.add_mutually_exclusive_group()
+    radius.add_argument("-k", "--max-distance", type=int, metavar="K",
+                        help="Hamming radius in bits (default: 3 per 64 bits)")
+    radius.add_argument("--similarity", type=float, metavar="S",
+                        help="least estimated cosine similarity, turned into a radius")
+    match.add_argument("--keep", choices=KEEP, default="first",
+                       help="which document of a cluster to keep (default: %(default)s)")
+    match.add_argument("--verify", nargs=2, metavar=("METRIC", "THRESHOLD"),
+                       help="recompute each candidate pair's exact similarity from the texts "
+                            "(jaccard or cosine) and keep pairs at least THRESHOLD similar")
+    match.add_argument("--against", metavar="INDEX",
+                       help="also drop documents near one in this index (from --save-index or "
+                            "`neardup index build`)")
+
+    write = dedup.add_argument_group("output")
+    write.add_argument("--format", choices=OUTPUT_FORMATS, help="format of -o (default: its suffix, "
+                       "else the inputs')")
+    write.add_argument("--clusters", metavar="FILE", help="write the clusters here")
+    write.add_argument("--pairs", metavar="FILE", help="write the near-duplicate pairs here")
+    write.add_argument("--save-index", metavar="INDEX",
+                       help="save an index of every document read (with --against: and of that "
+                            "index) for later --against runs")
+    add_config_arguments(dedup)
+
+
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, float] | None:
+    if args.example and args.inputs:
+        parser.error("--example deduplicates a built-in corpus; give it without INPUTs")
+    if not args.example and not args.inputs:
+        parser.error("name INPUT files or folders, or give --example")
+    if not args.example and not (args.output or args.clusters or args.pairs or args.save_index):
+        parser.error("nothing to write: give -o OUTPUT (and/or --clusters, --pairs, --save-index)")
+    if args.verify is None:
+        return None
+    metric, threshold = args.verify
+    try:
+        return metric, float(threshold)
+    except ValueError:
+        parser.error(f"--verify {metric} {threshold}: the threshold must be a number in [0, 1]")
+
+
+def run_dedup(args: argparse.Namespace) -> int:
+    verify = _check(args.command_parser, args)
+    from pathlib import Path
+
+    from .._progress import Progress
+    from ..pipeline.job import dedup
+
+    progress = Progress(enabled=not args.quiet)
+    if args.example:
+        from ..pipeline.planted import example_corpus
+
+        documents = example_corpus()
+        data: Any = {"id": [d.id for d in documents], "text": [d.text for d in documents]}
+        import pyarrow as pa
+
+        data, id_field = pa.table(data), "id"
+    else:
+        data, id_field = [Path(p) for p in args.inputs], args.id_field
+    result = dedup(data, max_distance=args.max_distance, similarity=args.similarity, keep=args.keep,
+                   verify=verify, against=args.against, text_field=args.text_field, id_field=id_field,
+                   config=config_from_args(args), n_jobs=args.n_jobs, errors=args.on_error,
+                   input_format=args.input_format, compression=args.compression, lines=args.lines,
+                   max_document_mb=args.max_document_mb, block_mb=args.block_mb, progress=progress)
+    result.write(args.output, format=args.format, clusters=args.clusters, pairs=args.pairs,
+                 save_index=args.save_index, progress=progress)
+    if not args.quiet:
+        print("neardup: " + result.stats.format().replace("\n", "\nneardup: "), file=sys.stderr)
+    if args.example:
+        _show_example(result, documents)
+    return 0
+
+
+def _show_example(result: Any, documents: list) -> None:
+    """Each cluster of the example with its texts, the kept one first."""
+    import numpy as np
+
+    texts = {d.id: d.text for d in documents}
+    sizes = np.bincount(result.labels)
+    lines = [f"\n{int((sizes > 1).sum())} clusters of near-duplicates (Hamming distance <= "
+             f"{result.max_distance} of {result.config.bits} bits); kept documents marked +"]
+    for label in np.flatnonzero(sizes > 1).tolist():
+        members = np.flatnonzero(result.labels == label)
+        members = sorted(members.tolist(), key=lambda p: not result.kept[p])
+        lines.append("")
+        for p, doc_id in zip(members, result.ids_at(np.array(members))):
+            mark = "+" if result.kept[p] else "-"
+            text = " ".join(texts[doc_id].split())
+            lines.append(f" {mark} {doc_id} (distance {result.distances[p]}): "
+                         f"{text[:100]}{'...' if len(text) > 100 else ''}")
+    print("\n".join(lines))

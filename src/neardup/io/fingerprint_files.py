@@ -1,0 +1,112 @@
+"""Fingerprint files: what ``neardup fingerprint`` writes and the index commands read.
+
+    # neardup fingerprints v1 {"bits": 64, "features": "word-shingles", ...}
+    ID<TAB>HEX
+    ...
+
+The first line names the format, its version and the full FingerprintConfig (as JSON), so a
+file describes itself and fingerprints of different configs are never compared. HEX is the
+fingerprint in lowercase hex: 16 digits for 64 bits, 32 for 128 (high word first).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._config import FINGERPRINT_VERSION, FingerprintConfig
+from .._errors import FormatError
+
+FORMAT = "neardup fingerprints"
+FORMAT_VERSION = 1
+
+
+def format_header(config: FingerprintConfig) -> bytes:
+    """The first line of a fingerprint file for ``config``."""
+    return f"# {FORMAT} v{FORMAT_VERSION} {json.dumps(config.to_dict())}\n".encode()
+
+
+def format_hex(fingerprints: np.ndarray) -> list[str]:
+    """Zero-padded lowercase hex of uint64 fingerprints (n,) or (n, 2), column 0 the low bits."""
+    if fingerprints.ndim == 1:
+        return [f"{value:016x}" for value in fingerprints.tolist()]
+    return [f"{high:016x}{low:016x}" for low, high in fingerprints.tolist()]
+
+
+def format_rows(ids: list[str], fingerprints: np.ndarray) -> bytes:
+    """``ID<TAB>HEX`` lines for a batch."""
+    text = "".join(f"{doc_id}\t{value}\n" for doc_id, value in zip(ids, format_hex(fingerprints)))
+    return text.encode("utf-8", "surrogateescape")  # file names keep their undecodable bytes
+
+
+def parse_hex(value: str, bits: int) -> np.ndarray:
+    """One fingerprint from its hex (16 or 32 digits as ``bits`` says): uint64, shape (words,)."""
+    digits = bits // 4
+    if len(value) != digits:
+        raise ValueError(f"{value!r} has {len(value)} hex digits; a {bits}-bit fingerprint has {digits}")
+    number = int(value, 16)
+    return np.array([(number >> (64 * w)) & (2**64 - 1) for w in range(bits // 64)], dtype=np.uint64)
+
+
+@dataclass
+class FingerprintFile:
+    """A fingerprint file read back: its config (as written), ids and fingerprints (uint64,
+    (n,) for 64 bits, (n, 2) for 128)."""
+
+    config: dict[str, Any]
+    ids: list[str]
+    fingerprints: np.ndarray
+
+    @property
+    def bits(self) -> int:
+        return int(self.config["bits"])
+
+
+def read_fingerprints(path: str | os.PathLike) -> FingerprintFile:
+    """Read a file written by ``neardup fingerprint``; a line that is not ``ID<TAB>HEX`` of the
+    header's width, or a missing or foreign header, raises FormatError naming file and line."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        header = f.readline()
+        config = _parse_header(header, path)
+        bits = int(config["bits"])
+        ids: list[str] = []
+        values: list[int] = []
+        for number, line in enumerate(f, start=2):
+            line = line.rstrip("\n")
+            doc_id, tab, value = line.rpartition("\t")
+            if not tab or len(value) != bits // 4:
+                raise FormatError(f"{path}:{number}: expected ID<TAB>HEX with {bits // 4} hex digits, "
+                                  f"got {line[:80]!r}")
+            try:
+                values.append(int(value, 16))
+            except ValueError:
+                raise FormatError(f"{path}:{number}: {value!r} is not hexadecimal") from None
+            ids.append(doc_id)
+    words = bits // 64
+    fingerprints = np.array([[(v >> (64 * w)) & (2**64 - 1) for w in range(words)] for v in values],
+                            dtype=np.uint64).reshape(len(values), words)
+    return FingerprintFile(config, ids, fingerprints.reshape(-1) if words == 1 else fingerprints)
+
+
+def _parse_header(line: str, path: str | os.PathLike) -> dict[str, Any]:
+    prefix = f"# {FORMAT} v"
+    if not line.startswith(prefix):
+        raise FormatError(f"{path}:1: not a neardup fingerprint file (its first line should start "
+                          f"with {prefix!r}); make one with `neardup fingerprint`")
+    version, _, description = line[len(prefix):].partition(" ")
+    if version != str(FORMAT_VERSION):
+        raise FormatError(f"{path}:1: fingerprint file format v{version} is not readable by this "
+                          f"release, which reads v{FORMAT_VERSION}")
+    try:
+        config = json.loads(description)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"{path}:1: the config in the header is not JSON ({e})") from None
+    if config.get("fingerprint_version") != FINGERPRINT_VERSION or config.get("bits") not in (64, 128):
+        raise FormatError(f"{path}:1: fingerprints of spec version {config.get('fingerprint_version')} "
+                          f"and {config.get('bits')} bits cannot be read by this release "
+                          f"(spec version {FINGERPRINT_VERSION}, 64 or 128 bits)")
+    return config

@@ -1,0 +1,447 @@
+"""Deduplicate a corpus: read -> fingerprint -> candidate pairs (Hamming self-join) ->
+verify (optional) -> clusters -> keep one document per cluster -> write.
+
+Memory holds about 30 bytes per document (fingerprint, row, source, length, cluster) plus one
+block of input; the texts are read again, never kept, for ``verify`` and for writing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .._atomic import atomic_dir, atomic_path
+from .._config import FingerprintConfig
+from .._errors import ConfigError
+from .._progress import Progress
+from .clustering import clusters
+from .corpus import MemoryCorpus, open_corpus
+from ..fingerprint.fingerprinter import Fingerprinter
+from ..index.hamming import distance_for_cosine
+from ..index.hamming_index import HammingIndex
+from ..io.batch import MiB, ReadOptions
+from ..io.dispatch import write_kept as _write_kept
+from ..io.rejects import Rejects
+from ..io.sources import split_suffixes
+from ..io.writers import TableWriter, output_format, write_table
+from .verify import FeatureTable, check_verify
+
+KEEP = ("first", "longest", "shortest", "lowest-id")
+
+
+@dataclass
+class DedupStats:
+    """What a run did, for its summary."""
+
+    documents: int = 0
+    skipped: int = 0
+    skip_summary: str = ""
+    input_bytes: int = 0
+    text_bytes: int = 0
+    candidate_pairs: int = 0
+    pairs: int = 0
+    clusters: int = 0
+    duplicates: int = 0
+    against_matches: int = 0
+    removed_text_bytes: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def format(self) -> str:
+        """The summary, a few lines for stderr."""
+        kept = self.documents - self.duplicates - self.against_matches
+        lines = [f"read {self.documents:,} documents ({self.text_bytes / MiB:,.1f} MiB of text)"
+                 + (f", skipped {self.skipped:,}:" if self.skipped else "")]
+        if self.skipped:
+            lines.append(self.skip_summary)
+        pairs = f"{self.pairs:,} near-duplicate pairs"
+        if self.candidate_pairs != self.pairs:
+            pairs += f" ({self.candidate_pairs:,} candidates before verification)"
+        lines.append(f"{pairs} in {self.clusters:,} clusters")
+        removed = f"removed {self.duplicates:,} near-duplicates"
+        if self.against_matches:
+            removed += f" and {self.against_matches:,} near-duplicates of the index"
+        lines.append(f"{removed}, kept {kept:,} documents; {self.removed_text_bytes / MiB:,.1f} MiB "
+                     f"of text saved ({100 * self.removed_text_bytes / max(self.text_bytes, 1):.1f}%)")
+        lines.append("time: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in self.seconds.items()))
+        return "\n".join(lines)
+
+
+@dataclass
+class DedupResult:
+    """The outcome of :func:`dedup`, one entry per document read, in input order.
+
+    Attributes:
+        config: how the fingerprints were made.
+        max_distance: the Hamming radius of a near-duplicate pair, in bits.
+        fingerprints: uint64, shape (n,), or (n, 2) for 128 bits.
+        kept: bool, shape (n,): the documents to keep, one per cluster.
+        labels: int64, shape (n,): each document's cluster, numbered from 0; a document
+            without near-duplicates is a cluster of its own.
+        representatives: int64, shape (n,): the position of each document's representative,
+            the kept document of its cluster.
+        distances: int64, shape (n,): Hamming distance to the representative.
+        pairs: (first, second, distance): int64 positions (first < second) of every
+            near-duplicate pair, and their Hamming distance.
+        similarity: float64 exact similarity of each pair, with ``verify``; else None.
+        matched: with ``against``, int64 id in that index of a near-duplicate of each document
+            (-1 for none); else None.
+        rows: int64, shape (n,): each document's line or row in its file (its position, for
+            data in memory).
+        stats: counts and times.
+    """
+
+    config: FingerprintConfig
+    max_distance: int
+    fingerprints: np.ndarray
+    kept: np.ndarray
+    labels: np.ndarray
+    representatives: np.ndarray
+    distances: np.ndarray
+    pairs: tuple[np.ndarray, np.ndarray, np.ndarray]
+    similarity: np.ndarray | None
+    matched: np.ndarray | None
+    rows: np.ndarray
+    stats: DedupStats
+    _corpus: Any = field(repr=False)
+    _owners: np.ndarray = field(repr=False)
+    _ids: Any = field(repr=False)
+    _lengths: np.ndarray = field(repr=False)
+    _against_index: HammingIndex | None = field(default=None, repr=False)
+    _spans: np.ndarray | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return self.kept.shape[0]
+
+    def ids_at(self, positions: np.ndarray) -> list:
+        """The ids of the documents at ``positions``."""
+        positions = np.asarray(positions, dtype=np.int64)
+        if self._ids is not None:
+            return self._ids.take(pa.array(positions)).to_pylist()
+        return self._corpus.default_ids(self.rows[positions], self._owners[positions])
+
+    @property
+    def ids(self) -> list:
+        """Every document's id: the id field's value, else ``file:line`` (``file:row``), else
+        its position in the data."""
+        return self.ids_at(np.arange(len(self)))
+
+    def clusters_table(self) -> pa.Table:
+        """One row per document that has a near-duplicate: ``id``, ``cluster``,
+        ``representative`` (its id), ``distance`` to it; with ``against``, the ``against``
+        id in the index of a near-duplicate (null if none)."""
+        sizes = np.bincount(self.labels, minlength=1)
+        members = sizes[self.labels] > 1
+        if self.matched is not None:
+            members |= self.matched >= 0
+        at = np.flatnonzero(members)
+        columns = {"id": self.ids_at(at), "cluster": self.labels[at],
+                   "representative": self.ids_at(self.representatives[at]),
+                   "distance": self.distances[at]}
+        if self.matched is not None:
+            matched = self.matched[at]
+            columns["against"] = pa.array(matched, mask=matched < 0)
+        return pa.table(columns)
+
+    def pairs_table(self) -> pa.Table:
+        """Every near-duplicate pair: ``id_a``, ``id_b``, ``distance`` (and ``similarity``
+        with ``verify``)."""
+        first, second, distance = self.pairs
+        columns = {"id_a": self.ids_at(first), "id_b": self.ids_at(second), "distance": distance}
+        if self.similarity is not None:
+            columns["similarity"] = self.similarity
+        return pa.table(columns)
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, one row per document: id, kept, cluster, representative (id),
+        distance (to it); with ``against``, the matched index id (-1 for none)."""
+        columns = {"id": self.ids, "kept": self.kept, "cluster": self.labels,
+                   "representative": self.ids_at(self.representatives), "distance": self.distances}
+        if self.matched is not None:
+            columns["against"] = self.matched
+        return pa.table(columns).to_pandas()
+
+    def write(self, output: str | os.PathLike | None = None, *, format: str | None = None,
+              clusters: str | os.PathLike | None = None, pairs: str | os.PathLike | None = None,
+              save_index: str | os.PathLike | None = None, progress: Progress | None = None) -> None:
+        """Write the outputs, all atomically: each goes to a temporary file beside it and
+        replaces its target only once every output is complete (an error or Ctrl-C leaves
+        the targets as they were).
+
+        Args:
+            output: the kept documents, every field as it was, in ``format`` (default: named
+                by the suffix, else the inputs' format; a folder for one-document files).
+            clusters: the clusters table (:meth:`clusters_table`), .parquet, .csv or .tsv.
+            pairs: the pairs table (:meth:`pairs_table`), likewise.
+            save_index: a :class:`HammingIndex` of every document's fingerprint (ids: the
+                positions, after those of the ``against`` index when there was one).
+        """
+        progress = progress or Progress(enabled=False)
+        with contextlib.ExitStack() as stack:
+            if output is not None:
+                self._write_output(stack, Path(output), format, progress)
+            for path, make in ((clusters, self.clusters_table), (pairs, self.pairs_table)):
+                if path is not None:
+                    fmt = split_suffixes(Path(path).name)[0] or "csv"
+                    with progress.stage(f"write {Path(path).name}", unit="rows"):
+                        write_table(make(), stack.enter_context(atomic_path(path)), fmt)
+            if save_index is not None:
+                with progress.stage("save index", unit="docs"):
+                    self._index_to_save().save(stack.enter_context(atomic_path(save_index)))
+
+    def _write_output(self, stack: contextlib.ExitStack, output: Path, format: str | None,
+                      progress: Progress) -> None:
+        corpus = self._corpus
+        if isinstance(corpus, MemoryCorpus):
+            fmt, compression = output_format(str(output), format or split_suffixes(output.name)[0] or "jsonl", [])
+            writer = TableWriter(stack.enter_context(atomic_path(output)), fmt, compression)
+            at = np.flatnonzero(self.kept)
+            texts = pc.take(corpus.texts, pa.array(at)) if not isinstance(corpus.texts, list) \
+                else pa.array([corpus.texts[p] for p in at.tolist()])
+            writer.write(pa.record_batch({"id": pa.array(self.ids_at(at)), "text": texts}))
+            writer.close()
+            return
+        fmt, compression = output_format(str(output), format, corpus.sources)
+        folder = stack.enter_context(atomic_dir(output)) if fmt == "text" else None
+        writer = None if folder else TableWriter(stack.enter_context(atomic_path(output)), fmt, compression,
+                                                 corpus.options.text_field)
+        at = np.flatnonzero(self.kept)
+        owners, rows = self._owners[at], self.rows[at]
+        bounds = np.searchsorted(owners, np.arange(len(corpus.sources) + 1))
+        written: set[str] = set()
+        total = sum(s.size for p, s in enumerate(corpus.sources) if bounds[p + 1] > bounds[p])
+        with progress.stage(f"write {output.name}", total=total) as stage:
+            done = 0
+            for position, source in enumerate(corpus.sources):
+                if bounds[position + 1] > bounds[position]:
+                    piece = slice(bounds[position], bounds[position + 1])
+                    _write_kept(source, rows[piece], self._spans[at[piece]], writer, folder,
+                                corpus.options, written)
+                    done += source.size
+                    stage.update(done, int(bounds[position + 1] - bounds[position]))
+            if writer is not None:
+                writer.close()
+
+    def _index_to_save(self) -> HammingIndex:
+        index = self._against_index
+        first = 0
+        if index is not None:
+            first = int(index.ids.max()) + 1 if len(index) else 0
+        else:
+            index = HammingIndex(bits=self.config.bits, max_distance=self.max_distance,
+                                 fingerprint_config=self.config.to_dict())
+        index.add(self.fingerprints, ids=np.arange(first, first + len(self), dtype=np.int64))
+        return index
+
+
+def dedup(data: Any, *, max_distance: int | None = None, similarity: float | None = None,
+          keep: str = "first", verify: tuple[str, float] | None = None,
+          against: str | os.PathLike | HammingIndex | None = None, text_field: str = "text",
+          id_field: str | None = None, config: FingerprintConfig | None = None,
+          n_jobs: int | None = None, errors: str = "raise", input_format: str | None = None,
+          compression: str | None = None, lines: bool = False, max_document_mb: float = 32,
+          block_mb: float = 16, progress: Progress | None = None,
+          **fingerprint_options: Any) -> DedupResult:
+    """Find the near-duplicates of a corpus and choose one document to keep per cluster.
+
+    Args:
+        data: a list of texts; a pandas or polars DataFrame or a pyarrow Table (column
+            ``text_field``); or files: a path (str or ``Path``), or a list of ``Path``
+            (a list of str is texts). Files are JSONL, Parquet, CSV/TSV, or text (one document
+            per file, or per line with ``lines``), plain or .gz/.zst; see ``neardup dedup --help``.
+        max_distance: the Hamming radius of a near-duplicate, in bits; default 3 per 64 bits
+            (Manku et al. 2007).
+        similarity: instead of ``max_distance``, the least cosine similarity, turned into a
+            radius with :func:`neardup.distance_for_cosine`.
+        keep: which document of a cluster to keep: ``"first"`` in input order,
+            ``"longest"`` or ``"shortest"`` text (ties: the first), ``"lowest-id"``.
+        verify: ``(metric, threshold)``: recompute the exact ``"jaccard"`` (of the feature
+            sets) or ``"cosine"`` (of the weighted features) of every candidate pair from the
+            texts and keep only the pairs at least ``threshold`` similar.
+        against: a :class:`HammingIndex` (or its file) of documents seen before: documents
+            near one of them are dropped with their whole cluster.
+        text_field, id_field: the field or column of the text and of the id.
+        config, fingerprint_options: the fingerprint (:class:`FingerprintConfig`, or its
+            fields as keywords).
+        n_jobs: threads for fingerprinting; default all cores.
+        errors: ``"raise"`` at the first bad record, naming its file and line; ``"skip"`` to
+            leave bad records out, counted in ``result.stats``.
+        input_format, compression, lines: override what file names say.
+        max_document_mb: a longer text is a bad record.
+        block_mb: how much of a file is read at a time; bounds memory, changes no result.
+        progress: a :class:`neardup._progress.Progress` to report to.
+    """
+    if config is None:
+        config = FingerprintConfig(**fingerprint_options)
+    elif fingerprint_options:
+        raise ConfigError(f"pass either config= or fingerprint options, not both: {sorted(fingerprint_options)}")
+    if keep not in KEEP:
+        raise ConfigError(f"keep={keep!r} is not allowed; choose one of {', '.join(KEEP)}")
+    k = _radius(max_distance, similarity, config.bits)
+    checked_verify = check_verify(verify)
+    options = ReadOptions(text_field=text_field, id_field=id_field,
+                          max_document_bytes=int(max_document_mb * MiB), block_bytes=int(block_mb * MiB))
+    corpus = open_corpus(data, text_field=text_field, id_field=id_field, options=options,
+                         input_format=input_format, compression=compression, lines=lines)
+    against_index = _open_against(against, config, k)
+    progress = progress or Progress(enabled=False)
+    rejects = Rejects(errors)
+    stats = DedupStats(input_bytes=corpus.total_bytes or 0)
+
+    fps, lengths, rows, owners, ids, spans = _fingerprint_all(corpus, Fingerprinter(config), rejects,
+                                                              progress, n_jobs)
+    n = len(rows)
+    with progress.stage("pairs", unit="pairs"):
+        index = HammingIndex(bits=config.bits, max_distance=k)
+        index.add(fps)
+        first, second, distance = index.pairs() if n > 1 else (np.zeros(0, np.int64),) * 3
+        del index
+    stats.candidate_pairs = len(first)
+    pair_similarity = None
+    if checked_verify is not None:
+        metric, threshold = checked_verify
+        with progress.stage("verify", total=corpus.total_bytes):
+            pair_similarity = _exact_similarity(corpus, first, second, metric, config)
+        good = pair_similarity >= threshold
+        first, second, distance, pair_similarity = first[good], second[good], distance[good], pair_similarity[good]
+    matched = None
+    if against_index is not None:
+        with progress.stage("against index", unit="docs"):
+            offsets, found, _ = against_index.query_batch(fps, max_distance=k)
+            matched = np.full(n, -1, dtype=np.int64)
+            hit = np.diff(offsets) > 0
+            matched[hit] = found[offsets[:-1][hit]]  # the nearest
+    with progress.stage("clusters", unit="docs"):
+        representatives = _representatives(first, second, n, keep, lengths, ids)
+        _, labels = np.unique(representatives, return_inverse=True)
+        kept = representatives == np.arange(n)
+        sizes = np.bincount(labels, minlength=1)
+        stats.duplicates = int(n - kept.sum())
+        if matched is not None:
+            hit_cluster = np.zeros(sizes.shape[0], dtype=bool)
+            hit_cluster[labels[matched >= 0]] = True
+            stats.against_matches = int((kept & hit_cluster[labels]).sum())
+            kept &= ~hit_cluster[labels]
+            stats.duplicates = int(n - kept.sum()) - stats.against_matches
+        distances = _distances(fps, representatives)
+    stats.documents, stats.skipped, stats.skip_summary = n, rejects.count, rejects.summary()
+    stats.text_bytes, stats.removed_text_bytes = int(lengths.sum()), int(lengths[~kept].sum())
+    stats.pairs, stats.clusters = len(first), int((sizes > 1).sum())
+    stats.seconds = progress.seconds
+    result = DedupResult(config, k, fps, kept, labels.astype(np.int64), representatives, distances,
+                         (first, second, distance), pair_similarity, matched, rows, stats,
+                         corpus, owners, ids, lengths, against_index, spans)
+    return result
+
+
+def _radius(max_distance: int | None, similarity: float | None, bits: int) -> int:
+    if max_distance is not None and similarity is not None:
+        raise ConfigError("give max_distance or similarity, not both")
+    if similarity is not None:
+        return distance_for_cosine(similarity, bits)
+    if max_distance is None:
+        return 3 * bits // 64
+    if isinstance(max_distance, bool) or not isinstance(max_distance, (int, np.integer)) \
+            or not 0 <= max_distance <= bits:
+        raise ConfigError(f"max_distance={max_distance!r} must be an integer in [0, {bits}]")
+    return int(max_distance)
+
+
+def _open_against(against: Any, config: FingerprintConfig, k: int) -> HammingIndex | None:
+    if against is None:
+        return None
+    index = against if isinstance(against, HammingIndex) else HammingIndex.open(against)
+    name = against if not isinstance(against, HammingIndex) else "the index"
+    if index.bits != config.bits:
+        raise ConfigError(f"{name} holds {index.bits}-bit fingerprints; this run makes {config.bits}-bit ones")
+    if index.fingerprint_config is not None and index.fingerprint_config != config.to_dict():
+        raise ConfigError(f"{name} was built with another fingerprint config "
+                          f"({index.fingerprint_config}); deduplicate with the same options")
+    if k > index.max_distance:
+        raise ConfigError(f"{name} serves radius {index.max_distance} at most; this run asks {k}: "
+                          f"lower max_distance or rebuild the index with a larger one")
+    return index
+
+
+def _fingerprint_all(corpus: Any, fingerprinter: Fingerprinter, rejects: Rejects, progress: Progress,
+                     n_jobs: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray]:
+    """(fingerprints, text lengths in bytes, rows, source positions, ids or None, spans: -1
+    where a source is not line-based)."""
+    fps, lengths, rows, owners, ids, spans = [], [], [], [], [], []
+    with progress.stage("read + fingerprint", total=corpus.total_bytes) as stage:
+        for batch, owner in corpus.batches(rejects):
+            fps.append(fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs))
+            lengths.append(_text_lengths(batch.texts))
+            rows.append(batch.rows)
+            owners.append(np.broadcast_to(np.int32(owner), len(batch)) if np.ndim(owner) == 0
+                          else owner.astype(np.int32))
+            if batch.ids is not None:
+                ids.append(batch.ids)
+            spans.append(batch.spans if batch.spans is not None else np.full((len(batch), 2), -1, np.int64))
+            stage.update(batch.consumed, len(batch))
+    words = fingerprinter.config.bits // 64
+    empty_fps = np.zeros((0,) if words == 1 else (0, 2), dtype=np.uint64)
+    return (np.concatenate(fps) if fps else empty_fps,
+            np.concatenate(lengths) if lengths else np.zeros(0, np.int64),
+            np.concatenate(rows) if rows else np.zeros(0, np.int64),
+            np.concatenate(owners) if owners else np.zeros(0, np.int32),
+            pa.chunked_array(ids, pa.string()) if ids else None,
+            np.concatenate(spans) if spans else np.zeros((0, 2), np.int64))
+
+
+def _text_lengths(texts: Any) -> np.ndarray:
+    if isinstance(texts, list):
+        return np.fromiter((len(t.encode("utf-8", "surrogatepass")) if isinstance(t, str) else len(t)
+                            for t in texts), dtype=np.int64, count=len(texts))
+    lengths = pc.binary_length(texts)
+    if isinstance(lengths, pa.ChunkedArray):
+        lengths = lengths.combine_chunks()
+    return lengths.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _exact_similarity(corpus: Any, first: np.ndarray, second: np.ndarray, metric: str,
+                      config: FingerprintConfig) -> np.ndarray:
+    """Exact similarity of each candidate pair, from a second read of the texts of just the
+    documents in some pair."""
+    wanted = np.unique(np.concatenate([first, second]))
+    parts = []
+    start = 0
+    for batch, _ in corpus.batches(Rejects("skip")):
+        lo, hi = np.searchsorted(wanted, [start, start + len(batch)])
+        if hi > lo:
+            local = pa.array(wanted[lo:hi] - start)
+            texts = [batch.texts[p] for p in local.to_pylist()] if isinstance(batch.texts, list) \
+                else batch.texts.take(local)
+            parts.append(FeatureTable.of(texts, config))
+        start += len(batch)
+    table = FeatureTable.concat(parts)
+    return table.similarity(np.searchsorted(wanted, first), np.searchsorted(wanted, second), metric, config)
+
+
+def _representatives(first: np.ndarray, second: np.ndarray, n: int, keep: str, lengths: np.ndarray,
+                     ids: Any) -> np.ndarray:
+    """The position of each document's representative under ``keep``."""
+    if keep == "longest" or keep == "shortest":
+        return clusters(first, second, n, representative="longest",
+                        lengths=lengths if keep == "longest" else -lengths)
+    if keep == "first" or ids is None:
+        # Default ids (file:line, or positions) sort as the input does.
+        return clusters(first, second, n, representative="first")
+    with contextlib.suppress(pa.ArrowInvalid):
+        ids = pc.cast(ids, pa.int64())  # integer ids compare as numbers: 9 before 10
+    order = pc.sort_indices(ids).to_numpy().astype(np.int64)  # positions, lowest id first
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n, dtype=np.int64)
+    # Cluster the ranks, whose lowest is the lowest id; label by rank, map back to positions.
+    return order[clusters(rank[first], rank[second], n, representative="lowest-id")[rank]]
+
+
+def _distances(fps: np.ndarray, representatives: np.ndarray) -> np.ndarray:
+    bits = np.bitwise_count(fps ^ fps[representatives]).astype(np.int64)
+    return bits if bits.ndim == 1 else bits.sum(axis=1)

@@ -1,0 +1,34 @@
+"""Compile (or load from numba's cache) every hot kernel before the first real call."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..fingerprint.fingerprinter import _CHUNK_BYTES, Fingerprinter
+from ..index.hamming_index import HammingIndex
+from .clustering import clusters
+
+
+def warmup() -> None:
+    """Compile (or load from the cache) every hot kernel now, fingerprinting and index alike, so
+    the first real call is fast: a service calls this at start, Spark once per executor."""
+    large = ["warm up the parallel kernels " * 10] * (_CHUNK_BYTES // 250)  # over one chunk
+    for bits in (64, 128):
+        for weighting in ("tf", "sublinear"):
+            fingerprinter = Fingerprinter(bits=bits, weighting=weighting)
+            fingerprinter.fingerprint("warm up")
+            fingerprinter.fingerprint_batch(["warm up", b"\xff", "Stra\u00dfe", "caf\u00e9"])
+            fingerprinter.fingerprint_batch(large)  # the parallel kernel
+            fingerprints = fingerprinter.fingerprint_batch([f"doc {i} of the warm-up" for i in range(128)])
+        _warm_index(fingerprints, bits)
+
+
+def _warm_index(fingerprints: np.ndarray, bits: int) -> None:
+    for max_distance in (3, 8 if bits == 64 else 16):  # permuted tables, multi-index hashing
+        index = HammingIndex(bits=bits, max_distance=max_distance)
+        index.add(fingerprints[:100])
+        index.add(fingerprints[100:])  # into the delta
+        index.query(fingerprints[0])  # on this thread
+        index.query_batch(fingerprints)  # in parallel
+        i, j, _ = index.pairs()
+        clusters(i, j, index.ids)

@@ -1,0 +1,155 @@
+"""Why two texts are (or are not) near-duplicates: their fingerprints, the exact similarity of
+their features, and the features that differ most.
+
+Features come from the compiled tokeniser itself (``_kernels/simhash.py: feature_spans``), so
+each one's hash is the hash the fingerprint adds, and its text is where it lies in the
+normalised document (char n-grams: in the text with whitespace runs made one space).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..fingerprint.buffers import prepare_bytes, prepare_str
+from .._config import FingerprintConfig
+from .._kernels.simhash import feature_spans
+from ..fingerprint.features import FEATURE_KINDS, char_classes
+from ..index.hamming import estimate_cosine
+from ..pipeline.verify import feature_weights as weigh
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One feature whose weight differs between the texts (0.0 where it is absent)."""
+
+    text: str
+    hash: int
+    weight_a: float
+    weight_b: float
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The comparison of two texts under one config. ``jaccard`` is over the sets of distinct
+    features, ``cosine`` over the weighted feature vectors (both 1.0 for two featureless texts,
+    0.0 when just one is); ``estimated_cosine`` is what the Hamming distance alone suggests.
+    ``differing`` holds the ``top`` features with the largest weight difference, of
+    ``n_differing`` that differ at all."""
+
+    config: FingerprintConfig
+    fingerprint_a: int
+    fingerprint_b: int
+    distance: int
+    bits: int
+    estimated_cosine: float
+    jaccard: float
+    cosine: float
+    features_a: int
+    features_b: int
+    shared: int
+    n_differing: int
+    differing: tuple[Feature, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able form (the config as ``FingerprintConfig.to_dict`` writes it)."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "differing"}
+        d["config"] = self.config.to_dict()
+        d["differing"] = [vars(f).copy() for f in self.differing]
+        return d
+
+    def format(self) -> str:
+        """A readable multi-line account, as ``neardup explain`` prints it."""
+        c = self.config
+        size = f" n={c.ngram_size}" if c.features == "char-ngrams" else \
+            f" k={c.shingle_size}" if c.features == "word-shingles" else ""
+        digits = self.bits // 4
+        lines = [
+            f"config: {self.bits} bits, {c.features}{size}, {c.weighting} weights"
+            f"{'' if c.normalize else ', not normalised'}",
+            f"fingerprint a: {self.fingerprint_a:0{digits}x}",
+            f"fingerprint b: {self.fingerprint_b:0{digits}x}",
+            f"distance: {self.distance} of {self.bits} bits "
+            f"(estimated cosine {self.estimated_cosine:.3f})",
+            f"exact cosine: {self.cosine:.3f} (weighted features)",
+            f"exact jaccard: {self.jaccard:.3f} (distinct features: a {self.features_a}, "
+            f"b {self.features_b}, shared {self.shared})",
+        ]
+        if not self.differing:
+            lines.append(f"{self.n_differing} features differ" if self.n_differing else
+                         "no feature differs")
+            return "\n".join(lines)
+        lines.append(f"features that differ most ({len(self.differing)} of {self.n_differing}):")
+        lines.append(f"  {'weight a':>9} {'weight b':>9}  feature")
+        for f in self.differing:
+            text = f.text if len(f.text) <= 60 else f.text[:59] + "…"
+            lines.append(f"  {f.weight_a:>9.4g} {f.weight_b:>9.4g}  {text!r}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+def document_features(text: str | bytes, config: FingerprintConfig) -> tuple[np.ndarray, list[str]]:
+    """Every feature of ``text`` in document order, repeats kept: the first hashes (uint64,
+    shape (n,)) the fingerprint adds, and each feature's text."""
+    if isinstance(text, str):
+        data = prepare_str(text, config.normalize)
+    elif isinstance(text, (bytes, bytearray, memoryview)):
+        data = prepare_bytes(bytes(text), config.normalize)
+    else:
+        raise TypeError(f"text is {type(text).__name__}, not str or bytes")
+    size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
+    hashes, first, last, chars, ok = feature_spans(
+        np.frombuffer(data, dtype=np.uint8), char_classes(), config.normalize,
+        FEATURE_KINDS[config.features], size, np.uint64(config.seed))
+    if not ok:
+        raise RuntimeError("neardup's feature spans disagree with its fingerprint kernel; "
+                           "please report this with the text")
+    raw = chars.tobytes()
+    return hashes, [raw[s:e].decode("utf-8") for s, e in zip(first.tolist(), last.tolist())]
+
+
+def feature_weights(hashes: np.ndarray, config: FingerprintConfig) -> dict[int, float]:
+    """Weight of each distinct feature among ``hashes`` (repeats counted), by hash."""
+    keys, counts = np.unique(hashes, return_counts=True)
+    return dict(zip(keys.tolist(), weigh(keys, counts, config).tolist()))
+
+
+def explain(a: str | bytes, b: str | bytes, config: FingerprintConfig | None = None, *,
+            top: int = 10, **options: Any) -> Explanation:
+    """Compare texts ``a`` and ``b`` under ``config`` (or keyword ``options`` for one, as
+    :class:`FingerprintConfig` takes): fingerprints, distance, exact Jaccard and cosine, and the
+    ``top`` features whose weights differ most (largest difference first; ties by text).
+    ``print(explain(a, b))`` shows it all readably."""
+    from ..fingerprint.fingerprinter import Fingerprinter
+
+    if isinstance(top, bool) or not isinstance(top, int) or top < 0:
+        raise ValueError(f"top={top!r} must be an integer >= 0")
+    fingerprinter = Fingerprinter(config, **options)
+    config = fingerprinter.config
+    hashes_a, texts_a = document_features(a, config)
+    hashes_b, texts_b = document_features(b, config)
+    # A feature in both shows a's text (a shingle's spacing or punctuation may differ in b).
+    texts = {**dict(zip(hashes_b.tolist(), texts_b)), **dict(zip(hashes_a.tolist(), texts_a))}
+    wa, wb = feature_weights(hashes_a, config), feature_weights(hashes_b, config)
+    shared = wa.keys() & wb.keys()
+    union = len(wa.keys() | wb.keys())
+    norms = math.sqrt(math.fsum(w * w for w in wa.values())) * \
+        math.sqrt(math.fsum(w * w for w in wb.values()))
+    dot = math.fsum(wa[h] * wb[h] for h in shared)
+    differing = sorted((Feature(texts[h], h, wa.get(h, 0.0), wb.get(h, 0.0))
+                        for h in wa.keys() | wb.keys() if wa.get(h, 0.0) != wb.get(h, 0.0)),
+                       key=lambda f: (-abs(f.weight_a - f.weight_b), f.text, f.hash))
+    fa, fb = fingerprinter.fingerprint(a), fingerprinter.fingerprint(b)
+    distance = bin(fa ^ fb).count("1")
+    return Explanation(
+        config=config, fingerprint_a=fa, fingerprint_b=fb, distance=distance, bits=config.bits,
+        estimated_cosine=float(estimate_cosine(distance, config.bits)),
+        jaccard=len(shared) / union if union else 1.0,
+        cosine=min(1.0, dot / norms) if norms else float(not wa and not wb),
+        features_a=len(wa), features_b=len(wb), shared=len(shared),
+        n_differing=len(differing), differing=tuple(differing[:top]))

@@ -1,0 +1,235 @@
+"""The ``neardup`` command, run for real (``python -m neardup``) on files in tmp_path.
+
+Expected fingerprints come from the library on the same texts, never from constants: the
+kernels may change their bits, the CLI must follow them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import neardup
+from neardup.cli._input import EXAMPLE_DOCUMENTS
+
+HEADER = "# neardup fingerprints v1 "
+
+
+def run(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, "-m", "neardup", *args], cwd=cwd, input=stdin,
+                            capture_output=True, timeout=300)
+    result.stdout = result.stdout.decode("utf-8")
+    result.stderr = result.stderr.decode("utf-8")
+    return result
+
+
+def parse(output: str) -> tuple[dict, list[tuple[str, str]]]:
+    """The config in the header line, and the (id, hex) rows."""
+    header, *rows = output.splitlines()
+    assert header.startswith(HEADER), header
+    return json.loads(header[len(HEADER):]), [tuple(row.split("\t")) for row in rows]
+
+
+def expected_rows(ids: list[str], texts: list, **options) -> list[tuple[str, str]]:
+    """(id, hex) as the CLI should print them, from Fingerprinter.fingerprint_batch."""
+    fingerprints = neardup.Fingerprinter(**options).fingerprint_batch(texts)
+    if fingerprints.ndim == 1:
+        values = [int(v) for v in fingerprints]
+    else:  # column 0 holds bits 0-63
+        values = [int(low) | (int(high) << 64) for low, high in fingerprints]
+    digits = fingerprints.itemsize * 2 * (1 if fingerprints.ndim == 1 else 2)
+    return [(doc_id, format(value, f"0{digits}x")) for doc_id, value in zip(ids, values)]
+
+
+def check_ok(result: subprocess.CompletedProcess, ids: list[str], texts: list, **options) -> None:
+    assert result.returncode == 0, result.stderr
+    config, rows = parse(result.stdout)
+    assert config == neardup.FingerprintConfig(**options).to_dict()
+    assert rows == expected_rows(ids, texts, **options)
+
+
+def test_version(tmp_path):
+    result = run("--version", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"neardup {neardup.__version__} (fingerprint spec v1)"
+
+
+def test_help_and_version_do_not_import_numba(tmp_path):
+    code = (
+        "import sys\n"
+        "from neardup import cli\n"
+        "for argv in (['--help'], ['--version'], ['fingerprint', '--help']):\n"
+        "    try:\n"
+        "        cli.main(argv)\n"
+        "    except SystemExit as e:\n"
+        "        assert e.code == 0, (argv, e.code)\n"
+        "print('numba imported:', 'numba' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "fingerprint" in result.stdout and "--text-field" in result.stdout
+    assert result.stdout.splitlines()[-1] == "numba imported: False"
+
+
+@pytest.mark.parametrize("args", [["fingerprint"], ["fingerprint", "x.txt", "--batch-size", "0"]])
+def test_usage_errors_exit_2(tmp_path, args):
+    result = run(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "usage: neardup" in result.stderr
+
+
+def test_lines_file(tmp_path):
+    (tmp_path / "docs.txt").write_bytes(
+        "first line of text\r\nSecond  line, café au lait\n\nfourth line without a newline".encode())
+    texts = ["first line of text", "Second  line, café au lait", "", "fourth line without a newline"]
+    result = run("fingerprint", "docs.txt", "--batch-size", "3", cwd=tmp_path)
+    check_ok(result, ["1", "2", "3", "4"], texts)
+
+
+def test_fingerprint_options(tmp_path):
+    texts = ["Ünïcode and  spaces\t here", "the CAT sat on the mat", "x"]
+    (tmp_path / "docs.text").write_text("\r\n".join(texts) + "\r\n", encoding="utf-8", newline="")
+    result = run("fingerprint", "docs.text", "--features", "char-ngrams", "--ngram-size", "4",
+                 "--no-normalize", "--weighting", "sublinear", "--seed", "7", "--n-jobs", "1",
+                 cwd=tmp_path)
+    check_ok(result, ["1", "2", "3"], texts, features="char-ngrams", ngram_size=4,
+             normalize=False, weighting="sublinear", seed=7)
+
+
+def test_128_bits(tmp_path):
+    texts = ["a long enough sentence to have several shingles", "another one, quite different"]
+    (tmp_path / "docs.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+    result = run("fingerprint", "docs.txt", "--bits", "128", cwd=tmp_path)
+    check_ok(result, ["1", "2"], texts, bits=128)
+    assert all(re.fullmatch("[0-9a-f]{32}", hex_) for _, hex_ in parse(result.stdout)[1])
+
+
+def test_jsonl_text_and_id_fields(tmp_path):
+    records = [{"url": "https://a.example/x", "body": "the first page of the site", "n": 1},
+               {"url": 17, "body": "an ünicode page, the second"}]
+    lines = [json.dumps(r, ensure_ascii=False) for r in records]
+    (tmp_path / "pages.ndjson").write_text(lines[0] + "\n\n" + lines[1] + "\n", encoding="utf-8")
+    result = run("fingerprint", "pages.ndjson", "--text-field", "body", "--id-field", "url",
+                 "--shingle-size", "2", cwd=tmp_path)
+    check_ok(result, ["https://a.example/x", "17"], [r["body"] for r in records], shingle_size=2)
+
+
+def test_gzip_jsonl(tmp_path):
+    texts = ["a document inside a gzip file", "and a second document", "third"]
+    with gzip.open(tmp_path / "docs.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps({"text": t}) + "\n" for t in texts)
+    result = run("fingerprint", "docs.jsonl.gz", "--features", "words", cwd=tmp_path)
+    check_ok(result, ["1", "2", "3"], texts, features="words")
+
+
+def test_folder(tmp_path):
+    corpus = tmp_path / "corpus"
+    # z.txt sorts after sub/, where a folder walk would list it before.
+    files = {"z.txt": "the last id".encode(),
+             "a.txt": "plain text file\nwith two lines".encode(),
+             "B.txt": "capital name sorts first".encode(),
+             "sub/b.txt": "a nested file".encode(),
+             "sub/deeper/empty.txt": b"",
+             "sub/deeper/z.txt.gz": "gzip in a folder is read decompressed".encode()}
+    for name, data in files.items():
+        path = corpus / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    result = run("fingerprint", "corpus", cwd=tmp_path)
+    ids = sorted(files)
+    check_ok(result, ids, [files[i] for i in ids])
+
+
+def test_stdin(tmp_path):
+    texts = ["read from standard input", "line two", "line three, the last"]
+    result = run("fingerprint", "-", cwd=tmp_path, stdin="\n".join(texts).encode())
+    check_ok(result, ["1", "2", "3"], texts)
+
+
+def test_output_file_replaces_atomically(tmp_path):
+    texts = ["written to a file", "not to stdout"]
+    (tmp_path / "docs.txt").write_text("\n".join(texts), encoding="utf-8")
+    (tmp_path / "out.tsv").write_text("old contents\n")
+    result = run("fingerprint", "docs.txt", "-o", "out.tsv", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    config, rows = parse((tmp_path / "out.tsv").read_text())
+    assert rows == expected_rows(["1", "2"], texts)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.txt", "out.tsv"]
+
+
+def test_failed_run_leaves_output_untouched(tmp_path):
+    (tmp_path / "bad.jsonl").write_text('{"text": "fine"}\n{"text": "fine too"}\n{"text": oops}\n')
+    (tmp_path / "out.tsv").write_text("old contents\n")
+    # One document per batch, so rows reach the temporary file before line 3 fails.
+    result = run("fingerprint", "bad.jsonl", "-o", "out.tsv", "--batch-size", "1", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "bad.jsonl:3" in result.stderr
+    assert (tmp_path / "out.tsv").read_text() == "old contents\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "out.tsv"]
+
+
+@pytest.mark.parametrize(("line", "problem"), [
+    ('{"text": "unterminated', "not valid JSON"),
+    ('{"body": "no text field"}', "no field 'text'"),
+    ('{"text": 42}', "field 'text' is a JSON number, not a string"),
+    ('["an", "array"]', "a JSON array, not an object"),
+])
+def test_bad_jsonl_line_names_file_and_line(tmp_path, line, problem):
+    (tmp_path / "bad.jsonl").write_text('{"text": "a good first line"}\n' + line + "\n")
+    result = run("fingerprint", "bad.jsonl", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("FormatError: bad.jsonl:2: ")
+    assert problem in result.stderr
+    assert "--on-error skip" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_debug_shows_traceback(tmp_path):
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    result = run("--debug", "fingerprint", "bad.jsonl", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "Traceback" in result.stderr and "FormatError: bad.jsonl:1" in result.stderr
+
+
+def test_on_error_skip(tmp_path):
+    lines = ['{"text": "kept one"}', "{broken", '{"other": 1}', '{"text": null}', "",
+             '{"text": "kept two"}', '{"text": "kept three"}']
+    (tmp_path / "mixed.jsonl").write_text("\n".join(lines) + "\n")
+    result = run("fingerprint", "mixed.jsonl", "--on-error", "skip", cwd=tmp_path)
+    check_ok(result, ["1", "6", "7"], ["kept one", "kept two", "kept three"])
+    assert "skipped 3 lines" in result.stderr
+    assert "mixed.jsonl:2" in result.stderr
+
+
+def test_idf_model(tmp_path):
+    texts = ["the common words and a rare one", "the common words again", "the common zebra"]
+    model = neardup.fit_idf(texts, features="words")
+    model.save(tmp_path / "idf.npz")
+    (tmp_path / "docs.txt").write_text("\n".join(texts), encoding="utf-8")
+    result = run("fingerprint", "docs.txt", "--features", "words", "--idf", "idf.npz", cwd=tmp_path)
+    check_ok(result, ["1", "2", "3"], texts, features="words", weighting="tfidf",
+             idf=neardup.IdfModel.load(tmp_path / "idf.npz"))
+    assert parse(result.stdout)[0]["idf"] == model.digest
+
+
+def test_example_reports_its_near_duplicates(tmp_path):
+    result = run("fingerprint", "--example", cwd=tmp_path)
+    ids = [str(i) for i in range(1, len(EXAMPLE_DOCUMENTS) + 1)]
+    check_ok(result, ids, list(EXAMPLE_DOCUMENTS))
+    reported = {(int(a), int(b), int(d)) for a, b, d in
+                re.findall(r"^  (\d+) ~ (\d+): distance (\d+),", result.stderr, flags=re.MULTILINE)}
+    distances = neardup.hamming_pairwise(neardup.Fingerprinter().fingerprint_batch(list(EXAMPLE_DOCUMENTS)))
+    close = np.argwhere(np.triu(distances <= 10, k=1))
+    assert reported == {(i + 1, j + 1, int(distances[i, j])) for i, j in close}
+    # Copies that differ only in case and punctuation are the same text once normalised.
+    assert {(1, 2, 0), (10, 11, 0)} <= reported

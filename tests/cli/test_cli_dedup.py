@@ -1,0 +1,125 @@
+"""``neardup dedup``, ``report`` and ``explain``, run for real (``python -m neardup``) on files
+in tmp_path; expectations come from the library on the same data."""
+
+from __future__ import annotations
+
+import html
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+import pytest
+
+import neardup
+from neardup.cli import dedup as dedup_command
+from neardup.pipeline import job
+from neardup.pipeline.planted import example_corpus, planted_corpus
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "neardup", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def corpus_file(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("cli_dedup")
+    docs = planted_corpus(30, variants_per_original=2, edit_rates=(0.0, 0.02), scripts=("en", "ru"),
+                          words_per_doc=80, seed=5)
+    path = folder / "pages.jsonl"
+    path.write_text("".join(json.dumps({"url": d.id, "body": d.text, "n": i}) + "\n"
+                            for i, d in enumerate(docs)))
+    return path
+
+
+def test_dedup_writes_what_the_library_finds(corpus_file, tmp_path):
+    result = run("dedup", str(corpus_file), "-o", "kept.jsonl", "--text-field", "body", "--id-field", "url",
+                 "--clusters", "clusters.csv", "--pairs", "pairs.parquet", "-k", "4", "--keep", "longest",
+                 cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    expected = neardup.dedup(corpus_file, text_field="body", id_field="url", max_distance=4, keep="longest")
+    lines = corpus_file.read_text().splitlines()
+    kept = (tmp_path / "kept.jsonl").read_text().splitlines()
+    assert kept == [line for line, k in zip(lines, expected.kept) if k]
+    assert expected.stats.duplicates > 10
+    clusters = pa_csv.read_csv(tmp_path / "clusters.csv").to_pylist()
+    assert len(clusters) == len(expected.clusters_table())
+    assert f"removed {expected.stats.duplicates} near-duplicates" in result.stderr
+    assert "time: read + fingerprint" in result.stderr
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_dedup_error_names_the_line_and_writes_nothing(tmp_path):
+    (tmp_path / "in.jsonl").write_text('{"text": "fine"}\n{"text": 7}\n')
+    result = run("dedup", "in.jsonl", "-o", "out.jsonl", "--clusters", "c.csv", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("FormatError: in.jsonl:2: field 'text' is a JSON number")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+    result = run("dedup", "in.jsonl", "-o", "out.jsonl", "--on-error", "skip", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "skipped 1" in result.stderr and "in.jsonl:2: field 'text'" in result.stderr
+    assert (tmp_path / "out.jsonl").read_text() == '{"text": "fine"}\n'
+
+
+def test_dedup_usage_errors(tmp_path):
+    assert "nothing to write" in run("dedup", "x.jsonl", cwd=tmp_path).stderr
+    assert "name INPUT" in run("dedup", "-o", "y", cwd=tmp_path).stderr
+    result = run("dedup", "x.jsonl", "-o", "y", "--verify", "jaccard", "high", cwd=tmp_path)
+    assert "the threshold must be a number" in result.stderr
+
+
+def test_verify_and_against_and_save_index(corpus_file, tmp_path):
+    result = run("dedup", str(corpus_file), "--text-field", "body", "--bits", "128", "-k", "16",
+                 "--verify", "jaccard", "0.7", "--pairs", "pairs.csv", "--save-index", "seen.idx", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    pairs = pa_csv.read_csv(tmp_path / "pairs.csv").to_pylist()
+    assert pairs and all(p["similarity"] >= 0.7 for p in pairs)
+    again = run("dedup", str(corpus_file), "--text-field", "body", "--bits", "128", "-k", "16",
+                "--against", "seen.idx", "-o", "fresh.jsonl", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "fresh.jsonl").read_text() == ""  # every document was seen
+    mismatch = run("dedup", str(corpus_file), "--text-field", "body", "--against", "seen.idx",
+                   "-o", "x.jsonl", cwd=tmp_path)
+    assert mismatch.returncode == 1 and "128-bit" in mismatch.stderr
+
+
+def test_example_shows_clusters(tmp_path):
+    result = run("dedup", "--example", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    ids = {d.id for d in example_corpus()}
+    shown = [line.split()[1] for line in result.stdout.splitlines() if line.startswith((" +", " -"))]
+    assert shown and set(shown) <= ids
+    assert "clusters of near-duplicates" in result.stdout
+
+
+def test_report_and_explain(corpus_file, tmp_path):
+    assert run("dedup", str(corpus_file), "--text-field", "body", "--clusters", "c.parquet",
+               "--pairs", "p.csv", cwd=tmp_path).returncode == 0
+    result = run("report", "--clusters", "c.parquet", "--pairs", "p.csv", "-o", "report",
+                 "--corpus", str(corpus_file), "--text-field", "body", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert "(no text)" not in page
+    first = pq.read_table(tmp_path / "c.parquet").column("id")[0].as_py()
+    line = int(first.rsplit(":", 1)[1])
+    text = json.loads(corpus_file.read_text().splitlines()[line - 1])["body"]
+    assert html.escape(" ".join(text.split()[:5])) in page
+    a, b = "the cat sat on the mat today", "the cat sat on a mat today"
+    shown = run("explain", a, b, "--json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["distance"] == neardup.hamming(neardup.simhash(a), neardup.simhash(b))
+    by_id = run("explain", f"{corpus_file}:1", f"{corpus_file}:2", "--corpus", str(corpus_file),
+                "--text-field", "body", cwd=tmp_path)
+    assert by_id.returncode == 0, by_id.stderr
+    assert "exact jaccard" in by_id.stdout
+    missing = run("explain", "nope", "x", "--corpus", str(corpus_file), "--text-field", "body", cwd=tmp_path)
+    assert missing.returncode == 1 and "no document with id 'nope'" in missing.stderr
+
+
+def test_keep_choices_match_the_library():
+    assert dedup_command.KEEP == job.KEEP
+    assert np.array_equal(np.sort(list(dedup_command.KEEP)), np.sort(list(job.KEEP)))

@@ -1,0 +1,112 @@
+"""``neardup pairs`` and ``neardup index build|query|info``, run for real on files in tmp_path."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import neardup
+from neardup._errors import FormatError
+from neardup.io.fingerprint_files import format_header, format_rows, read_fingerprints
+
+from test_cli import run
+
+
+def _corpus(n: int = 60) -> list[str]:
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(400)]
+    base = [" ".join(rng.choice(words) for _ in range(120)) for _ in range(n // 2)]
+    # Each base text and a copy with one word changed: near-duplicates at a few bits.
+    return base + [t.replace(t.split()[50], "changed", 1) for t in base]
+
+
+@pytest.fixture
+def fpfile(tmp_path):
+    texts = _corpus()
+    (tmp_path / "docs.txt").write_text("\n".join(texts) + "\n")
+    result = run("fingerprint", "docs.txt", "-o", "docs.fp", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    return tmp_path / "docs.fp"
+
+
+def _brute_force_pairs(path, k):
+    data = read_fingerprints(path)
+    d = neardup.hamming_pairwise(data.fingerprints)
+    i, j = np.nonzero(np.triu(d <= k, k=1))
+    return {(data.ids[a], data.ids[b], int(d[a, b])) for a, b in zip(i.tolist(), j.tolist())}
+
+
+@pytest.mark.parametrize("k", [0, 3, 6])
+def test_pairs_equal_brute_force(fpfile, k):
+    result = run("pairs", fpfile.name, "-k", str(k), cwd=fpfile.parent)
+    assert result.returncode == 0, result.stderr
+    header, *rows = result.stdout.splitlines()
+    assert header.startswith("# neardup pairs")
+    found = [tuple(row.split("\t")) for row in rows]
+    found = [(a, b, int(d)) for a, b, d in found]
+    assert len(found) == len(set(found))
+    assert set(found) == _brute_force_pairs(fpfile, k)
+    if k == 6:
+        assert len(found) >= 20  # most planted near-duplicates are found at this radius
+
+
+def test_fingerprint_file_round_trip(tmp_path):
+    fps64 = np.array([0, 1, 2**64 - 1], dtype=np.uint64)
+    fps128 = np.array([[1, 2], [2**64 - 1, 0]], dtype=np.uint64)
+    for config, fps, ids in [(neardup.FingerprintConfig(), fps64, ["a", "b b", "ü"]),
+                             (neardup.FingerprintConfig(bits=128), fps128, ["1", "2"])]:
+        path = tmp_path / f"{config.bits}.fp"
+        path.write_bytes(format_header(config) + format_rows(ids, fps))
+        data = read_fingerprints(path)
+        assert data.ids == ids and data.config == config.to_dict()
+        np.testing.assert_array_equal(data.fingerprints, fps)
+
+
+def test_bad_fingerprint_files_name_file_and_line(tmp_path):
+    bad = tmp_path / "bad.fp"
+    bad.write_text("1\tabc\n")
+    with pytest.raises(FormatError, match=r"bad.fp:1: not a neardup fingerprint file"):
+        read_fingerprints(bad)
+    bad.write_bytes(format_header(neardup.FingerprintConfig()) + b"1\t0123456789abcdef\n2\tzz\n")
+    with pytest.raises(FormatError, match=r"bad.fp:3: expected ID<TAB>HEX with 16 hex digits"):
+        read_fingerprints(bad)
+    result = run("pairs", "bad.fp", cwd=tmp_path)
+    assert result.returncode == 1 and "FormatError: " in result.stderr and "bad.fp:3" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_index_build_query_info(fpfile):
+    cwd = fpfile.parent
+    result = run("index", "build", fpfile.name, "-o", "docs.idx", "-k", "4", cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    assert "indexed 60 fingerprints (their ids)" in result.stderr
+    data = read_fingerprints(fpfile)
+    index = neardup.HammingIndex.open(cwd / "docs.idx")
+    assert len(index) == 60 and index.max_distance == 4
+    assert index.fingerprint_config == data.config
+
+    info = run("index", "info", "docs.idx", cwd=cwd)
+    assert info.returncode == 0 and "fingerprints: 60" in info.stdout and "max_distance: 4" in info.stdout
+
+    # By fingerprint: the ids within 4 bits of document 31's fingerprint, as brute force says.
+    target = data.fingerprints[30]
+    expected = sorted((int(neardup.hamming(target, fp)), int(doc_id))
+                      for doc_id, fp in zip(data.ids, data.fingerprints)
+                      if neardup.hamming(target, fp) <= 4)
+    by_hex = run("index", "query", "docs.idx", "--fingerprint", f"{int(target):016x}", cwd=cwd)
+    assert by_hex.returncode == 0, by_hex.stderr
+    got = [tuple(map(int, line.split("\t"))) for line in by_hex.stdout.splitlines()]
+    assert sorted((d, i) for i, d in got) == expected and (31, 0) in got
+
+    # By text: fingerprinted with the config recorded in the index.
+    text = _corpus()[30]
+    by_text = run("index", "query", "docs.idx", "--text", text, cwd=cwd)
+    assert by_text.stdout == by_hex.stdout
+
+
+def test_index_query_of_a_damaged_file_is_a_clear_error(tmp_path):
+    (tmp_path / "bad.idx").write_bytes(b"not an index at all")
+    result = run("index", "info", "bad.idx", cwd=tmp_path)
+    assert result.returncode == 1 and result.stderr.startswith("FormatError: ") and "bad.idx" in result.stderr

@@ -1,0 +1,203 @@
+"""neardup.dedup against plain references: brute-force pairs, connected components, the
+keep policies, exact similarity from tests/naive.py, and invariance to threads and blocks."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import neardup
+from neardup.pipeline.planted import planted_corpus
+
+from naive import naive_features
+
+SCRIPTS = ("en", "ru", "zh", "ar")
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    docs = planted_corpus(40, variants_per_original=2, edit_rates=(0.0, 0.01, 0.02, 0.05, 0.2),
+                          edit_kinds=("substitute", "insert", "delete", "reorder", "boilerplate", "format"),
+                          scripts=SCRIPTS, words_per_doc=60, seed=3)
+    return [d.text for d in docs], [d.id for d in docs]
+
+
+def brute_pairs(fps: np.ndarray, k: int) -> set[tuple[int, int]]:
+    d = neardup.hamming_pairwise(fps)
+    i, j = np.nonzero(np.triu(d <= k, 1))
+    return set(zip(i.tolist(), j.tolist()))
+
+
+def components(n: int, pairs) -> list[int]:
+    """Smallest member of each item's connected component, by repeated relaxation."""
+    label = list(range(n))
+    changed = True
+    while changed:
+        changed = False
+        for a, b in pairs:
+            low = min(label[a], label[b])
+            if label[a] != low or label[b] != low:
+                label[a] = label[b] = low
+                changed = True
+    return label
+
+
+@pytest.mark.parametrize("bits, k", [(64, 3), (64, 8), (128, 12)])
+def test_pairs_are_every_pair_within_k_and_no_other(corpus, bits, k):
+    texts, _ = corpus
+    result = neardup.dedup(texts, bits=bits, max_distance=k)
+    first, second, distance = result.pairs
+    assert set(zip(first.tolist(), second.tolist())) == brute_pairs(result.fingerprints, k)
+    assert (first < second).all()
+    assert np.array_equal(distance, [neardup.hamming(result.fingerprints[a], result.fingerprints[b])
+                                     for a, b in zip(first, second)])
+    assert len(brute_pairs(result.fingerprints, k)) > 10  # the corpus has near-duplicates
+
+
+def test_one_document_kept_per_cluster(corpus):
+    texts, _ = corpus
+    result = neardup.dedup(texts, max_distance=6)
+    first, second, _ = result.pairs
+    label = components(len(texts), zip(first.tolist(), second.tolist()))
+    assert Counter(np.array(label)[result.kept].tolist()) == Counter(set(label))  # one each
+    assert np.array_equal(result.representatives, label)  # keep="first": the earliest
+    same = np.array(label)[:, None] == np.array(label)[None, :]
+    assert np.array_equal(result.labels[:, None] == result.labels[None, :], same)
+    assert np.array_equal(result.distances, [neardup.hamming(result.fingerprints[p],
+                                                             result.fingerprints[label[p]])
+                                             for p in range(len(texts))])
+    assert result.stats.duplicates == len(texts) - len(set(label))
+
+
+@pytest.mark.parametrize("keep", ["longest", "shortest", "lowest-id"])
+def test_keep_policies_choose_the_right_member(corpus, keep):
+    texts, ids = corpus
+    table = pa.table({"text": texts, "id": ids})
+    result = neardup.dedup(table, id_field="id", keep=keep, max_distance=6)
+    first, second, _ = result.pairs
+    label = components(len(texts), zip(first.tolist(), second.tolist()))
+    size = [len(t.encode()) for t in texts]
+    for root in set(label):
+        members = [p for p in range(len(texts)) if label[p] == root]
+        if keep == "longest":
+            best = min(members, key=lambda p: (-size[p], p))
+        elif keep == "shortest":
+            best = min(members, key=lambda p: (size[p], p))
+        else:
+            best = min(members, key=lambda p: ids[p])
+        assert [p for p in members if result.kept[p]] == [best]
+
+
+def test_lowest_id_compares_integer_ids_as_numbers():
+    texts = ["one two three four five six seven"] * 3
+    result = neardup.dedup(pa.table({"text": texts, "id": [10, 9, 100]}), id_field="id", keep="lowest-id")
+    assert result.kept.tolist() == [False, True, False]
+
+
+def naive_similarity(a: str, b: str, metric: str) -> float:
+    fa = Counter(naive_features(a, "word-shingles", 3, True))
+    fb = Counter(naive_features(b, "word-shingles", 3, True))
+    if not fa and not fb:
+        return 1.0
+    if metric == "jaccard":
+        return len(fa.keys() & fb.keys()) / len(fa.keys() | fb.keys())
+    dot = sum(fa[f] * fb[f] for f in fa.keys() & fb.keys())
+    return dot / (sum(v * v for v in fa.values()) * sum(v * v for v in fb.values())) ** 0.5
+
+
+@pytest.mark.parametrize("metric", ["jaccard", "cosine"])
+def test_verify_keeps_the_pairs_whose_exact_similarity_reaches_the_threshold(corpus, metric):
+    texts, _ = corpus
+    loose = neardup.dedup(texts, bits=128, max_distance=16)
+    verified = neardup.dedup(texts, bits=128, max_distance=16, verify=(metric, 0.9))
+    expected = {}
+    for a, b in zip(*loose.pairs[:2]):
+        expected[(int(a), int(b))] = naive_similarity(texts[a], texts[b], metric)
+    got = dict(zip(zip(verified.pairs[0].tolist(), verified.pairs[1].tolist()), verified.similarity.tolist()))
+    assert set(got) == {pair for pair, s in expected.items() if s >= 0.9 - 1e-12}
+    for pair, s in got.items():
+        assert s == pytest.approx(expected[pair], abs=1e-9)
+    assert 0 < len(got) < len(expected)  # the threshold removed some pairs, not all
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(["a b c d e f", "a b c d e g", "x y z w v u", "a b c", "", "q r s t"]),
+                min_size=0, max_size=12))
+def test_dedup_of_small_lists_matches_components(texts):
+    result = neardup.dedup(texts, max_distance=3)
+    pairs = brute_pairs(result.fingerprints, 3) if texts else set()
+    label = components(len(texts), pairs)
+    assert result.kept.tolist() == [label[p] == p for p in range(len(texts))]
+
+
+def test_same_result_for_any_threads_and_block_size(tmp_path, corpus):
+    texts, ids = corpus
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts)))
+    runs = [neardup.dedup(path, n_jobs=n_jobs, block_mb=block_mb, max_distance=5, id_field="id")
+            for n_jobs, block_mb in ((1, 16), (2, 16), (2, 0.002), (1, 0.0005))]
+    for run in runs[1:]:
+        assert np.array_equal(run.fingerprints, runs[0].fingerprints)
+        assert np.array_equal(run.kept, runs[0].kept)
+        assert np.array_equal(run.rows, runs[0].rows)
+        assert run.ids == ids
+
+
+def test_memory_inputs_agree(corpus):
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    texts, ids = corpus
+    results = [neardup.dedup(texts), neardup.dedup(pa.array(texts)),
+               neardup.dedup(pd.DataFrame({"body": texts}), text_field="body"),
+               neardup.dedup(pl.DataFrame({"body": texts}), text_field="body")]
+    for r in results[1:]:
+        assert np.array_equal(r.kept, results[0].kept)
+    frame = results[0].to_pandas()
+    assert list(frame.columns) == ["id", "kept", "cluster", "representative", "distance"]
+    assert frame["kept"].sum() == results[0].kept.sum()
+
+
+def test_similarity_gives_the_cosine_radius(corpus):
+    texts, _ = corpus
+    assert neardup.dedup(texts, similarity=0.95).max_distance == neardup.distance_for_cosine(0.95)
+    assert neardup.dedup(texts, bits=128).max_distance == 6
+    with pytest.raises(neardup.ConfigError, match="not both"):
+        neardup.dedup(texts, similarity=0.9, max_distance=3)
+
+
+def test_against_drops_documents_near_the_index_with_their_cluster(tmp_path, corpus):
+    texts, _ = corpus
+    seen, new = texts[: len(texts) // 2], texts[len(texts) // 2:]
+    first = neardup.dedup(seen)
+    first.write(save_index=tmp_path / "seen.idx")
+    second = neardup.dedup(new, against=tmp_path / "seen.idx")
+    fp = neardup.Fingerprinter()
+    old = fp.fingerprint_batch(seen)
+    near_old = np.array([(neardup.hamming_many(old, f) <= 3).any() for f in second.fingerprints])
+    assert np.array_equal(second.matched >= 0, near_old)
+    assert near_old.any() and not near_old.all()
+    # a cluster with a document near the index keeps nothing
+    for label in np.unique(second.labels[near_old]):
+        assert not second.kept[second.labels == label].any()
+    plain = neardup.dedup(new)
+    assert np.array_equal(second.kept, plain.kept & ~np.isin(plain.labels, plain.labels[near_old]))
+    second.write(save_index=tmp_path / "both.idx")
+    both = neardup.HammingIndex.open(tmp_path / "both.idx")
+    assert len(both) == len(texts)
+    with pytest.raises(neardup.ConfigError, match="another fingerprint config"):
+        neardup.dedup(new, against=tmp_path / "seen.idx", features="words")
+
+
+def test_bad_items_in_a_list_are_named_or_skipped():
+    with pytest.raises(neardup.FormatError, match="document 1: is a int"):
+        neardup.dedup(["a b c", 5, "a b c"])
+    result = neardup.dedup(["a b c", 5, "a b c", None], errors="skip")
+    assert result.rows.tolist() == [0, 2]
+    assert result.stats.skipped == 2
+    assert result.kept.tolist() == [True, False]
