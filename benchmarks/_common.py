@@ -35,11 +35,17 @@ def machine_info(packages: tuple[str, ...] = ()) -> dict[str, Any]:
     import neardup
 
     info: dict[str, Any] = {
-        "python": platform.python_version(), "platform": platform.platform(),
-        "cpu_count": os.cpu_count(), "cpus_available": len(os.sched_getaffinity(0)),
-        "numba": numba.__version__, "numba_threads": numba.config.NUMBA_NUM_THREADS,
-        "numpy": np.__version__, "neardup": neardup.__version__,
-        "mem_total_bytes": meminfo_bytes("MemTotal"), "mem_available_bytes": meminfo_bytes("MemAvailable")}
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "cpus_available": len(os.sched_getaffinity(0)),
+        "numba": numba.__version__,
+        "numba_threads": numba.config.NUMBA_NUM_THREADS,
+        "numpy": np.__version__,
+        "neardup": neardup.__version__,
+        "mem_total_bytes": meminfo_bytes("MemTotal"),
+        "mem_available_bytes": meminfo_bytes("MemAvailable"),
+    }
     for package in packages:
         try:
             info[package] = version(package)
@@ -47,15 +53,17 @@ def machine_info(packages: tuple[str, ...] = ()) -> dict[str, Any]:
             info[package] = None
     try:
         with open("/proc/cpuinfo") as f:
-            info["cpu_model"] = next((line.split(":", 1)[1].strip() for line in f
-                                      if line.startswith("model name")), None)
+            info["cpu_model"] = next(
+                (line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None
+            )
     except OSError:
         pass
     return info
 
 
-def finish(results: dict[str, Any], started: float, json_path: str | None,
-           footer: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+def finish(
+    results: dict[str, Any], started: float, json_path: str | None, footer: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
     """Close a run: this process's peak RSS and wall time into ``results``, the footer
     printed, the results written to ``json_path`` (if any) and printed as one RESULT line."""
     results["parent_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -47,8 +47,9 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import finish, machine_info  # noqa: E402
-from bench_fingerprint import vocabulary  # noqa: E402  (one English-like vocabulary for both)
+from bench_fingerprint import vocabulary
+
+from _common import finish, machine_info
 
 MB = 1e6
 GEN_VERSION = 1  # bump when the corpus changes, so cached corpora are made again
@@ -78,6 +79,7 @@ TARGET_PEAK_DOCS = 1_000_000  # the memory target is set for the 1M-document run
 # Corpus
 # ---------------------------------------------------------------------------------------------
 
+
 class Vocabulary:
     """The words (most frequent first) and a table of rendered tokens: token
     ``(word + size * capital) * 5 + sep`` is the word, capitalised or not, then its separator
@@ -90,8 +92,11 @@ class Vocabulary:
     def __init__(self, seed: int) -> None:
         words = vocabulary(VOCAB_SIZE, random.Random(seed))
         self.size = len(words)
-        encoded = [(w + sep).encode("ascii") for w in words + [w[:1].upper() + w[1:] for w in words]
-                   for sep in self.SEPS]
+        encoded = [
+            (w + sep).encode("ascii")
+            for w in words + [w[:1].upper() + w[1:] for w in words]
+            for sep in self.SEPS
+        ]
         self.lengths = np.array([len(t) for t in encoded], dtype=np.int32)
         self.offsets = np.concatenate(([0], np.cumsum(self.lengths)[:-1])).astype(np.int32)
         self.data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
@@ -131,8 +136,7 @@ class Docs:
     @staticmethod
     def concat(parts: list[Docs]) -> Docs:
         bounds = np.concatenate(([0], np.cumsum(np.concatenate([p.lengths for p in parts]))))
-        return Docs(np.concatenate([p.words for p in parts]), np.concatenate([p.seps for p in parts]),
-                    bounds)
+        return Docs(np.concatenate([p.words for p in parts]), np.concatenate([p.seps for p in parts]), bounds)
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -158,14 +162,17 @@ def originals(rng: np.random.Generator, n: int, vocab: Vocabulary) -> Docs:
     total = int(bounds[-1])
     words = vocab.draw(rng, total)
     u = rng.random(total)
-    seps = np.where(u < 1 / 14, Vocabulary.PERIOD, np.where(u < 1 / 14 + 0.06, Vocabulary.COMMA,
-                                                            Vocabulary.SPACE)).astype(np.int8)
+    seps = np.where(
+        u < 1 / 14, Vocabulary.PERIOD, np.where(u < 1 / 14 + 0.06, Vocabulary.COMMA, Vocabulary.SPACE)
+    ).astype(np.int8)
     seps[(seps == Vocabulary.PERIOD) & (rng.random(total) < 0.2)] = Vocabulary.PARAGRAPH
     _end_documents(seps, bounds)
     return Docs(words, seps, bounds)
 
 
-def edit(docs: Docs, rates: np.ndarray, rng: np.random.Generator, vocab: Vocabulary) -> tuple[Docs, np.ndarray]:
+def edit(
+    docs: Docs, rates: np.ndarray, rng: np.random.Generator, vocab: Vocabulary
+) -> tuple[Docs, np.ndarray]:
     """Copies of ``docs`` with max(1, floor(rate * words)) distinct words of each edited, each
     edit a substitution, a deletion or an insertion (of a Zipf-drawn word before it), chosen
     evenly. Returns the copies and the number of edits of each."""
@@ -222,7 +229,7 @@ _SCRATCH = np.zeros(0, dtype=np.int32)
 
 
 def _scratch(n: int) -> np.ndarray:
-    global _SCRATCH
+    global _SCRATCH  # noqa: PLW0603 - one scratch buffer reused across calls, grown on demand
     if _SCRATCH.shape[0] < n:
         _SCRATCH = np.empty(int(n * 1.25), dtype=np.int32)
     return _SCRATCH[:n]
@@ -284,8 +291,11 @@ def generate(n: int, seed: int, folder: Path) -> dict[str, Any]:
             parts = [made]
             if len(dup_at):
                 sources = [store[s] for s in source[dup_at].tolist()]
-                copies = Docs(np.concatenate([w for w, _ in sources]), np.concatenate([s for _, s in sources]),
-                              np.concatenate(([0], np.cumsum([len(w) for w, _ in sources]))))
+                copies = Docs(
+                    np.concatenate([w for w, _ in sources]),
+                    np.concatenate([s for _, s in sources]),
+                    np.concatenate(([0], np.cumsum([len(w) for w, _ in sources]))),
+                )
                 edited, edits[dup_at] = edit(copies, rate[dup_at], rng, vocab)
                 parts.append(edited)
                 for s in np.unique(source[dup_at]).tolist():
@@ -300,21 +310,40 @@ def generate(n: int, seed: int, folder: Path) -> dict[str, Any]:
             lines = []
             for i, (a, b) in enumerate(zip(json_offsets[:-1].tolist(), json_offsets[1:].tolist())):
                 p = start + i
-                lines += (f'{{"id": {p}, "url": "{_url(p)}", "text": "'.encode(), view[a:b],
-                          f'", "n": {n_words[i]}}}\n'.encode())
+                lines += (
+                    f'{{"id": {p}, "url": "{_url(p)}", "text": "'.encode(),
+                    view[a:b],
+                    f'", "n": {n_words[i]}}}\n'.encode(),
+                )
             jsonl.write(b"".join(lines))
-            texts = pa.StringArray.from_buffers(len(docs), pa.py_buffer(offsets.astype(np.int32)),
-                                                pa.py_buffer(data))
+            texts = pa.StringArray.from_buffers(
+                len(docs), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)
+            )
             urls = [_url(p) for p in positions.tolist()]
-            parquet.write_table(pa.table({"id": pa.array(positions), "url": urls, "text": texts,
-                                          "n": pa.array(n_words, pa.int64())}, schema=schema))
+            parquet.write_table(
+                pa.table(
+                    {
+                        "id": pa.array(positions),
+                        "url": urls,
+                        "text": texts,
+                        "n": pa.array(n_words, pa.int64()),
+                    },
+                    schema=schema,
+                )
+            )
     os.replace(jsonl_tmp, folder / "corpus.jsonl")
     os.replace(parquet_tmp, folder / "corpus.parquet")
     np.savez(folder / "truth.npz", is_dup=is_dup, source=source, rate=rate, edits=edits)
-    meta = {"docs": n, "seed": seed, "version": GEN_VERSION, "text_bytes": text_bytes,
-            "jsonl_bytes": (folder / "corpus.jsonl").stat().st_size,
-            "parquet_bytes": (folder / "corpus.parquet").stat().st_size,
-            "planted": int(is_dup.sum()), "generate_s": time.perf_counter() - t}
+    meta = {
+        "docs": n,
+        "seed": seed,
+        "version": GEN_VERSION,
+        "text_bytes": text_bytes,
+        "jsonl_bytes": (folder / "corpus.jsonl").stat().st_size,
+        "parquet_bytes": (folder / "corpus.parquet").stat().st_size,
+        "planted": int(is_dup.sum()),
+        "generate_s": time.perf_counter() - t,
+    }
     (folder / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta
 
@@ -329,8 +358,10 @@ def corpus(n: int, seed: int, workdir: Path, regenerate: bool = False) -> tuple[
     meta_path = folder / "meta.json"
     if meta_path.exists() and not regenerate:
         meta = json.loads(meta_path.read_text())
-        if all((folder / f).exists() for f in ("corpus.jsonl", "corpus.parquet", "truth.npz")) \
-                and (folder / "corpus.jsonl").stat().st_size == meta["jsonl_bytes"]:
+        if (
+            all((folder / f).exists() for f in ("corpus.jsonl", "corpus.parquet", "truth.npz"))
+            and (folder / "corpus.jsonl").stat().st_size == meta["jsonl_bytes"]
+        ):
             return folder, meta, True
     meta_path.unlink(missing_ok=True)
     return folder, generate(n, seed, folder), False
@@ -369,11 +400,18 @@ sys.exit(status)
 def run_dedup(argv: list[str], env: dict[str, str], report: Path, timeout: float = 3600) -> dict[str, Any]:
     """Run ``neardup`` with ``argv`` in a child; its figures, stderr summary and stage times."""
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(report), *argv], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(report), *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     wall = time.perf_counter() - t
     if done.returncode != 0:
-        raise RuntimeError(f"neardup {' '.join(argv)} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+        raise RuntimeError(
+            f"neardup {' '.join(argv)} failed (exit {done.returncode}):\n{done.stderr[-3000:]}"
+        )
     out = json.loads(report.read_text())
     out["process_s"] = wall
     out["stderr"] = done.stderr
@@ -408,13 +446,20 @@ def parse_summary(stderr: str) -> dict[str, Any]:
 
 def dedup_argv(fmt: str, folder: Path, out: Path) -> list[str]:
     if fmt == "jsonl":
-        return ["dedup", str(folder / "corpus.jsonl"), "-o", str(out / "kept.jsonl"),
-                "--clusters", str(out / "clusters.parquet")]
+        return [
+            "dedup",
+            str(folder / "corpus.jsonl"),
+            "-o",
+            str(out / "kept.jsonl"),
+            "--clusters",
+            str(out / "clusters.parquet"),
+        ]
     return ["dedup", str(folder / "corpus.parquet"), "-o", str(out / "kept.parquet")]
 
 
-def measure_compile(tiny: Path, env: dict[str, str], workdir: Path, empty_cache: bool,
-                    extra: list[str]) -> dict[str, Any]:
+def measure_compile(
+    tiny: Path, env: dict[str, str], workdir: Path, empty_cache: bool, extra: list[str]
+) -> dict[str, Any]:
     """Dedup the tiny corpus in both formats twice, in child processes: the first round
     compiles (from an empty ``NUMBA_CACHE_DIR`` with ``empty_cache``; else with the usual cache,
     which compiles only what is stale or missing), the second loads the kernels from the cache.
@@ -429,7 +474,11 @@ def measure_compile(tiny: Path, env: dict[str, str], workdir: Path, empty_cache:
             shutil.rmtree(outdir, ignore_errors=True)
             outdir.mkdir(parents=True)
             r = run_dedup(dedup_argv(fmt, tiny, outdir) + extra, env, outdir / "report.json")
-            runs[fmt] = {"process_s": r["process_s"], "in_process_s": r["in_process_s"], "stages": r["stages"]}
+            runs[fmt] = {
+                "process_s": r["process_s"],
+                "in_process_s": r["in_process_s"],
+                "stages": r["stages"],
+            }
             shutil.rmtree(outdir, ignore_errors=True)
         out[label] = runs
     out["compile_s"] = sum(out["first"][f]["process_s"] - out["warm"][f]["process_s"] for f in FORMATS)
@@ -444,10 +493,13 @@ def kept_ids(fmt: str, out: Path) -> np.ndarray:
 
     if fmt == "parquet":
         return pq.read_table(out / "kept.parquet", columns=["id"]).column(0).to_numpy()
-    reader = pa_json.open_json(out / "kept.jsonl", read_options=pa_json.ReadOptions(block_size=16 << 20),
-                               parse_options=pa_json.ParseOptions(
-                                   explicit_schema=pa.schema([("id", pa.int64())]),
-                                   unexpected_field_behavior="ignore"))
+    reader = pa_json.open_json(
+        out / "kept.jsonl",
+        read_options=pa_json.ReadOptions(block_size=16 << 20),
+        parse_options=pa_json.ParseOptions(
+            explicit_schema=pa.schema([("id", pa.int64())]), unexpected_field_behavior="ignore"
+        ),
+    )
     return np.concatenate([b.column(0).to_numpy() for b in reader] or [np.zeros(0, np.int64)])
 
 
@@ -463,8 +515,12 @@ def cluster_labels(path: Path, n: int) -> np.ndarray:
     return labels
 
 
-def recall(truth: dict[str, np.ndarray], removed: np.ndarray, paired: np.ndarray | None = None,
-           limit: int | None = None) -> dict[str, Any]:
+def recall(
+    truth: dict[str, np.ndarray],
+    removed: np.ndarray,
+    paired: np.ndarray | None = None,
+    limit: int | None = None,
+) -> dict[str, Any]:
     """Planted near-duplicates removed (and, given ``paired``, bool per document: matched to
     their own original), overall and by edit rate; originals removed (false positives).
     ``limit``: the first documents only."""
@@ -472,9 +528,12 @@ def recall(truth: dict[str, np.ndarray], removed: np.ndarray, paired: np.ndarray
     is_dup, rate = truth["is_dup"][:n], truth["rate"][:n]
     dups = np.flatnonzero(is_dup)
     removed = removed[:n]
-    out: dict[str, Any] = {"planted": len(dups), "removed": int(removed.sum()),
-                           "recall": float(removed[dups].mean()) if len(dups) else None,
-                           "originals_removed": int((removed & ~is_dup).sum())}
+    out: dict[str, Any] = {
+        "planted": len(dups),
+        "removed": int(removed.sum()),
+        "recall": float(removed[dups].mean()) if len(dups) else None,
+        "originals_removed": int((removed & ~is_dup).sum()),
+    }
     out["precision"] = float(removed[dups].sum() / max(out["removed"], 1))
     if paired is not None:
         out["pair_recall"] = float(paired[dups].mean()) if len(dups) else None
@@ -489,9 +548,17 @@ def recall(truth: dict[str, np.ndarray], removed: np.ndarray, paired: np.ndarray
     return out
 
 
-def bench_neardup(fmt: str, folder: Path, meta: dict[str, Any], truth: dict[str, np.ndarray],
-                  env: dict[str, str], workdir: Path, cpus: int, keep_outputs: bool,
-                  extra: list[str]) -> dict[str, Any]:
+def bench_neardup(
+    fmt: str,
+    folder: Path,
+    meta: dict[str, Any],
+    truth: dict[str, np.ndarray],
+    env: dict[str, str],
+    workdir: Path,
+    cpus: int,
+    keep_outputs: bool,
+    extra: list[str],
+) -> dict[str, Any]:
     out = workdir / f"out-n{meta['docs']}-{fmt}"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -508,17 +575,27 @@ def bench_neardup(fmt: str, folder: Path, meta: dict[str, Any], truth: dict[str,
         labels = cluster_labels(out / "clusters.parquet", n)
         paired = (labels >= 0) & (labels == labels[np.maximum(truth["source"], 0)])
     cpu_s = r["user_s"] + r["sys_s"]
-    row = {"format": fmt, "command": "neardup " + " ".join(argv), "docs": n,
-           "input_bytes": input_bytes, "text_bytes": meta["text_bytes"],
-           "process_s": r["process_s"], "in_process_s": r["in_process_s"],
-           "mb_s": input_bytes / MB / r["process_s"], "text_mb_s": meta["text_bytes"] / MB / r["process_s"],
-           "docs_s": n / r["process_s"], "docs_s_per_core": n / r["process_s"] / cpus,
-           "cpu_s": cpu_s, "cores_busy": cpu_s / r["process_s"],
-           "peak_rss_mib": (r["peak_rss_kib"] or 0) / 1024, "stages": r["stages"],
-           "load_average_before": load,
-           "summary": {k: r.get(k) for k in _COUNTS},
-           "output_bytes": sum(p.stat().st_size for p in out.iterdir() if p.name != "report.json"),
-           "quality": recall(truth, removed, paired)}
+    row = {
+        "format": fmt,
+        "command": "neardup " + " ".join(argv),
+        "docs": n,
+        "input_bytes": input_bytes,
+        "text_bytes": meta["text_bytes"],
+        "process_s": r["process_s"],
+        "in_process_s": r["in_process_s"],
+        "mb_s": input_bytes / MB / r["process_s"],
+        "text_mb_s": meta["text_bytes"] / MB / r["process_s"],
+        "docs_s": n / r["process_s"],
+        "docs_s_per_core": n / r["process_s"] / cpus,
+        "cpu_s": cpu_s,
+        "cores_busy": cpu_s / r["process_s"],
+        "peak_rss_mib": (r["peak_rss_kib"] or 0) / 1024,
+        "stages": r["stages"],
+        "load_average_before": load,
+        "summary": {k: r.get(k) for k in _COUNTS},
+        "output_bytes": sum(p.stat().st_size for p in out.iterdir() if p.name != "report.json"),
+        "quality": recall(truth, removed, paired),
+    }
     row["removed_by_output"] = int(removed.sum())
     row["removed_matches_summary"] = row["removed_by_output"] == r.get("duplicates")
     row["_removed"] = removed
@@ -530,6 +607,7 @@ def bench_neardup(fmt: str, folder: Path, meta: dict[str, Any], truth: dict[str,
 # ---------------------------------------------------------------------------------------------
 # datasketch MinHash LSH on a prefix of the corpus
 # ---------------------------------------------------------------------------------------------
+
 
 def bench_datasketch(folder: Path, m: int, truth: dict[str, np.ndarray]) -> dict[str, Any]:
     import pyarrow.parquet as pq
@@ -551,7 +629,9 @@ def bench_datasketch(folder: Path, m: int, truth: dict[str, np.ndarray]) -> dict
     for i, text in enumerate(texts):
         t0 = time.perf_counter()
         words = WORD_RE.findall(text.lower())
-        shingles = {" ".join(words[j:j + SHINGLE]).encode() for j in range(max(1, len(words) - SHINGLE + 1))}
+        shingles = {
+            " ".join(words[j : j + SHINGLE]).encode() for j in range(max(1, len(words) - SHINGLE + 1))
+        }
         t1 = time.perf_counter()
         mh = base.copy()
         mh.update_batch(shingles)
@@ -565,34 +645,51 @@ def bench_datasketch(folder: Path, m: int, truth: dict[str, np.ndarray]) -> dict
             paired[i] = int(source[i]) in found
     total = t_shingle + t_minhash + t_lsh
     n = len(texts)
-    return {"docs": n, "text_bytes": text_bytes, "seconds": total,
-            "stages": {"shingle": t_shingle, "minhash": t_minhash, "lsh query+insert": t_lsh},
-            "docs_s": n / total, "text_mb_s": text_bytes / MB / total,
-            "quality": recall(truth, removed, paired, limit=n)}
+    return {
+        "docs": n,
+        "text_bytes": text_bytes,
+        "seconds": total,
+        "stages": {"shingle": t_shingle, "minhash": t_minhash, "lsh query+insert": t_lsh},
+        "docs_s": n / total,
+        "text_mb_s": text_bytes / MB / total,
+        "quality": recall(truth, removed, paired, limit=n),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
 # Output
 # ---------------------------------------------------------------------------------------------
 
+
 def _print_neardup(r: dict[str, Any]) -> None:
     q = r["quality"]
-    print(f"   {r['format']:<8} {r['input_bytes'] / MB:>9.1f} MB in {r['process_s']:7.2f} s: "
-          f"{r['mb_s']:7.1f} MB/s, {r['docs_s']:>9,.0f} docs/s ({r['docs_s_per_core']:,.0f}/core), "
-          f"CPU {r['cpu_s']:.1f} s ({r['cores_busy']:.2f} cores busy), peak RSS {r['peak_rss_mib']:,.0f} MiB; "
-          f"load average before {r['load_average_before']:.1f}")
+    print(
+        f"   {r['format']:<8} {r['input_bytes'] / MB:>9.1f} MB in {r['process_s']:7.2f} s: "
+        f"{r['mb_s']:7.1f} MB/s, {r['docs_s']:>9,.0f} docs/s ({r['docs_s_per_core']:,.0f}/core), "
+        f"CPU {r['cpu_s']:.1f} s ({r['cores_busy']:.2f} cores busy), peak RSS {r['peak_rss_mib']:,.0f} MiB; "
+        f"load average before {r['load_average_before']:.1f}"
+    )
     stages = r["stages"]
     total = sum(stages.values()) or 1.0
-    print("            stages: " + ", ".join(f"{k} {v:.2f} s ({v / total:.0%})" for k, v in stages.items())
-          + f"; process start + import + exit {r['process_s'] - total:.2f} s")
-    line = (f"            removed {q['removed']:,} of {r['docs']:,} (planted {q['planted']:,}): recall "
-            f"{q['recall']:.3f}")
+    print(
+        "            stages: "
+        + ", ".join(f"{k} {v:.2f} s ({v / total:.0%})" for k, v in stages.items())
+        + f"; process start + import + exit {r['process_s'] - total:.2f} s"
+    )
+    line = (
+        f"            removed {q['removed']:,} of {r['docs']:,} (planted {q['planted']:,}): recall "
+        f"{q['recall']:.3f}"
+    )
     if "pair_recall" in q:
         line += f", in original's cluster {q['pair_recall']:.3f}"
     line += f"; originals removed {q['originals_removed']:,}"
     print(line)
-    print("            recall by edit rate: " + ", ".join(
-        f"{k}: {v['recall']:.3f}" for k, v in q["by_edit_rate"].items() if v["recall"] is not None))
+    print(
+        "            recall by edit rate: "
+        + ", ".join(
+            f"{k}: {v['recall']:.3f}" for k, v in q["by_edit_rate"].items() if v["recall"] is not None
+        )
+    )
 
 
 def _print_footer(results: dict[str, Any]) -> None:
@@ -600,39 +697,67 @@ def _print_footer(results: dict[str, Any]) -> None:
     print(f"\n== start-up ({TINY_DOCS} docs, child processes; first round with {c['cache']}) ==")
     for label in ("first", "warm"):
         print(f"   {label:<6} " + ", ".join(f"{fmt} {v['process_s']:.2f} s" for fmt, v in c[label].items()))
-    print(f"   compile time (first minus warm, both formats): {c['compile_s']:.2f} s"
-          + ("" if c["cache"].startswith("empty") else " (0 when the usual cache was already warm; "
-                                                         "without --quick it is measured from an empty cache)"))
+    print(
+        f"   compile time (first minus warm, both formats): {c['compile_s']:.2f} s"
+        + (
+            ""
+            if c["cache"].startswith("empty")
+            else " (0 when the usual cache was already warm; "
+            "without --quick it is measured from an empty cache)"
+        )
+    )
     ds = results.get("datasketch")
     if ds:
         q = ds["quality"]
-        print(f"\n== datasketch MinHash(num_perm={NUM_PERM}) + MinHashLSH(threshold={LSH_THRESHOLD}), "
-              f"1 thread, first {ds['docs']:,} docs, texts in memory ==")
-        print(f"   {ds['seconds']:.2f} s: {ds['docs_s']:,.0f} docs/s, {ds['text_mb_s']:.2f} MB/s of text; "
-              + ", ".join(f"{k} {v:.2f} s" for k, v in ds["stages"].items()))
-        print(f"   extrapolated to {results['docs']:,} docs: {ds['extrapolated_s']:,.0f} s "
-              f"({ds['extrapolated_s'] / 3600:.2f} h), linear in N")
-        print(f"   recall {q['recall']:.3f} (in original's cluster {q['pair_recall']:.3f}) of "
-              f"{q['planted']:,} planted; originals removed {q['originals_removed']:,}; by edit rate: "
-              + ", ".join(f"{k}: {v['recall']:.3f}" for k, v in q["by_edit_rate"].items()
-                          if v["recall"] is not None))
+        print(
+            f"\n== datasketch MinHash(num_perm={NUM_PERM}) + MinHashLSH(threshold={LSH_THRESHOLD}), "
+            f"1 thread, first {ds['docs']:,} docs, texts in memory =="
+        )
+        print(
+            f"   {ds['seconds']:.2f} s: {ds['docs_s']:,.0f} docs/s, {ds['text_mb_s']:.2f} MB/s of text; "
+            + ", ".join(f"{k} {v:.2f} s" for k, v in ds["stages"].items())
+        )
+        print(
+            f"   extrapolated to {results['docs']:,} docs: {ds['extrapolated_s']:,.0f} s "
+            f"({ds['extrapolated_s'] / 3600:.2f} h), linear in N"
+        )
+        print(
+            f"   recall {q['recall']:.3f} (in original's cluster {q['pair_recall']:.3f}) of "
+            f"{q['planted']:,} planted; originals removed {q['originals_removed']:,}; by edit rate: "
+            + ", ".join(
+                f"{k}: {v['recall']:.3f}" for k, v in q["by_edit_rate"].items() if v["recall"] is not None
+            )
+        )
         for fmt, v in results["neardup_on_peer_docs"].items():
-            print(f"   neardup ({fmt} run) on the same {ds['docs']:,} docs: recall {v['recall']:.3f}; by "
-                  "edit rate: " + ", ".join(f"{k}: {e['recall']:.3f}" for k, e in v["by_edit_rate"].items()
-                                            if e["recall"] is not None))
-        print("   neardup / datasketch, docs/s: " + ", ".join(
-            f"{k} {v:,.1f}x" for k, v in results["ratios"].items()))
+            print(
+                f"   neardup ({fmt} run) on the same {ds['docs']:,} docs: recall {v['recall']:.3f}; by "
+                "edit rate: "
+                + ", ".join(
+                    f"{k}: {e['recall']:.3f}" for k, e in v["by_edit_rate"].items() if e["recall"] is not None
+                )
+            )
+        print(
+            "   neardup / datasketch, docs/s: "
+            + ", ".join(f"{k} {v:,.1f}x" for k, v in results["ratios"].items())
+        )
     m = results["machine"]
-    print(f"\n== machine == {m.get('cpu_model')}; {m['cpus_available']} CPUs; numba {m['numba']} "
-          f"({m['numba_threads']} threads); pyarrow {m['pyarrow']}; Python {m['python']}; input files "
-          f"are in the page cache (just written or read); load average {results['load_average_at_start']:.1f} "
-          f"at the start, {os.getloadavg()[0]:.1f} now"
-          + (" (above the CPU count: other work shared the CPUs)"
-             if max(results["load_average_at_start"], os.getloadavg()[0]) > m["cpus_available"] else ""))
+    print(
+        f"\n== machine == {m.get('cpu_model')}; {m['cpus_available']} CPUs; numba {m['numba']} "
+        f"({m['numba_threads']} threads); pyarrow {m['pyarrow']}; Python {m['python']}; input files "
+        f"are in the page cache (just written or read); load average {results['load_average_at_start']:.1f} "
+        f"at the start, {os.getloadavg()[0]:.1f} now"
+        + (
+            " (above the CPU count: other work shared the CPUs)"
+            if max(results["load_average_at_start"], os.getloadavg()[0]) > m["cpus_available"]
+            else ""
+        )
+    )
     print("\n== targets (issue, 2 cores) ==")
     for key, v in results["targets"].items():
         print(f"   {key:<44} {v['value']:>10.1f}  {'PASS' if v['met'] else 'MISS'}{v.get('note', '')}")
-    print(f"\nthis process's peak RSS {results['parent_peak_rss_mib']:,.0f} MiB; wall {results['wall_s']:.1f} s")
+    print(
+        f"\nthis process's peak RSS {results['parent_peak_rss_mib']:,.0f} MiB; wall {results['wall_s']:.1f} s"
+    )
 
 
 def targets(results: dict[str, Any]) -> dict[str, Any]:
@@ -657,22 +782,38 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="CI size: N = 20,000, datasketch on 5,000")
     parser.add_argument("--docs", type=int, help="N, the documents of the corpus (default 1,000,000)")
-    parser.add_argument("--peer-docs", type=int, help="documents given to datasketch (default min(N, 50,000))")
+    parser.add_argument(
+        "--peer-docs", type=int, help="documents given to datasketch (default min(N, 50,000))"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the corpus")
-    parser.add_argument("--workdir", type=Path, default=Path(__file__).resolve().parent / "results",
-                        help="where corpora are cached and outputs written (default benchmarks/results)")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path(__file__).resolve().parent / "results",
+        help="where corpora are cached and outputs written (default benchmarks/results)",
+    )
     parser.add_argument("--formats", default=",".join(FORMATS), help="inputs to run: jsonl,parquet")
     parser.add_argument("--json", metavar="FILE", help="also write the results JSON to FILE")
     parser.add_argument("--regenerate", action="store_true", help="make the corpus again even if cached")
     parser.add_argument("--keep-outputs", action="store_true", help="keep kept.* and clusters.parquet")
     parser.add_argument("--no-peers", action="store_true", help="skip datasketch")
-    parser.add_argument("--no-compile", action="store_true",
-                        help="use the usual numba cache (compile only what is stale) instead of an empty "
-                             "one; the default with --quick, where compiling from scratch takes too long")
-    parser.add_argument("--compile", action="store_true",
-                        help="with --quick: measure compile time from an empty cache all the same")
-    parser.add_argument("--neardup-args", default="", metavar="ARGS",
-                        help="more options for every neardup dedup run, e.g. '-k 6' or '--bits 128 -k 24'")
+    parser.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="use the usual numba cache (compile only what is stale) instead of an empty "
+        "one; the default with --quick, where compiling from scratch takes too long",
+    )
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="with --quick: measure compile time from an empty cache all the same",
+    )
+    parser.add_argument(
+        "--neardup-args",
+        default="",
+        metavar="ARGS",
+        help="more options for every neardup dedup run, e.g. '-k 6' or '--bits 128 -k 24'",
+    )
     args = parser.parse_args(argv)
     size = dict(SIZES["quick" if args.quick else "full"])
     if args.docs is not None:
@@ -687,10 +828,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     workdir = args.workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     n = size["docs"]
-    results: dict[str, Any] = {"benchmark": "dedup", "quick": args.quick, "seed": args.seed, "docs": n,
-                               "peer_docs": size["peer_docs"], "mb_unit_bytes": int(MB),
-                               "corpus_spec": {"vocabulary": VOCAB_SIZE, "mean_doc_bytes": MEAN_DOC_BYTES,
-                                               "planted_fraction": DUP_FRACTION, "edit_rates": EDIT_RATES}}
+    results: dict[str, Any] = {
+        "benchmark": "dedup",
+        "quick": args.quick,
+        "seed": args.seed,
+        "docs": n,
+        "peer_docs": size["peer_docs"],
+        "mb_unit_bytes": int(MB),
+        "corpus_spec": {
+            "vocabulary": VOCAB_SIZE,
+            "mean_doc_bytes": MEAN_DOC_BYTES,
+            "planted_fraction": DUP_FRACTION,
+            "edit_rates": EDIT_RATES,
+        },
+    }
     results["machine"] = machine_info(("pyarrow", "datasketch"))
     results["load_average_at_start"] = os.getloadavg()[0]
     cpus = results["machine"]["cpus_available"]
@@ -699,22 +850,31 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     folder, meta, cached = corpus(n, args.seed, workdir, args.regenerate)
     tiny, _, _ = corpus(TINY_DOCS, args.seed, workdir)
     results["corpus"] = {**meta, "cached": cached, "folder": str(folder)}
-    print(f"   {'cached' if cached else 'generated in %.1f s' % meta['generate_s']}: JSONL "
-          f"{meta['jsonl_bytes'] / MB:,.1f} MB, Parquet {meta['parquet_bytes'] / MB:,.1f} MB, text "
-          f"{meta['text_bytes'] / MB:,.1f} MB ({meta['text_bytes'] / n:,.0f} B/doc), "
-          f"{meta['planted']:,} planted near-duplicates", flush=True)
+    print(
+        f"   {'cached' if cached else 'generated in {:.1f} s'.format(meta['generate_s'])}: JSONL "
+        f"{meta['jsonl_bytes'] / MB:,.1f} MB, Parquet {meta['parquet_bytes'] / MB:,.1f} MB, text "
+        f"{meta['text_bytes'] / MB:,.1f} MB ({meta['text_bytes'] / n:,.0f} B/doc), "
+        f"{meta['planted']:,} planted near-duplicates",
+        flush=True,
+    )
     truth = load_truth(folder)
 
     env = dict(os.environ)
     empty_cache = args.compile or not (args.no_compile or args.quick)
     if empty_cache:
         env["NUMBA_CACHE_DIR"] = str(workdir / "numba-cache")
-    print(f"compile and warm-up on a tiny corpus in child processes ({'empty' if empty_cache else 'usual'} "
-          "numba cache) ...", flush=True)
+    print(
+        f"compile and warm-up on a tiny corpus in child processes ({'empty' if empty_cache else 'usual'} "
+        "numba cache) ...",
+        flush=True,
+    )
     results["compile"] = measure_compile(tiny, env, workdir, empty_cache, extra)
 
-    print(f"\n== neardup dedup, end to end, one child process each ({results['machine']['numba_threads']} "
-          "threads) ==", flush=True)
+    print(
+        f"\n== neardup dedup, end to end, one child process each ({results['machine']['numba_threads']} "
+        "threads) ==",
+        flush=True,
+    )
     rows = []
     for fmt in formats:
         gc.collect()

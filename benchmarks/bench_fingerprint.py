@@ -37,6 +37,7 @@ import sysconfig
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -59,18 +60,35 @@ CONFIGS: dict[str, dict[str, Any]] = {
 TARGET_MB_S_PER_CORE = 300.0
 TARGET_GAOYA_RATIO = 5.0
 
-GAOYA_ARGS = dict(hash_size=64, num_blocks=6, hamming_distance=3, analyzer="word",
-                  lowercase=True, ngram_range=(3, 3))
+GAOYA_ARGS = dict(
+    hash_size=64, num_blocks=6, hamming_distance=3, analyzer="word", lowercase=True, ngram_range=(3, 3)
+)
 GAOYA_FEATURES = "lowercased word 3-shingles (its Rust word analyzer), 64 bits"
 # What simhash.Simhash(text) does by default (simhash 2.1.2, Simhash._tokenize/_slide).
-SIMHASH_FEATURES = ("lowercase, keep only [\\w\\u4e00-\\u9fcc] characters (spaces and punctuation "
-                    "dropped), overlapping 4-character windows, md5 feature hash, tf weights, 64 bits")
+SIMHASH_FEATURES = (
+    "lowercase, keep only [\\w\\u4e00-\\u9fcc] characters (spaces and punctuation "
+    "dropped), overlapping 4-character windows, md5 feature hash, tf weights, 64 bits"
+)
 
 SIZES = {
-    "quick": dict(gen_mb=2.0, stdlib_mb=2.0, multilingual_mb=1.0, simhash_mb=0.1, repeats=3, planted=50,
-                  random_pairs=2000),
-    "full": dict(gen_mb=200.0, stdlib_mb=50.0, multilingual_mb=30.0, simhash_mb=1.0, repeats=5,
-                 planted=500, random_pairs=10000),
+    "quick": dict(
+        gen_mb=2.0,
+        stdlib_mb=2.0,
+        multilingual_mb=1.0,
+        simhash_mb=0.1,
+        repeats=3,
+        planted=50,
+        random_pairs=2000,
+    ),
+    "full": dict(
+        gen_mb=200.0,
+        stdlib_mb=50.0,
+        multilingual_mb=30.0,
+        simhash_mb=1.0,
+        repeats=5,
+        planted=500,
+        random_pairs=10000,
+    ),
 }
 EDITS_PER_PLANTED_PAIR = 3
 SIMHASH_QUALITY_PAIRS = 50
@@ -80,25 +98,282 @@ SIMHASH_QUALITY_PAIRS = 50
 # Corpora
 # ---------------------------------------------------------------------------------------------
 
-_COMMON_WORDS = (
-    "the of and to a in is that it was for on are with as I his they be at one have this from "
-    "or had by not but what some we can out other were all there when up use your how said an "
-    "each she which do their time if will way about many then them write would like so these "
-    "her long make thing see him two has look more day could go come did number sound no most "
-    "people my over know water than call first who may down side been now find any new work "
-    "part take get place made live where after back little only round man year came show every "
-    "good me give our under name very through just form sentence great think say help low line "
-    "differ turn cause much mean before move right boy old too same tell does set three want air "
-    "well also play small end put home read hand port large spell add even land here must big "
-    "high such follow act why ask men change went light kind off need house picture try us again "
-    "animal point mother world near build self earth father"
-).split()
-_ONSETS = ("", "", "", "b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t",
-           "v", "w", "y", "z", "b", "c", "d", "l", "m", "n", "p", "r", "s", "t", "br", "ch", "cl",
-           "cr", "dr", "fl", "fr", "gr", "pl", "pr", "sh", "sl", "sp", "st", "str", "th", "tr", "wh")
+_COMMON_WORDS = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "a",
+    "in",
+    "is",
+    "that",
+    "it",
+    "was",
+    "for",
+    "on",
+    "are",
+    "with",
+    "as",
+    "I",
+    "his",
+    "they",
+    "be",
+    "at",
+    "one",
+    "have",
+    "this",
+    "from",
+    "or",
+    "had",
+    "by",
+    "not",
+    "but",
+    "what",
+    "some",
+    "we",
+    "can",
+    "out",
+    "other",
+    "were",
+    "all",
+    "there",
+    "when",
+    "up",
+    "use",
+    "your",
+    "how",
+    "said",
+    "an",
+    "each",
+    "she",
+    "which",
+    "do",
+    "their",
+    "time",
+    "if",
+    "will",
+    "way",
+    "about",
+    "many",
+    "then",
+    "them",
+    "write",
+    "would",
+    "like",
+    "so",
+    "these",
+    "her",
+    "long",
+    "make",
+    "thing",
+    "see",
+    "him",
+    "two",
+    "has",
+    "look",
+    "more",
+    "day",
+    "could",
+    "go",
+    "come",
+    "did",
+    "number",
+    "sound",
+    "no",
+    "most",
+    "people",
+    "my",
+    "over",
+    "know",
+    "water",
+    "than",
+    "call",
+    "first",
+    "who",
+    "may",
+    "down",
+    "side",
+    "been",
+    "now",
+    "find",
+    "any",
+    "new",
+    "work",
+    "part",
+    "take",
+    "get",
+    "place",
+    "made",
+    "live",
+    "where",
+    "after",
+    "back",
+    "little",
+    "only",
+    "round",
+    "man",
+    "year",
+    "came",
+    "show",
+    "every",
+    "good",
+    "me",
+    "give",
+    "our",
+    "under",
+    "name",
+    "very",
+    "through",
+    "just",
+    "form",
+    "sentence",
+    "great",
+    "think",
+    "say",
+    "help",
+    "low",
+    "line",
+    "differ",
+    "turn",
+    "cause",
+    "much",
+    "mean",
+    "before",
+    "move",
+    "right",
+    "boy",
+    "old",
+    "too",
+    "same",
+    "tell",
+    "does",
+    "set",
+    "three",
+    "want",
+    "air",
+    "well",
+    "also",
+    "play",
+    "small",
+    "end",
+    "put",
+    "home",
+    "read",
+    "hand",
+    "port",
+    "large",
+    "spell",
+    "add",
+    "even",
+    "land",
+    "here",
+    "must",
+    "big",
+    "high",
+    "such",
+    "follow",
+    "act",
+    "why",
+    "ask",
+    "men",
+    "change",
+    "went",
+    "light",
+    "kind",
+    "off",
+    "need",
+    "house",
+    "picture",
+    "try",
+    "us",
+    "again",
+    "animal",
+    "point",
+    "mother",
+    "world",
+    "near",
+    "build",
+    "self",
+    "earth",
+    "father",
+]
+_ONSETS = (
+    "",
+    "",
+    "",
+    "b",
+    "c",
+    "d",
+    "f",
+    "g",
+    "h",
+    "j",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "v",
+    "w",
+    "y",
+    "z",
+    "b",
+    "c",
+    "d",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "br",
+    "ch",
+    "cl",
+    "cr",
+    "dr",
+    "fl",
+    "fr",
+    "gr",
+    "pl",
+    "pr",
+    "sh",
+    "sl",
+    "sp",
+    "st",
+    "str",
+    "th",
+    "tr",
+    "wh",
+)
 _VOWELS = ("a", "e", "i", "o", "u", "a", "e", "i", "o", "ai", "ea", "ee", "ie", "oo", "ou", "y")
-_CODAS = ("", "", "", "", "", "", "n", "r", "s", "t", "l", "m", "n", "r", "nd", "nt", "st", "ck", "ng",
-          "rt", "ss", "th")
+_CODAS = (
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "n",
+    "r",
+    "s",
+    "t",
+    "l",
+    "m",
+    "n",
+    "r",
+    "nd",
+    "nt",
+    "st",
+    "ck",
+    "ng",
+    "rt",
+    "ss",
+    "th",
+)
 _SUFFIXES = ("", "", "", "", "", "s", "s", "ed", "ing", "er", "ly", "tion", "ment", "ness", "al")
 
 
@@ -112,12 +387,19 @@ def vocabulary(size: int, rng: random.Random) -> list[str]:
         rank = len(words)
         roll = rng.random()
         if roll < 0.005:
-            word = rng.choice((str(rng.randint(0, 99)), str(rng.randint(1800, 2030)),
-                               f"{rng.randint(1, 99)}.{rng.randint(0, 9)}", f"{rng.randint(1, 100)}%"))
+            word = rng.choice(
+                (
+                    str(rng.randint(0, 99)),
+                    str(rng.randint(1800, 2030)),
+                    f"{rng.randint(1, 99)}.{rng.randint(0, 9)}",
+                    f"{rng.randint(1, 100)}%",
+                )
+            )
         else:
             syllables = min(5, 1 + int(rng.expovariate(1.0 / (0.15 + 0.15 * np.log10(rank)))))
-            word = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS)
-                           for _ in range(syllables)) + rng.choice(_SUFFIXES)
+            word = "".join(
+                rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) for _ in range(syllables)
+            ) + rng.choice(_SUFFIXES)
             if roll < 0.045:
                 word = word.capitalize()
         if word not in seen:
@@ -126,8 +408,9 @@ def vocabulary(size: int, rng: random.Random) -> list[str]:
     return words
 
 
-def generated_corpus(target_mb: float, seed: int, vocab_size: int = 100_000,
-                     zipf_s: float = 1.0) -> list[str]:
+def generated_corpus(
+    target_mb: float, seed: int, vocab_size: int = 100_000, zipf_s: float = 1.0
+) -> list[str]:
     """Documents of ~2 KB (log-normal, 0.5-8 KB) drawn from a Zipf-Mandelbrot vocabulary
     (p(rank) ~ 1 / (rank + 2.7)^s, Mandelbrot's fit to English), in sentences with capitals,
     commas, quotes and paragraphs. Deterministic in ``seed``; ASCII only."""
@@ -208,8 +491,13 @@ _SCRIPTS = {
     "french": ("abcdefghijlmnopqrstuvéèêàçôî", (1, 10), " ", (". ", " ? ", " ! "), True),
     "greek": ("αβγδεζηθικλμνξοπρστυφχψωάέήίόύώ", (2, 10), " ", (". ", "; "), True),
     "chinese": ("".join(map(chr, range(0x4E00, 0x4E00 + 3000))), (1, 3), "", ("。", "，", "！"), False),
-    "japanese": ("".join(map(chr, range(0x3041, 0x3097))) + "".join(map(chr, range(0x30A1, 0x30FB))),
-                 (2, 6), "", ("。", "、"), False),
+    "japanese": (
+        "".join(map(chr, range(0x3041, 0x3097))) + "".join(map(chr, range(0x30A1, 0x30FB))),
+        (2, 6),
+        "",
+        ("。", "、"),
+        False,
+    ),
     "arabic": ("ابتثجحخدذرزسشصضطظعغفقكلمنهوي", (2, 8), " ", (". ", "، "), False),
 }
 
@@ -222,8 +510,9 @@ def multilingual_corpus(target_mb: float, seed: int) -> list[str]:
     rng = random.Random(seed)
     vocabularies = {}
     for name, (letters, (shortest, longest), *_) in _SCRIPTS.items():
-        words = {"".join(rng.choice(letters) for _ in range(rng.randint(shortest, longest)))
-                 for _ in range(5000)}
+        words = {
+            "".join(rng.choice(letters) for _ in range(rng.randint(shortest, longest))) for _ in range(5000)
+        }
         vocabularies[name] = sorted(words)
     cum_weights = np.cumsum(1.0 / (np.arange(5000) + 2.7)).tolist()
     docs: list[str] = []
@@ -234,7 +523,7 @@ def multilingual_corpus(target_mb: float, seed: int) -> list[str]:
         vocab = vocabularies[name]
         chars = 2048 // len(letters[0].encode())  # ~2 KB of UTF-8
         parts, size, start = [], 0, True
-        for word in rng.choices(vocab, cum_weights=cum_weights[:len(vocab)], k=chars):
+        for word in rng.choices(vocab, cum_weights=cum_weights[: len(vocab)], k=chars):
             if size >= chars:
                 break
             if start and capitals:
@@ -275,6 +564,7 @@ def utf8_bytes(docs: list[str]) -> int:
 # Timing
 # ---------------------------------------------------------------------------------------------
 
+
 def best_of(fn: Callable[[], Any], repeats: int) -> tuple[float, list[float], Any]:
     """One warm-up call, then the best wall time of ``repeats`` calls (and the last result)."""
     result = fn()
@@ -286,14 +576,34 @@ def best_of(fn: Callable[[], Any], repeats: int) -> tuple[float, list[float], An
     return min(times), times, result
 
 
-def row(engine: str, config: str, input_kind: str, threads: int, n_docs: int, n_bytes: int,
-        seconds: float, times: list[float], note: str = "") -> dict[str, Any]:
+def row(
+    engine: str,
+    config: str,
+    input_kind: str,
+    threads: int,
+    n_docs: int,
+    n_bytes: int,
+    seconds: float,
+    times: list[float],
+    note: str = "",
+) -> dict[str, Any]:
     mb_s = n_bytes / MB / seconds
     docs_s = n_docs / seconds
-    return {"engine": engine, "config": config, "input": input_kind, "threads": threads,
-            "docs": n_docs, "mb": round(n_bytes / MB, 3), "best_s": seconds,
-            "times_s": [round(t, 6) for t in times], "mb_s": mb_s, "mb_s_per_core": mb_s / threads,
-            "docs_s": docs_s, "docs_s_per_core": docs_s / threads, "note": note}
+    return {
+        "engine": engine,
+        "config": config,
+        "input": input_kind,
+        "threads": threads,
+        "docs": n_docs,
+        "mb": round(n_bytes / MB, 3),
+        "best_s": seconds,
+        "times_s": [round(t, 6) for t in times],
+        "mb_s": mb_s,
+        "mb_s_per_core": mb_s / threads,
+        "docs_s": docs_s,
+        "docs_s_per_core": docs_s / threads,
+        "note": note,
+    }
 
 
 def hamming_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -307,10 +617,17 @@ def quality(fps: np.ndarray, planted: np.ndarray, random_pairs: np.ndarray, bits
     near = hamming_bits(fps[planted[:, 0]], fps[planted[:, 1]])
     far = hamming_bits(fps[random_pairs[:, 0]], fps[random_pairs[:, 1]])
     k = 3 * bits // 64  # Manku et al. 2007: k = 3 for 64-bit fingerprints
-    return {"bits": bits, "planted_mean": float(near.mean()), "planted_median": float(np.median(near)),
-            "planted_max": int(near.max()), "random_mean": float(far.mean()), "random_min": int(far.min()),
-            "k": k, "planted_within_k": float((near <= k).mean()),
-            "random_within_k": float((far <= k).mean())}
+    return {
+        "bits": bits,
+        "planted_mean": float(near.mean()),
+        "planted_median": float(np.median(near)),
+        "planted_max": int(near.max()),
+        "random_mean": float(far.mean()),
+        "random_min": int(far.min()),
+        "k": k,
+        "planted_within_k": float((near <= k).mean()),
+        "random_within_k": float((far <= k).mean()),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -391,8 +708,9 @@ print(json.dumps({"after_import_mb": after_import_kb / 1024, "baseline_mb": base
 def _child(code: str, env: dict[str, str], *args: str, timeout: float = 900) -> tuple[str, float]:
     """Run ``code`` in a fresh interpreter; its stdout and the parent-side wall time."""
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
     wall = time.perf_counter() - t
     if done.returncode != 0:
         raise RuntimeError(f"child process failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
@@ -419,8 +737,9 @@ def measure_startup(cache_dir: str | None) -> dict[str, Any]:
     return out
 
 
-def measure_memory(docs_arrow: Any, config: dict[str, Any], cache_dir: str | None,
-                   workdir: str, name: str) -> dict[str, Any]:
+def measure_memory(
+    docs_arrow: Any, config: dict[str, Any], cache_dir: str | None, workdir: str, name: str
+) -> dict[str, Any]:
     """Peak RSS a child gains during one all-core fingerprint_batch, per input kind."""
     import pyarrow as pa
 
@@ -443,9 +762,19 @@ def measure_memory(docs_arrow: Any, config: dict[str, Any], cache_dir: str | Non
 # One corpus
 # ---------------------------------------------------------------------------------------------
 
-def bench_corpus(name: str, docs: list[str], info: dict[str, Any], args: argparse.Namespace,
-                 size: dict[str, Any], all_threads: int, peers: dict[str, Any],
-                 planted: np.ndarray | None, cache_dir: str | None, workdir: str) -> dict[str, Any]:
+
+def bench_corpus(
+    name: str,
+    docs: list[str],
+    info: dict[str, Any],
+    args: argparse.Namespace,
+    size: dict[str, Any],
+    all_threads: int,
+    peers: dict[str, Any],
+    planted: np.ndarray | None,
+    cache_dir: str | None,
+    workdir: str,
+) -> dict[str, Any]:
     import pyarrow as pa
 
     import neardup
@@ -456,15 +785,18 @@ def bench_corpus(name: str, docs: list[str], info: dict[str, Any], args: argpars
     repeats = size["repeats"]
     rows, fingerprints = [], {}
     non_ascii = sum(not d.isascii() for d in docs)
-    print(f"\n== {name}: {n_docs:,} docs, {n_bytes / MB:.1f} MB UTF-8, mean {n_bytes / max(n_docs, 1):,.0f} "
-          f"B/doc, non-ASCII docs {non_ascii / max(n_docs, 1):.1%} ==\n{_HEADER}", flush=True)
+    print(
+        f"\n== {name}: {n_docs:,} docs, {n_bytes / MB:.1f} MB UTF-8, mean {n_bytes / max(n_docs, 1):,.0f} "
+        f"B/doc, non-ASCII docs {non_ascii / max(n_docs, 1):.1%} ==\n{_HEADER}",
+        flush=True,
+    )
 
     plan = [("default", 1)] + [(label, all_threads) for label in CONFIGS]
     for label, threads in plan:
         fp = neardup.Fingerprinter(**CONFIGS[label])
         for kind, texts in inputs.items():
             n_jobs = 1 if threads == 1 else None
-            best, times, fps = best_of(lambda: fp.fingerprint_batch(texts, n_jobs=n_jobs), repeats)
+            best, times, fps = best_of(partial(fp.fingerprint_batch, texts, n_jobs=n_jobs), repeats)
             rows.append(row("neardup", label, kind, threads, n_docs, n_bytes, best, times))
             fingerprints.setdefault(label, fps)
             _print_row(rows[-1])
@@ -474,8 +806,14 @@ def bench_corpus(name: str, docs: list[str], info: dict[str, Any], args: argpars
     if "simhash" in peers:
         rows.append(_bench_simhash(peers, docs, size["simhash_mb"], repeats, fingerprints))
 
-    result: dict[str, Any] = {"docs": n_docs, "mb": n_bytes / MB, "non_ascii_docs": non_ascii,
-                              **info, "rows": rows, "ratios": _ratios(rows)}
+    result: dict[str, Any] = {
+        "docs": n_docs,
+        "mb": n_bytes / MB,
+        "non_ascii_docs": non_ascii,
+        **info,
+        "rows": rows,
+        "ratios": _ratios(rows),
+    }
     rng = np.random.default_rng(args.seed + 2)
     random_pairs = rng.integers(0, n_docs, size=(size["random_pairs"], 2))
     random_pairs = random_pairs[random_pairs[:, 0] != random_pairs[:, 1]]
@@ -483,9 +821,13 @@ def bench_corpus(name: str, docs: list[str], info: dict[str, Any], args: argpars
         result["quality"] = _quality_all(fingerprints, planted, random_pairs, docs, peers)
     else:
         # No planted pairs in real text: only check that unrelated documents sit near bits / 2.
-        result["quality"] = {"random_pairs_mean_hamming": {
-            label: float(hamming_bits(fps[random_pairs[:, 0]], fps[random_pairs[:, 1]]).mean())
-            for label, fps in fingerprints.items() if label in CONFIGS or label == "gaoya"}}
+        result["quality"] = {
+            "random_pairs_mean_hamming": {
+                label: float(hamming_bits(fps[random_pairs[:, 0]], fps[random_pairs[:, 1]]).mean())
+                for label, fps in fingerprints.items()
+                if label in CONFIGS or label == "gaoya"
+            }
+        }
     if not args.no_memory:
         result["memory"] = measure_memory(arrow, {}, cache_dir, workdir, name)
     del inputs, arrow
@@ -493,20 +835,40 @@ def bench_corpus(name: str, docs: list[str], info: dict[str, Any], args: argpars
     return result
 
 
-def _bench_gaoya(peers: dict[str, Any], docs: list[str], n_docs: int, n_bytes: int, repeats: int,
-                 all_threads: int, fingerprints: dict[str, Any]) -> list[dict[str, Any]]:
+def _bench_gaoya(
+    peers: dict[str, Any],
+    docs: list[str],
+    n_docs: int,
+    n_bytes: int,
+    repeats: int,
+    all_threads: int,
+    fingerprints: dict[str, Any],
+) -> list[dict[str, Any]]:
     index = peers["gaoya"](**GAOYA_ARGS).index
     rows = []
     best, times, _ = best_of(lambda: [index.doc2signature(d) for d in docs], repeats)
-    rows.append(row("gaoya", "word 3-shingles", "list", 1, n_docs, n_bytes, best, times,
-                    "doc2signature in a Python loop"))
+    rows.append(
+        row(
+            "gaoya",
+            "word 3-shingles",
+            "list",
+            1,
+            n_docs,
+            n_bytes,
+            best,
+            times,
+            "doc2signature in a Python loop",
+        )
+    )
     _print_row(rows[-1])
     if hasattr(index, "par_bulk_doc2signatures"):
         best, times, fps = best_of(lambda: index.par_bulk_doc2signatures(docs), repeats)
         note = "par_bulk_doc2signatures"
     else:
+
         def insert() -> None:
             peers["gaoya"](**GAOYA_ARGS).index.par_bulk_insert_docs(list(range(n_docs)), docs)
+
         best, times, _ = best_of(insert, repeats)
         fps = [index.doc2signature(d) for d in docs]
         note = "par_bulk_insert_docs (includes index construction and insertion)"
@@ -517,8 +879,9 @@ def _bench_gaoya(peers: dict[str, Any], docs: list[str], n_docs: int, n_bytes: i
     return rows
 
 
-def _bench_simhash(peers: dict[str, Any], docs: list[str], subset_mb: float, repeats: int,
-                   fingerprints: dict[str, Any]) -> dict[str, Any]:
+def _bench_simhash(
+    peers: dict[str, Any], docs: list[str], subset_mb: float, repeats: int, fingerprints: dict[str, Any]
+) -> dict[str, Any]:
     simhash_cls = peers["simhash"]
     subset, total = [], 0
     for d in docs:
@@ -559,13 +922,19 @@ def _simhash_or_zero(simhash_cls: Any, text: str) -> int:
         return 0
 
 
-def _quality_all(fingerprints: dict[str, Any], planted: np.ndarray, random_pairs: np.ndarray,
-                 docs: list[str], peers: dict[str, Any]) -> dict[str, Any]:
+def _quality_all(
+    fingerprints: dict[str, Any],
+    planted: np.ndarray,
+    random_pairs: np.ndarray,
+    docs: list[str],
+    peers: dict[str, Any],
+) -> dict[str, Any]:
     out = {}
     for label, fps in fingerprints.items():
         if label in CONFIGS or label == "gaoya":
             out[label if label in CONFIGS else "gaoya"] = quality(
-                fps, planted, random_pairs, 128 if fps.ndim == 2 else 64)
+                fps, planted, random_pairs, 128 if fps.ndim == 2 else 64
+            )
     if "simhash" in peers:
         # simhash is too slow for the whole corpus: fingerprint only the documents of the first
         # planted pairs and of random pairs drawn from among them.
@@ -575,17 +944,24 @@ def _quality_all(fingerprints: dict[str, Any], planted: np.ndarray, random_pairs
         fps[ids] = [_simhash_or_zero(peers["simhash"], docs[i]) for i in ids.tolist()]
         rand = np.random.default_rng(7).choice(ids, size=(2000, 2))
         rand = rand[rand[:, 0] != rand[:, 1]]
-        out["simhash"] = {**quality(fps, pairs, rand, 64),
-                          "note": f"first {len(pairs)} planted pairs; random pairs among their documents"}
+        out["simhash"] = {
+            **quality(fps, pairs, rand, 64),
+            "note": f"first {len(pairs)} planted pairs; random pairs among their documents",
+        }
     return out
 
 
 def _ratios(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """neardup default / peer, in MB/s, with like threads and per input kind."""
+
     def find(engine: str, config: str | None, kind: str, one_thread: bool) -> float | None:
         for r in rows:
-            if r["engine"] == engine and (config is None or r["config"] == config) \
-                    and r["input"] == kind and (r["threads"] == 1) == one_thread:
+            if (
+                r["engine"] == engine
+                and (config is None or r["config"] == config)
+                and r["input"] == kind
+                and (r["threads"] == 1) == one_thread
+            ):
                 return r["mb_s"]
         return None
 
@@ -604,14 +980,19 @@ def _ratios(rows: list[dict[str, Any]]) -> dict[str, Any]:
 # Output
 # ---------------------------------------------------------------------------------------------
 
-_HEADER = (f"{'engine':<8} {'config':<21} {'input':<5} {'thr':>3} {'best s':>8} {'MB/s':>8} "
-           f"{'MB/s/core':>9} {'docs/s':>10} {'docs/s/core':>11}  note")
+_HEADER = (
+    f"{'engine':<8} {'config':<21} {'input':<5} {'thr':>3} {'best s':>8} {'MB/s':>8} "
+    f"{'MB/s/core':>9} {'docs/s':>10} {'docs/s/core':>11}  note"
+)
 
 
 def _print_row(r: dict[str, Any]) -> None:
-    print(f"{r['engine']:<8} {r['config']:<21} {r['input']:<5} {r['threads']:>3} {r['best_s']:>8.4f} "
-          f"{r['mb_s']:>8.1f} {r['mb_s_per_core']:>9.1f} {r['docs_s']:>10,.0f} {r['docs_s_per_core']:>11,.0f}"
-          f"  {r['note']}", flush=True)
+    print(
+        f"{r['engine']:<8} {r['config']:<21} {r['input']:<5} {r['threads']:>3} {r['best_s']:>8.4f} "
+        f"{r['mb_s']:>8.1f} {r['mb_s_per_core']:>9.1f} {r['docs_s']:>10,.0f} {r['docs_s_per_core']:>11,.0f}"
+        f"  {r['note']}",
+        flush=True,
+    )
 
 
 def _print_corpus_summary(name: str, res: dict[str, Any]) -> None:
@@ -621,27 +1002,35 @@ def _print_corpus_summary(name: str, res: dict[str, Any]) -> None:
             print(f"   {key:<40} {value:8.1f}x")
     q = res.get("quality", {})
     if "random_pairs_mean_hamming" in q:
-        print(f"-- {name}: mean Hamming of random pairs: "
-              + ", ".join(f"{k} {v:.1f}" for k, v in q["random_pairs_mean_hamming"].items()))
+        print(
+            f"-- {name}: mean Hamming of random pairs: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in q["random_pairs_mean_hamming"].items())
+        )
     elif q:
         print(f"-- {name}: quality, {EDITS_PER_PLANTED_PAIR} word edits per planted pair (Hamming bits)")
-        print(f"   {'fingerprint':<21} {'planted mean':>12} {'median':>7} {'max':>5} {'random mean':>12} "
-              f"{'k':>3} {'planted<=k':>10} {'random<=k':>9}")
+        print(
+            f"   {'fingerprint':<21} {'planted mean':>12} {'median':>7} {'max':>5} {'random mean':>12} "
+            f"{'k':>3} {'planted<=k':>10} {'random<=k':>9}"
+        )
         for label, v in q.items():
-            print(f"   {label:<21} {v['planted_mean']:>12.2f} {v['planted_median']:>7.1f} "
-                  f"{v['planted_max']:>5} "
-                  f"{v['random_mean']:>12.2f} {v['k']:>3} {v['planted_within_k']:>10.1%} "
-                  f"{v['random_within_k']:>9.2%}")
+            print(
+                f"   {label:<21} {v['planted_mean']:>12.2f} {v['planted_median']:>7.1f} "
+                f"{v['planted_max']:>5} "
+                f"{v['random_mean']:>12.2f} {v['k']:>3} {v['planted_within_k']:>10.1%} "
+                f"{v['random_within_k']:>9.2%}"
+            )
     for kind, m in res.get("memory", {}).items():
         if "unsupported" in m:
             print(f"-- {name}: memory, {kind} input: not measured ({m['unsupported']})")
             continue
         extra = m["call_extra_mb"]
-        print(f"-- {name}: memory, default config, all cores, {kind} input: a call adds {extra:.1f} MiB "
-              f"({extra * 1.048576 / max(res['mb'], 1e-9):.2f}x the corpus; first call "
-              f"{m['first_call_extra_mb']:.1f} MiB) to the child's "
-              f"{m['baseline_mb']:.0f} MiB (after import and warmup {m['after_import_mb']:.0f} MiB, "
-              f"then the input); peak {m['peak_mb']:.0f} MiB")
+        print(
+            f"-- {name}: memory, default config, all cores, {kind} input: a call adds {extra:.1f} MiB "
+            f"({extra * 1.048576 / max(res['mb'], 1e-9):.2f}x the corpus; first call "
+            f"{m['first_call_extra_mb']:.1f} MiB) to the child's "
+            f"{m['baseline_mb']:.0f} MiB (after import and warmup {m['after_import_mb']:.0f} MiB, "
+            f"then the input); peak {m['peak_mb']:.0f} MiB"
+        )
 
 
 def _load_peers(no_peers: bool) -> dict[str, Any]:
@@ -650,11 +1039,13 @@ def _load_peers(no_peers: bool) -> dict[str, Any]:
         return peers
     try:
         from gaoya.simhash import SimHashStringIndex
+
         peers["gaoya"] = SimHashStringIndex
     except ImportError as e:
         print(f"gaoya not installed ({e}); skipping it (pip install 'neardup[bench]')")
     try:
         from simhash import Simhash
+
         peers["simhash"] = Simhash
     except ImportError as e:
         print(f"simhash not installed ({e}); skipping it (pip install 'neardup[bench]')")
@@ -671,8 +1062,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--multilingual-mb", type=float, help="multilingual corpus size (MB; 0 skips it)")
     parser.add_argument("--repeats", type=int, help="timed calls per measurement (best is kept)")
     parser.add_argument("--no-peers", action="store_true", help="skip simhash and gaoya")
-    parser.add_argument("--no-compile", action="store_true",
-                        help="skip the empty-cache compile measurement (it takes 20-60 s)")
+    parser.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="skip the empty-cache compile measurement (it takes 20-60 s)",
+    )
     parser.add_argument("--no-memory", action="store_true", help="skip the memory child processes")
     args = parser.parse_args(argv)
     size = dict(SIZES["quick" if args.quick else "full"])
@@ -681,8 +1075,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             size[key] = getattr(args, key)
 
     started = time.perf_counter()
-    results: dict[str, Any] = {"benchmark": "fingerprint", "quick": args.quick, "seed": args.seed,
-                               "sizes": size, "mb_unit_bytes": int(MB)}
+    results: dict[str, Any] = {
+        "benchmark": "fingerprint",
+        "quick": args.quick,
+        "seed": args.seed,
+        "sizes": size,
+        "mb_unit_bytes": int(MB),
+    }
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as workdir:
         cache_dir = None if args.no_compile else os.path.join(workdir, "numba-cache")
         print("measuring compile and start-up times in child processes ...", flush=True)
@@ -699,10 +1098,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results["machine"]["threading_layer"] = numba.threading_layer()
         all_threads = numba.config.NUMBA_NUM_THREADS
         peers = _load_peers(args.no_peers)
-        results["peers"] = {"simhash_features": SIMHASH_FEATURES, "gaoya_features": GAOYA_FEATURES,
-                            "gaoya_args": {k: list(v) if isinstance(v, tuple) else v
-                                           for k, v in GAOYA_ARGS.items()},
-                            "installed": sorted(peers)}
+        results["peers"] = {
+            "simhash_features": SIMHASH_FEATURES,
+            "gaoya_features": GAOYA_FEATURES,
+            "gaoya_args": {k: list(v) if isinstance(v, tuple) else v for k, v in GAOYA_ARGS.items()},
+            "installed": sorted(peers),
+        }
 
         t = time.perf_counter()
         docs = generated_corpus(size["gen_mb"], args.seed)
@@ -710,16 +1111,25 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         gen_s = time.perf_counter() - t
         corpora: dict[str, Any] = {}
         corpora["generated"] = bench_corpus(
-            "generated", docs, {"generate_s": gen_s, "planted_pairs": len(planted),
-                                "edits_per_pair": EDITS_PER_PLANTED_PAIR},
-            args, size, all_threads, peers, planted, cache_dir, workdir)
+            "generated",
+            docs,
+            {"generate_s": gen_s, "planted_pairs": len(planted), "edits_per_pair": EDITS_PER_PLANTED_PAIR},
+            args,
+            size,
+            all_threads,
+            peers,
+            planted,
+            cache_dir,
+            workdir,
+        )
         _print_corpus_summary("generated", corpora["generated"])
         del docs
         gc.collect()
 
         docs, info = stdlib_corpus(size["stdlib_mb"], args.seed)
-        corpora["stdlib"] = bench_corpus("stdlib", docs, info, args, size, all_threads, peers, None,
-                                         cache_dir, workdir)
+        corpora["stdlib"] = bench_corpus(
+            "stdlib", docs, info, args, size, all_threads, peers, None, cache_dir, workdir
+        )
         _print_corpus_summary("stdlib", corpora["stdlib"])
         del docs
 
@@ -727,8 +1137,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             t = time.perf_counter()
             docs = multilingual_corpus(size["multilingual_mb"], args.seed)
             corpora["multilingual"] = bench_corpus(
-                "multilingual", docs, {"generate_s": time.perf_counter() - t, "scripts": sorted(_SCRIPTS)},
-                args, size, all_threads, peers, None, cache_dir, workdir)
+                "multilingual",
+                docs,
+                {"generate_s": time.perf_counter() - t, "scripts": sorted(_SCRIPTS)},
+                args,
+                size,
+                all_threads,
+                peers,
+                None,
+                cache_dir,
+                workdir,
+            )
             _print_corpus_summary("multilingual", corpora["multilingual"])
             del docs
     results["corpora"] = corpora
@@ -751,8 +1170,9 @@ def _targets(corpora: dict[str, Any]) -> dict[str, Any]:
             continue
         for r in res["rows"]:
             if r["engine"] == "neardup" and r["config"] == "default" and r["threads"] == 1:
-                out[f"{name}_{r['input']}_mb_s_per_core>={TARGET_MB_S_PER_CORE:g}"] = \
+                out[f"{name}_{r['input']}_mb_s_per_core>={TARGET_MB_S_PER_CORE:g}"] = (
                     r["mb_s_per_core"] >= TARGET_MB_S_PER_CORE
+                )
         for kind in ("list", "arrow"):
             ratio = res["ratios"].get(f"neardup_{kind}_vs_gaoya_all_cores")
             if ratio is not None:
@@ -765,28 +1185,41 @@ def _print_footer(results: dict[str, Any]) -> None:
     s, m = results["startup"], results["machine"]
     print("\n== start-up (child processes) ==")
     if "compile_s" in s:
-        print(f"warmup() with an empty NUMBA_CACHE_DIR   {s['warmup_empty_cache_s']:8.2f} s "
-              f"(process {s['warmup_empty_cache_process_s']:.2f} s)")
-        print(f"warmup() with the cache warm             {s['warmup_warm_cache_s']:8.2f} s "
-              f"=> compile time {s['compile_s']:.2f} s")
+        print(
+            f"warmup() with an empty NUMBA_CACHE_DIR   {s['warmup_empty_cache_s']:8.2f} s "
+            f"(process {s['warmup_empty_cache_process_s']:.2f} s)"
+        )
+        print(
+            f"warmup() with the cache warm             {s['warmup_warm_cache_s']:8.2f} s "
+            f"=> compile time {s['compile_s']:.2f} s"
+        )
     else:
-        print(f"warmup() with the cache warm             {s['warmup_warm_cache_s']:8.2f} s "
-              "(compile not measured)")
+        print(
+            f"warmup() with the cache warm             {s['warmup_warm_cache_s']:8.2f} s "
+            "(compile not measured)"
+        )
     cli = s["cli_100_docs"]
-    print(f"new process, warm cache, 100 short docs: import {cli['import_s']:.3f} s, first call "
-          f"{cli['first_call_s']:.3f} s, whole process {cli['process_wall_s']:.2f} s")
+    print(
+        f"new process, warm cache, 100 short docs: import {cli['import_s']:.3f} s, first call "
+        f"{cli['first_call_s']:.3f} s, whole process {cli['process_wall_s']:.2f} s"
+    )
     print(f"this process's warmup()                  {s['parent_warmup_s']:8.2f} s")
     peers = results["peers"]
     print(f"\n== peers == installed: {', '.join(peers['installed']) or 'none'}")
     print(f"simhash: Simhash(text) defaults: {peers['simhash_features']}")
-    print(f"gaoya: SimHashStringIndex({', '.join(f'{k}={v!r}' for k, v in peers['gaoya_args'].items())}): "
-          f"{peers['gaoya_features']}")
-    print(f"\n== machine == {m.get('cpu_model')}; {m['cpus_available']} CPUs available; numba "
-          f"{m['numba']} with {m['numba_threads']} threads ({m['threading_layer']}); Python {m['python']}")
-    print("targets (default config, warm): " + ", ".join(
-        f"{k} {'met' if v else 'NOT met'}" for k, v in results["targets"].items()))
-    print(f"this process's peak RSS {results['parent_peak_rss_mib']:.0f} MiB; "
-          f"wall {results['wall_s']:.1f} s")
+    print(
+        f"gaoya: SimHashStringIndex({', '.join(f'{k}={v!r}' for k, v in peers['gaoya_args'].items())}): "
+        f"{peers['gaoya_features']}"
+    )
+    print(
+        f"\n== machine == {m.get('cpu_model')}; {m['cpus_available']} CPUs available; numba "
+        f"{m['numba']} with {m['numba_threads']} threads ({m['threading_layer']}); Python {m['python']}"
+    )
+    print(
+        "targets (default config, warm): "
+        + ", ".join(f"{k} {'met' if v else 'NOT met'}" for k, v in results["targets"].items())
+    )
+    print(f"this process's peak RSS {results['parent_peak_rss_mib']:.0f} MiB; wall {results['wall_s']:.1f} s")
 
 
 if __name__ == "__main__":

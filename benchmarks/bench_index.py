@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,7 @@ TARGET_MEMORY_FRACTION = 0.75  # "fits with room to spare": peak RSS under 75% o
 # ---------------------------------------------------------------------------------------------
 # Data
 # ---------------------------------------------------------------------------------------------
+
 
 def popcount(x: np.ndarray) -> np.ndarray:
     return np.bitwise_count(np.asarray(x, dtype=np.uint64)).astype(np.int64)
@@ -112,6 +114,7 @@ def expected_random_pairs(n: int) -> float:
 # ---------------------------------------------------------------------------------------------
 # Memory: VmHWM, reset through /proc/self/clear_refs (see bench_fingerprint.py on ru_maxrss)
 # ---------------------------------------------------------------------------------------------
+
 
 def status_kb(field: str) -> int | None:
     try:
@@ -151,16 +154,26 @@ def resolve_plans(n: int, requested: list[str], budget: int) -> list[tuple[str, 
         label, note = (f"auto={plan.name}" if name == "auto" else name), ""
         if need > budget:
             if name != "auto":
-                print(f"   plan {name!r} at N={n:,} skipped: needs ~{need / 2**30:.1f} GiB, budget "
-                      f"{budget / 2**30:.1f} GiB")
+                print(
+                    f"   plan {name!r} at N={n:,} skipped: needs ~{need / 2**30:.1f} GiB, budget "
+                    f"{budget / 2**30:.1f} GiB"
+                )
                 continue
-            fallback = next((p for p in ("fast", "balanced", "compact") if estimated_peak_bytes(
-                n, IndexPlan.choose(BITS, K, p, n).num_tables) <= budget), None)
+            fallback = next(
+                (
+                    p
+                    for p in ("fast", "balanced", "compact")
+                    if estimated_peak_bytes(n, IndexPlan.choose(BITS, K, p, n).num_tables) <= budget
+                ),
+                None,
+            )
             if fallback is None:
                 print(f"   no plan fits at N={n:,}")
                 continue
-            note = (f"auto would pick {plan.name!r} ({plan.num_tables} tables, ~{need / 2**30:.1f} GiB "
-                    f"peak), over the {budget / 2**30:.1f} GiB budget: {fallback!r} instead")
+            note = (
+                f"auto would pick {plan.name!r} ({plan.num_tables} tables, ~{need / 2**30:.1f} GiB "
+                f"peak), over the {budget / 2**30:.1f} GiB budget: {fallback!r} instead"
+            )
             print(f"   {note}")
             name, label = fallback, f"auto->{fallback}"
             plan = IndexPlan.choose(BITS, K, name, n)
@@ -174,6 +187,7 @@ def resolve_plans(n: int, requested: list[str], budget: int) -> list[tuple[str, 
 # ---------------------------------------------------------------------------------------------
 # One size, one plan
 # ---------------------------------------------------------------------------------------------
+
 
 def best_of(fn, repeats: int) -> tuple[float, list[float], Any]:
     times, result = [], None
@@ -190,9 +204,18 @@ def pair_keys(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     return np.minimum(i, j) * np.int64(n) + np.maximum(i, j)
 
 
-def bench_plan(n: int, data: dict[str, Any], label: str, plan_spec: str, note: str,
-               queries: dict[str, np.ndarray], repeats: int, threads: int,
-               workdir: str, no_storage: bool = False) -> dict[str, Any]:
+def bench_plan(
+    n: int,
+    data: dict[str, Any],
+    label: str,
+    plan_spec: str,
+    note: str,
+    queries: dict[str, np.ndarray],
+    repeats: int,
+    threads: int,
+    workdir: str,
+    no_storage: bool = False,
+) -> dict[str, Any]:
     import neardup
 
     fps = data["fps"]
@@ -203,11 +226,19 @@ def bench_plan(n: int, data: dict[str, Any], label: str, plan_spec: str, note: s
     t = time.perf_counter()
     index.add(fps)
     build_s = time.perf_counter() - t
-    r: dict[str, Any] = {"n": n, "label": label, "plan": index.plan.name,
-                         "num_tables": index.plan.num_tables, "describe": index.plan.describe(n),
-                         "note": note, "build_s": build_s, "nbytes": index.nbytes,
-                         "bytes_per_fp": index.nbytes / n,
-                         "build_fps_per_s": n / build_s, "build_fps_per_s_per_core": n / build_s / threads}
+    r: dict[str, Any] = {
+        "n": n,
+        "label": label,
+        "plan": index.plan.name,
+        "num_tables": index.plan.num_tables,
+        "describe": index.plan.describe(n),
+        "note": note,
+        "build_s": build_s,
+        "nbytes": index.nbytes,
+        "bytes_per_fp": index.nbytes / n,
+        "build_fps_per_s": n / build_s,
+        "build_fps_per_s_per_core": n / build_s / threads,
+    }
 
     # Single queries: planted fingerprints (they have a partner) and random ones, interleaved;
     # first a set right after the build, then (steady state) another set.
@@ -215,25 +246,35 @@ def bench_plan(n: int, data: dict[str, Any], label: str, plan_spec: str, note: s
     lat_after_build, _ = time_calls(index.query, after_build)
     lat, found = time_calls(index.query, singles)
     hits = sum(len(ids) > 0 for ids, _ in found)
-    r.update(query_p50_us=float(np.median(lat)) / 1e3, query_p99_us=float(np.percentile(lat, 99)) / 1e3,
-             query_mean_us=float(lat.mean()) / 1e3, query_max_us=float(lat.max()) / 1e3,
-             query_p50_after_build_us=float(np.median(lat_after_build)) / 1e3,
-             query_p99_after_build_us=float(np.percentile(lat_after_build, 99)) / 1e3,
-             single_queries=len(singles), single_queries_with_matches=int(hits))
+    r.update(
+        query_p50_us=float(np.median(lat)) / 1e3,
+        query_p99_us=float(np.percentile(lat, 99)) / 1e3,
+        query_mean_us=float(lat.mean()) / 1e3,
+        query_max_us=float(lat.max()) / 1e3,
+        query_p50_after_build_us=float(np.median(lat_after_build)) / 1e3,
+        query_p99_after_build_us=float(np.percentile(lat_after_build, 99)) / 1e3,
+        single_queries=len(singles),
+        single_queries_with_matches=int(hits),
+    )
 
     # Batch queries, then check every returned distance and the recall of each hit query's origin.
     batch, origin = queries["batch"], queries["origin"]
-    batch_s, batch_times, (offsets, ids, dist) = best_of(lambda: index.query_batch(batch), repeats)
+    batch_s, batch_times, (offsets, ids, dist) = best_of(partial(index.query_batch, batch), repeats)
     qidx = np.repeat(np.arange(len(batch)), np.diff(offsets))
     true_d = popcount(batch[qidx] ^ fps[ids])
     found_origin = np.zeros(len(batch), dtype=bool)
     found_origin[qidx[ids == origin[qidx]]] = True
     has_origin = origin >= 0
-    r.update(batch_queries=len(batch), batch_s=batch_s, batch_times_s=batch_times,
-             batch_qps=len(batch) / batch_s, batch_qps_per_core=len(batch) / batch_s / threads,
-             batch_results=int(len(ids)),
-             batch_distances_exact=bool(np.array_equal(true_d, dist) and (dist <= K).all()),
-             batch_origin_recall=float(found_origin[has_origin].mean()))
+    r.update(
+        batch_queries=len(batch),
+        batch_s=batch_s,
+        batch_times_s=batch_times,
+        batch_qps=len(batch) / batch_s,
+        batch_qps_per_core=len(batch) / batch_s / threads,
+        batch_results=len(ids),
+        batch_distances_exact=bool(np.array_equal(true_d, dist) and (dist <= K).all()),
+        batch_origin_recall=float(found_origin[has_origin].mean()),
+    )
 
     # Self-join against the planted pairs.
     join_s, join_times, (pi, pj, pd) = best_of(index.pairs, repeats)
@@ -244,19 +285,27 @@ def bench_plan(n: int, data: dict[str, Any], label: str, plan_spec: str, note: s
     in_found = np.isin(planted, found)
     within = d <= K
     extra = ~np.isin(found, planted[within])
-    r.update(join_s=join_s, join_times_s=join_times, pairs=int(len(pi)),
-             join_items_per_s_per_core=n / join_s / threads,
-             pairs_distances_exact=bool(np.array_equal(true_pd, pd) and (pd <= K).all()
-                                        and (pi < pj).all()),
-             planted_within_k=int(within.sum()), planted_recall=float(in_found[within].mean()),
-             planted_k_plus_1=int((~within).sum()),
-             planted_k_plus_1_returned=int(in_found[~within].sum()),
-             other_pairs=int(extra.sum()), other_pairs_verified=bool((true_pd[extra] <= K).all()),
-             other_pairs_expected=expected_random_pairs(n))
+    r.update(
+        join_s=join_s,
+        join_times_s=join_times,
+        pairs=len(pi),
+        join_items_per_s_per_core=n / join_s / threads,
+        pairs_distances_exact=bool(np.array_equal(true_pd, pd) and (pd <= K).all() and (pi < pj).all()),
+        planted_within_k=int(within.sum()),
+        planted_recall=float(in_found[within].mean()),
+        planted_k_plus_1=int((~within).sum()),
+        planted_k_plus_1_returned=int(in_found[~within].sum()),
+        other_pairs=int(extra.sum()),
+        other_pairs_verified=bool((true_pd[extra] <= K).all()),
+        other_pairs_expected=expected_random_pairs(n),
+    )
     if memory_ok and baseline_kb is not None:
         peak_kb = status_kb("VmHWM")
-        r.update(baseline_rss_mib=baseline_kb / 1024, peak_rss_mib=peak_kb / 1024,
-                 peak_extra_mib=(peak_kb - baseline_kb) / 1024)
+        r.update(
+            baseline_rss_mib=baseline_kb / 1024,
+            peak_rss_mib=peak_kb / 1024,
+            peak_extra_mib=(peak_kb - baseline_kb) / 1024,
+        )
     del pi, pj, pd, true_pd, found, offsets, ids, dist, qidx, true_d
 
     if hasattr(neardup.HammingIndex, "open") and not no_storage:
@@ -264,8 +313,10 @@ def bench_plan(n: int, data: dict[str, Any], label: str, plan_spec: str, note: s
         if index.nbytes * 1.2 < free:
             r["storage"] = bench_storage(index, singles[:200], workdir)
         else:
-            r["storage"] = {"error": f"skipped: ~{index.nbytes / 2**30:.1f} GiB file, "
-                                     f"{free / 2**30:.1f} GiB free in {workdir}"}
+            r["storage"] = {
+                "error": f"skipped: ~{index.nbytes / 2**30:.1f} GiB file, "
+                f"{free / 2**30:.1f} GiB free in {workdir}"
+            }
     del index
     gc.collect()
     return r
@@ -279,15 +330,23 @@ def bench_storage(index: Any, probes: np.ndarray, workdir: str) -> dict[str, Any
         t = time.perf_counter()
         index.save(path)
         save_s = time.perf_counter() - t
-        size = sum(f.stat().st_size for f in Path(path).rglob("*")) if os.path.isdir(path) \
+        size = (
+            sum(f.stat().st_size for f in Path(path).rglob("*"))
+            if os.path.isdir(path)
             else os.path.getsize(path)
+        )
         t = time.perf_counter()
         opened = neardup.HammingIndex.open(path)
         open_s = time.perf_counter() - t
         same = all(np.array_equal(index.query(q)[0], opened.query(q)[0]) for q in probes)
         del opened
-        return {"save_s": save_s, "file_bytes": size, "file_bytes_per_fp": size / len(index),
-                "open_s": open_s, "queries_match_after_open": same}
+        return {
+            "save_s": save_s,
+            "file_bytes": size,
+            "file_bytes_per_fp": size / len(index),
+            "open_s": open_s,
+            "queries_match_after_open": same,
+        }
     except Exception as e:  # another helper is writing save/open: report, do not fail the run
         return {"error": f"{type(e).__name__}: {e}"}
     finally:
@@ -317,8 +376,9 @@ def make_queries(data: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
     def singles() -> np.ndarray:
         out = np.empty(SINGLE_QUERIES, dtype=np.uint64)
         out[0::2] = fps[rng.choice(data["a"][within], size=half)]
-        out[1::2] = rng.integers(0, np.iinfo(np.uint64).max, size=SINGLE_QUERIES - half,
-                                 dtype=np.uint64, endpoint=True)
+        out[1::2] = rng.integers(
+            0, np.iinfo(np.uint64).max, size=SINGLE_QUERIES - half, dtype=np.uint64, endpoint=True
+        )
         return out
 
     settle, single = singles(), singles()
@@ -327,8 +387,9 @@ def make_queries(data: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
     origin[:hb] = rng.integers(0, n, size=hb)
     batch = np.empty(BATCH_QUERIES, dtype=np.uint64)
     batch[:hb] = fps[origin[:hb]] ^ flip_masks(rng, rng.integers(0, K + 1, size=hb))
-    batch[hb:] = rng.integers(0, np.iinfo(np.uint64).max, size=BATCH_QUERIES - hb,
-                              dtype=np.uint64, endpoint=True)
+    batch[hb:] = rng.integers(
+        0, np.iinfo(np.uint64).max, size=BATCH_QUERIES - hb, dtype=np.uint64, endpoint=True
+    )
     perm = rng.permutation(BATCH_QUERIES)
     return {"settle": settle, "single": single, "batch": batch[perm], "origin": origin[perm]}
 
@@ -360,8 +421,9 @@ def measure_compile(workdir: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for tag in ("empty_cache", "warm_cache"):
         t = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", _COMPILE_CHILD], env=env, capture_output=True,
-                              text=True, timeout=900)
+        done = subprocess.run(
+            [sys.executable, "-c", _COMPILE_CHILD], env=env, capture_output=True, text=True, timeout=900
+        )
         wall = time.perf_counter() - t
         if done.returncode != 0:
             return {"error": done.stderr[-2000:]}
@@ -394,8 +456,9 @@ print(json.dumps(out))
 """
 
 
-def bench_simhashpy(data: dict[str, Any], neardup_pairs: tuple[np.ndarray, np.ndarray],
-                    neardup_join_s: float, workdir: str) -> dict[str, Any]:
+def bench_simhashpy(
+    data: dict[str, Any], neardup_pairs: tuple[np.ndarray, np.ndarray], neardup_join_s: float, workdir: str
+) -> dict[str, Any]:
     """simhash-py's C++ find_all on the same fingerprints, in its own interpreter (its module is
     also called ``simhash``, which the pure-Python peer in this venv already owns)."""
     if not os.path.exists(SIMHASHPY_PYTHON):
@@ -404,9 +467,20 @@ def bench_simhashpy(data: dict[str, Any], neardup_pairs: tuple[np.ndarray, np.nd
     path = os.path.join(workdir, "peer_fps.npy")
     np.save(path, fps)
     out_prefix = os.path.join(workdir, "peer_pairs")
-    done = subprocess.run([SIMHASHPY_PYTHON, "-c", _SIMHASHPY_CHILD, path, out_prefix,
-                           ",".join(map(str, SIMHASHPY_BLOCKS)), str(K)],
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [
+            SIMHASHPY_PYTHON,
+            "-c",
+            _SIMHASHPY_CHILD,
+            path,
+            out_prefix,
+            ",".join(map(str, SIMHASHPY_BLOCKS)),
+            str(K),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if done.returncode != 0:
         return {"skipped": f"simhash-py failed: {done.stderr[-1000:]}"}
     res = json.loads(done.stdout.strip().splitlines()[-1])
@@ -451,14 +525,19 @@ def bench_simhash_index(n: int, seed: int, threads: int) -> dict[str, Any]:
     mine_index = neardup.HammingIndex(bits=BITS, max_distance=K)
     mine_index.add(fps)
     mine_lat, mine = time_calls(mine_index.query, queries)
-    agree = sum(sorted(int(x) for x in t) == sorted(found.tolist())
-                for t, (found, _) in zip(theirs, mine))
-    out = {"n": n, "build_s": build_s, "query_p50_us": float(np.median(lat)) / 1e3,
-           "query_p99_us": float(np.percentile(lat, 99)) / 1e3,
-           "neardup_query_p50_us": float(np.median(mine_lat)) / 1e3,
-           "neardup_query_p99_us": float(np.percentile(mine_lat, 99)) / 1e3,
-           "neardup_plan": mine_index.plan.name, "queries": len(queries),
-           "same_results": agree, "note": "Simhash(int) objects built beforehand, not timed in queries"}
+    agree = sum(sorted(int(x) for x in t) == sorted(found.tolist()) for t, (found, _) in zip(theirs, mine))
+    out = {
+        "n": n,
+        "build_s": build_s,
+        "query_p50_us": float(np.median(lat)) / 1e3,
+        "query_p99_us": float(np.percentile(lat, 99)) / 1e3,
+        "neardup_query_p50_us": float(np.median(mine_lat)) / 1e3,
+        "neardup_query_p99_us": float(np.percentile(mine_lat, 99)) / 1e3,
+        "neardup_plan": mine_index.plan.name,
+        "queries": len(queries),
+        "same_results": agree,
+        "note": "Simhash(int) objects built beforehand, not timed in queries",
+    }
     out["p50_ratio"] = out["query_p50_us"] / out["neardup_query_p50_us"]
     return out
 
@@ -467,29 +546,39 @@ def bench_simhash_index(n: int, seed: int, threads: int) -> dict[str, Any]:
 # Output
 # ---------------------------------------------------------------------------------------------
 
-_HEADER = (f"{'N':>11} {'plan':<20} {'tab':>3} {'build s':>8} {'B/fp':>6} {'q p50 us':>8} "
-           f"{'q p99 us':>8} {'batch q/s':>10} {'q/s/core':>9} {'join s':>8} {'pairs':>9} "
-           f"{'recall':>6} {'k+1':>3} {'other':>5} {'exact':>5} {'peak MiB':>8}")
+_HEADER = (
+    f"{'N':>11} {'plan':<20} {'tab':>3} {'build s':>8} {'B/fp':>6} {'q p50 us':>8} "
+    f"{'q p99 us':>8} {'batch q/s':>10} {'q/s/core':>9} {'join s':>8} {'pairs':>9} "
+    f"{'recall':>6} {'k+1':>3} {'other':>5} {'exact':>5} {'peak MiB':>8}"
+)
 
 
 def print_row(r: dict[str, Any]) -> None:
     exact = r["pairs_distances_exact"] and r["batch_distances_exact"] and r["other_pairs_verified"]
-    print(f"{r['n']:>11,} {r['label']:<20} {r['num_tables']:>3} {r['build_s']:>8.3f} "
-          f"{r['bytes_per_fp']:>6.0f} {r['query_p50_us']:>8.1f} {r['query_p99_us']:>8.1f} "
-          f"{r['batch_qps']:>10,.0f} {r['batch_qps_per_core']:>9,.0f} {r['join_s']:>8.3f} "
-          f"{r['pairs']:>9,} {r['planted_recall']:>6.3f} {r['planted_k_plus_1_returned']:>3} "
-          f"{r['other_pairs']:>5} {'yes' if exact else 'NO':>5} {r.get('peak_rss_mib', float('nan')):>8,.0f}",
-          flush=True)
-    print(f"{'':>11} single queries right after the build: p50 {r['query_p50_after_build_us']:.1f} us, "
-          f"p99 {r['query_p99_after_build_us']:.1f} us", flush=True)
+    print(
+        f"{r['n']:>11,} {r['label']:<20} {r['num_tables']:>3} {r['build_s']:>8.3f} "
+        f"{r['bytes_per_fp']:>6.0f} {r['query_p50_us']:>8.1f} {r['query_p99_us']:>8.1f} "
+        f"{r['batch_qps']:>10,.0f} {r['batch_qps_per_core']:>9,.0f} {r['join_s']:>8.3f} "
+        f"{r['pairs']:>9,} {r['planted_recall']:>6.3f} {r['planted_k_plus_1_returned']:>3} "
+        f"{r['other_pairs']:>5} {'yes' if exact else 'NO':>5} {r.get('peak_rss_mib', float('nan')):>8,.0f}",
+        flush=True,
+    )
+    print(
+        f"{'':>11} single queries right after the build: p50 {r['query_p50_after_build_us']:.1f} us, "
+        f"p99 {r['query_p99_after_build_us']:.1f} us",
+        flush=True,
+    )
     if "storage" in r:
         s = r["storage"]
         if "error" in s:
             print(f"{'':>11} save/open: {s['error']}")
         else:
-            print(f"{'':>11} save {s['save_s']:.3f} s, file {s['file_bytes'] / 2**20:,.1f} MiB "
-                  f"({s['file_bytes_per_fp']:.1f} B/fp), open {s['open_s']:.3f} s, queries match: "
-                  f"{s['queries_match_after_open']}", flush=True)
+            print(
+                f"{'':>11} save {s['save_s']:.3f} s, file {s['file_bytes'] / 2**20:,.1f} MiB "
+                f"({s['file_bytes_per_fp']:.1f} B/fp), open {s['open_s']:.3f} s, queries match: "
+                f"{s['queries_match_after_open']}",
+                flush=True,
+            )
 
 
 def targets(results: dict[str, Any]) -> dict[str, Any]:
@@ -503,27 +592,40 @@ def targets(results: dict[str, Any]) -> dict[str, Any]:
     one = [r for r in at(1_000_000) if r["label"].startswith("auto")]
     out[f"join_1M_s<={TARGET_JOIN_1M_S:g}"] = (
         {"value": one[0]["join_s"], "met": one[0]["join_s"] <= TARGET_JOIN_1M_S, "plan": one[0]["plan"]}
-        if one else None)
+        if one
+        else None
+    )
     big = at(100_000_000)
     if big:
         best_join = min(big, key=lambda r: r["join_s"])
         best_p99 = min(big, key=lambda r: r["query_p99_us"])
         out[f"join_100M_s<={TARGET_JOIN_100M_S:g}"] = {
-            "value": best_join["join_s"], "met": best_join["join_s"] <= TARGET_JOIN_100M_S,
-            "plan": best_join["plan"]}
+            "value": best_join["join_s"],
+            "met": best_join["join_s"] <= TARGET_JOIN_100M_S,
+            "plan": best_join["plan"],
+        }
         out[f"query_p99_100M_us<={TARGET_P99_100M_US:g}"] = {
-            "value": best_p99["query_p99_us"], "met": best_p99["query_p99_us"] <= TARGET_P99_100M_US,
-            "plan": best_p99["plan"]}
+            "value": best_p99["query_p99_us"],
+            "met": best_p99["query_p99_us"] <= TARGET_P99_100M_US,
+            "plan": best_p99["plan"],
+        }
         fits = [r for r in big if "peak_rss_mib" in r]
         if fits and total:
             r = min(fits, key=lambda r: r["peak_rss_mib"])
             frac = r["peak_rss_mib"] * 2**20 / total
             out[f"memory_100M_peak<={TARGET_MEMORY_FRACTION:.0%}_of_RAM"] = {
-                "value": frac, "met": frac <= TARGET_MEMORY_FRACTION, "plan": r["plan"],
-                "peak_rss_mib": r["peak_rss_mib"], "index_mib": r["nbytes"] / 2**20}
+                "value": frac,
+                "met": frac <= TARGET_MEMORY_FRACTION,
+                "plan": r["plan"],
+                "peak_rss_mib": r["peak_rss_mib"],
+                "index_mib": r["nbytes"] / 2**20,
+            }
     else:
-        for key in (f"join_100M_s<={TARGET_JOIN_100M_S:g}", f"query_p99_100M_us<={TARGET_P99_100M_US:g}",
-                    f"memory_100M_peak<={TARGET_MEMORY_FRACTION:.0%}_of_RAM"):
+        for key in (
+            f"join_100M_s<={TARGET_JOIN_100M_S:g}",
+            f"query_p99_100M_us<={TARGET_P99_100M_US:g}",
+            f"memory_100M_peak<={TARGET_MEMORY_FRACTION:.0%}_of_RAM",
+        ):
             out[key] = None
     return out
 
@@ -533,15 +635,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true", help="CI size: N = 100k and 1M")
     parser.add_argument("--json", metavar="FILE", help="also write the results JSON to FILE")
     parser.add_argument("--sizes", help="comma-separated N, e.g. 1000000,10000000")
-    parser.add_argument("--plans", help="comma-separated plans (default: all four for N <= 10M, "
-                        "auto and compact with --quick, auto alone above 10M: compact's self-join "
-                        "there scans ~6,000 candidates per item)")
+    parser.add_argument(
+        "--plans",
+        help="comma-separated plans (default: all four for N <= 10M, "
+        "auto and compact with --quick, auto alone above 10M: compact's self-join "
+        "there scans ~6,000 candidates per item)",
+    )
     parser.add_argument("--planted", type=float, default=0.01, help="fraction of items planted (0.01)")
-    parser.add_argument("--repeats", type=int, help="timed calls of query_batch and pairs (best kept; "
-                        "1 above 1M)")
+    parser.add_argument(
+        "--repeats", type=int, help="timed calls of query_batch and pairs (best kept; 1 above 1M)"
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--memory-fraction", type=float, default=0.8,
-                        help="share of MemAvailable a plan may use (0.8)")
+    parser.add_argument(
+        "--memory-fraction", type=float, default=0.8, help="share of MemAvailable a plan may use (0.8)"
+    )
     parser.add_argument("--no-peers", action="store_true", help="skip simhash-py and simhash")
     parser.add_argument("--no-storage", action="store_true", help="skip save/open")
     parser.add_argument("--no-compile", action="store_true", help="skip the compile-time children")
@@ -553,9 +660,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         size["repeats"] = args.repeats
 
     started = time.perf_counter()
-    results: dict[str, Any] = {"benchmark": "index", "quick": args.quick, "seed": args.seed, "k": K,
-                               "bits": BITS, "planted_fraction": args.planted, "sizes": size["sizes"],
-                               "single_queries": SINGLE_QUERIES, "batch_queries": BATCH_QUERIES}
+    results: dict[str, Any] = {
+        "benchmark": "index",
+        "quick": args.quick,
+        "seed": args.seed,
+        "k": K,
+        "bits": BITS,
+        "planted_fraction": args.planted,
+        "sizes": size["sizes"],
+        "single_queries": SINGLE_QUERIES,
+        "batch_queries": BATCH_QUERIES,
+    }
     with tempfile.TemporaryDirectory(prefix="neardup-bench-index-") as workdir:
         if not args.no_compile:
             print("measuring compile time in child processes ...", flush=True)
@@ -578,25 +693,39 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results["has_save_open"] = hasattr(neardup.HammingIndex, "open")
         rows: list[dict[str, Any]] = []
         peers: dict[str, Any] = {}
-        print(f"\n== HammingIndex, {BITS}-bit, k={K}, {threads} threads; planted pairs "
-              f"{args.planted:.0%} of N (90% at d<=k, 10% at d=k+1) ==")
+        print(
+            f"\n== HammingIndex, {BITS}-bit, k={K}, {threads} threads; planted pairs "
+            f"{args.planted:.0%} of N (90% at d<=k, 10% at d=k+1) =="
+        )
         for n in size["sizes"]:
             t = time.perf_counter()
             data = make_data(n, args.planted, args.seed)
             queries = make_queries(data, args.seed)
             gen_s = time.perf_counter() - t
             budget = int((meminfo_bytes("MemAvailable") or 2**40) * args.memory_fraction)
-            requested = args.plans.split(",") if args.plans else (
-                list(PLANS_ALL) if n <= 10_000_000 and not args.quick else
-                ["auto", "compact"] if n <= 10_000_000 else ["auto"])
-            print(f"\n-- N={n:,}: data in {gen_s:.1f} s; auto: "
-                  f"{neardup.IndexPlan.choose(BITS, K, 'auto', n).describe(n)}", flush=True)
+            requested = (
+                args.plans.split(",")
+                if args.plans
+                else (
+                    list(PLANS_ALL)
+                    if n <= 10_000_000 and not args.quick
+                    else ["auto", "compact"]
+                    if n <= 10_000_000
+                    else ["auto"]
+                )
+            )
+            print(
+                f"\n-- N={n:,}: data in {gen_s:.1f} s; auto: "
+                f"{neardup.IndexPlan.choose(BITS, K, 'auto', n).describe(n)}",
+                flush=True,
+            )
             plans = resolve_plans(n, requested, budget)
             print(_HEADER, flush=True)
             repeats = size["repeats"] if n <= 1_000_000 else 1
             for label, spec, note in plans:
-                r = bench_plan(n, data, label, spec, note, queries, repeats, threads, workdir,
-                               args.no_storage)
+                r = bench_plan(
+                    n, data, label, spec, note, queries, repeats, threads, workdir, args.no_storage
+                )
                 rows.append(r)
                 print_row(r)
                 if n == PEER_N and label.startswith("auto") and not args.no_peers:
@@ -620,21 +749,27 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 def print_footer(results: dict[str, Any]) -> None:
-    print("\ncolumns: tab = tables; B/fp = nbytes / N; q = single query(); batch = query_batch of "
-          f"{BATCH_QUERIES:,}; recall = planted pairs within k found by pairs(); k+1 = planted "
-          "pairs at k+1 returned (must be 0); other = further pairs, each verified by brute force; "
-          "exact = every returned distance equals popcount(a ^ b) <= k; peak = VmHWM over the plan")
+    print(
+        "\ncolumns: tab = tables; B/fp = nbytes / N; q = single query(); batch = query_batch of "
+        f"{BATCH_QUERIES:,}; recall = planted pairs within k found by pairs(); k+1 = planted "
+        "pairs at k+1 returned (must be 0); other = further pairs, each verified by brute force; "
+        "exact = every returned distance equals popcount(a ^ b) <= k; peak = VmHWM over the plan"
+    )
     for r in results["rows"]:
         if r["note"]:
             print(f"note N={r['n']:,}: {r['note']}")
-        print(f"   N={r['n']:,} {r['label']}: other pairs {r['other_pairs']} (random expectation "
-              f"{r['other_pairs_expected']:.3g}); batch origin recall {r['batch_origin_recall']:.4f}; "
-              f"{r['describe']}")
+        print(
+            f"   N={r['n']:,} {r['label']}: other pairs {r['other_pairs']} (random expectation "
+            f"{r['other_pairs_expected']:.3g}); batch origin recall {r['batch_origin_recall']:.4f}; "
+            f"{r['describe']}"
+        )
     c = results.get("compile")
     if c and "error" not in c:
-        print(f"\n== compile (child, tiny build+query+query_batch+pairs) == empty cache "
-              f"{c['empty_cache']['first_calls_s']:.2f} s, warm cache {c['warm_cache']['first_calls_s']:.2f} s "
-              f"=> compile {c['compile_s']:.2f} s; import {c['warm_cache']['import_s']:.2f} s")
+        print(
+            f"\n== compile (child, tiny build+query+query_batch+pairs) == empty cache "
+            f"{c['empty_cache']['first_calls_s']:.2f} s, warm cache {c['warm_cache']['first_calls_s']:.2f} s "
+            f"=> compile {c['compile_s']:.2f} s; import {c['warm_cache']['import_s']:.2f} s"
+        )
     elif c:
         print(f"\n== compile == failed: {c['error']}")
     print("\n== peers ==")
@@ -644,22 +779,28 @@ def print_footer(results: dict[str, Any]) -> None:
             print(f"simhash-py: skipped: {sp['skipped']}")
         else:
             for blocks, run in sp["runs"].items():
-                print(f"simhash-py find_all(1M, blocks={blocks}, k={K}): {run['find_all_s']:.2f} s, "
-                      f"{run['pairs']:,} pairs; same pairs as neardup (d>0): {run['same_pairs_as_neardup']} "
-                      f"(only theirs {run['only_simhashpy']}, only ours {run['only_neardup']}); "
-                      f"{run['find_all_over_neardup_join']:.1f}x neardup's join time")
-            print(f"   (list conversion {sp['convert_to_list_s']:.2f} s not counted; neardup's "
-                  f"{sp['neardup_pairs_d_0']} identical-fingerprint pairs cannot appear in find_all)")
+                print(
+                    f"simhash-py find_all(1M, blocks={blocks}, k={K}): {run['find_all_s']:.2f} s, "
+                    f"{run['pairs']:,} pairs; same pairs as neardup (d>0): {run['same_pairs_as_neardup']} "
+                    f"(only theirs {run['only_simhashpy']}, only ours {run['only_neardup']}); "
+                    f"{run['find_all_over_neardup_join']:.1f}x neardup's join time"
+                )
+            print(
+                f"   (list conversion {sp['convert_to_list_s']:.2f} s not counted; neardup's "
+                f"{sp['neardup_pairs_d_0']} identical-fingerprint pairs cannot appear in find_all)"
+            )
     sh = results["peers"].get("simhash")
     if sh:
         if "skipped" in sh:
             print(f"simhash SimhashIndex: skipped: {sh['skipped']}")
         else:
-            print(f"simhash SimhashIndex(N={sh['n']:,}, k={K}): build {sh['build_s']:.1f} s, query p50 "
-                  f"{sh['query_p50_us']:.1f} us, p99 {sh['query_p99_us']:.1f} us; neardup "
-                  f"({sh['neardup_plan']}) p50 {sh['neardup_query_p50_us']:.1f} us, p99 "
-                  f"{sh['neardup_query_p99_us']:.1f} us => {sh['p50_ratio']:.0f}x; same results "
-                  f"{sh['same_results']}/{sh['queries']}")
+            print(
+                f"simhash SimhashIndex(N={sh['n']:,}, k={K}): build {sh['build_s']:.1f} s, query p50 "
+                f"{sh['query_p50_us']:.1f} us, p99 {sh['query_p99_us']:.1f} us; neardup "
+                f"({sh['neardup_plan']}) p50 {sh['neardup_query_p50_us']:.1f} us, p99 "
+                f"{sh['neardup_query_p99_us']:.1f} us => {sh['p50_ratio']:.0f}x; same results "
+                f"{sh['same_results']}/{sh['queries']}"
+            )
     print("\n== targets (issue, 2 cores) ==")
     for key, v in results["targets"].items():
         if v is None:
@@ -667,10 +808,12 @@ def print_footer(results: dict[str, Any]) -> None:
         else:
             print(f"{key:<36} {v['value']:.4g} ({v['plan']}) {'MET' if v['met'] else 'NOT met'}")
     m = results["machine"]
-    print(f"\n== machine == {m.get('cpu_model')}; {m['cpus_available']} CPUs; numba {m['numba']} "
-          f"with {m['numba_threads']} threads ({m['threading_layer']}); RAM "
-          f"{(m['mem_total_bytes'] or 0) / 2**30:.1f} GiB; peak RSS {results['parent_peak_rss_mib']:,.0f} MiB; "
-          f"wall {results['wall_s']:.1f} s")
+    print(
+        f"\n== machine == {m.get('cpu_model')}; {m['cpus_available']} CPUs; numba {m['numba']} "
+        f"with {m['numba_threads']} threads ({m['threading_layer']}); RAM "
+        f"{(m['mem_total_bytes'] or 0) / 2**30:.1f} GiB; peak RSS {results['parent_peak_rss_mib']:,.0f} MiB; "
+        f"wall {results['wall_s']:.1f} s"
+    )
 
 
 if __name__ == "__main__":

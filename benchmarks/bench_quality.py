@@ -42,10 +42,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from _common import machine_info
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+
+from _common import machine_info
 
 RATES = (0.01, 0.02, 0.05, 0.10, 0.20, 0.40)
 LOW_RATES = (0.01, 0.02, 0.05)
@@ -74,6 +74,7 @@ NUM_PERM = 128
 # Ground truth and scoring
 # ---------------------------------------------------------------------------------------------
 
+
 class Truth:
     """Planted pairs as int64 keys ``i * n + j`` (i < j), sorted, and the (original, variant)
     pairs with their edit rate and script."""
@@ -92,8 +93,9 @@ class Truth:
         self.ov_script = np.array([docs[v].script for v in variant])
         self.doc_script = np.array([d.script for d in docs])
 
-    def score(self, first: np.ndarray, second: np.ndarray, clusters: bool = True,
-              script: str | None = None) -> dict[str, Any]:
+    def score(
+        self, first: np.ndarray, second: np.ndarray, clusters: bool = True, script: str | None = None
+    ) -> dict[str, Any]:
         first, second = np.asarray(first, np.int64), np.asarray(second, np.int64)
         lo, hi = np.minimum(first, second), np.maximum(first, second)
         keys = lo * self.n + hi
@@ -128,13 +130,17 @@ def _by_rate(hit: np.ndarray, rate: np.ndarray, scope: np.ndarray) -> dict[str, 
 
 def meets_target(s: dict[str, Any]) -> bool:
     rec = s["recall"]
-    return s["precision"] >= TARGET_PRECISION and all(rec[f"{r:g}"] >= TARGET_RECALL for r in LOW_RATES) \
+    return (
+        s["precision"] >= TARGET_PRECISION
+        and all(rec[f"{r:g}"] >= TARGET_RECALL for r in LOW_RATES)
         and rec["<=0.05"] >= TARGET_RECALL
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # neardup
 # ---------------------------------------------------------------------------------------------
+
 
 def timed_dedup(texts: list[str], repeats: int, **kw: Any) -> tuple[Any, float, float]:
     """(result, first-call seconds, best warm seconds of ``repeats`` further calls)."""
@@ -160,10 +166,17 @@ def sweep_64(texts: list[str], truth: Truth, repeats: int) -> dict[str, Any]:
         m = d <= k
         rows.append({"k": k, **truth.score(a[m], b[m])})
     m = d <= 3
-    per_script = {s: truth.score(a[m], b[m], clusters=False, script=s) for s in SCRIPTS
-                  if (truth.doc_script == s).any()}
-    return {"first_call_s": first_s, "warm_s_k8": warm_s, "warm_s_k3": warm3_s,
-            "docs_s_k3": len(texts) / warm3_s, "rows": rows, "per_script_k3": per_script}
+    per_script = {
+        s: truth.score(a[m], b[m], clusters=False, script=s) for s in SCRIPTS if (truth.doc_script == s).any()
+    }
+    return {
+        "first_call_s": first_s,
+        "warm_s_k8": warm_s,
+        "warm_s_k3": warm3_s,
+        "docs_s_k3": len(texts) / warm3_s,
+        "rows": rows,
+        "per_script_k3": per_script,
+    }
 
 
 def sweep_128(texts: list[str], truth: Truth, repeats: int, words_kmax: int) -> list[dict[str, Any]]:
@@ -173,13 +186,21 @@ def sweep_128(texts: list[str], truth: Truth, repeats: int, words_kmax: int) -> 
         # candidates at k = 16 on the full corpus, each verified from the texts.
         radii = [k for k in RADII_128 if cfg != RECIPES_128["words"] or k <= words_kmax]
         kmax = max(radii)
-        r, first_s, warm_s = timed_dedup(texts, repeats, max_distance=kmax, **cfg)
+        r, _first_s, warm_s = timed_dedup(texts, repeats, max_distance=kmax, **cfg)
         a, b, d = r.pairs
         print(f"  {name}: {len(a)} candidate pairs at k={kmax}, {warm_s:.2f} s warm", flush=True)
         for k in radii:
             m = d <= k
-            rows.append({"recipe": name, "config": cfg, "k": k, "verify": None,
-                         "seconds": warm_s, **truth.score(a[m], b[m])})
+            rows.append(
+                {
+                    "recipe": name,
+                    "config": cfg,
+                    "k": k,
+                    "verify": None,
+                    "seconds": warm_s,
+                    **truth.score(a[m], b[m]),
+                }
+            )
         for metric, thresholds in VERIFY.items():
             rv, _, vs = timed_dedup(texts, 0, max_distance=kmax, verify=(metric, 0.0), **cfg)
             va, vb, vd = rv.pairs
@@ -188,14 +209,23 @@ def sweep_128(texts: list[str], truth: Truth, repeats: int, words_kmax: int) -> 
             for t in thresholds:
                 for k in radii:
                     m = (vd <= k) & (sim >= t)
-                    rows.append({"recipe": name, "config": cfg, "k": k, "verify": [metric, t],
-                                 "seconds": vs, **truth.score(va[m], vb[m])})
+                    rows.append(
+                        {
+                            "recipe": name,
+                            "config": cfg,
+                            "k": k,
+                            "verify": [metric, t],
+                            "seconds": vs,
+                            **truth.score(va[m], vb[m]),
+                        }
+                    )
     return rows
 
 
 # ---------------------------------------------------------------------------------------------
 # datasketch
 # ---------------------------------------------------------------------------------------------
+
 
 def datasketch_rows(texts: list[str], truth: Truth) -> dict[str, Any]:
     try:
@@ -215,10 +245,14 @@ def datasketch_rows(texts: list[str], truth: Truth) -> dict[str, Any]:
     mhs = MinHash.bulk(sets, num_perm=NUM_PERM)
     minhash_s = time.perf_counter() - t
     H = np.stack([m.hashvalues for m in mhs])
-    out: dict[str, Any] = {"version": datasketch.__version__, "num_perm": NUM_PERM,
-                           "features": "neardup word 3-shingle hashes (casefolded), distinct, 8 bytes LE; "
-                                       "default sha1_hash32",
-                           "features_s": features_s, "minhash_s": minhash_s, "rows": []}
+    out: dict[str, Any] = {
+        "version": datasketch.__version__,
+        "num_perm": NUM_PERM,
+        "features": "neardup word 3-shingle hashes (casefolded), distinct, 8 bytes LE; default sha1_hash32",
+        "features_s": features_s,
+        "minhash_s": minhash_s,
+        "rows": [],
+    }
     for threshold in LSH_THRESHOLDS:
         t = time.perf_counter()
         lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
@@ -233,19 +267,35 @@ def datasketch_rows(texts: list[str], truth: Truth) -> dict[str, Any]:
         lsh_s = time.perf_counter() - t
         a, b = np.array(firsts, np.int64), np.array(seconds, np.int64)
         total = features_s + minhash_s + lsh_s
-        out["rows"].append({"threshold": threshold, "filter": None, "lsh_s": lsh_s, "total_s": total,
-                            "docs_s": len(texts) / total, **truth.score(a, b)})
+        out["rows"].append(
+            {
+                "threshold": threshold,
+                "filter": None,
+                "lsh_s": lsh_s,
+                "total_s": total,
+                "docs_s": len(texts) / total,
+                **truth.score(a, b),
+            }
+        )
         est = (H[a] == H[b]).mean(axis=1) if len(a) else np.zeros(0)
         m = est >= threshold
-        out["rows"].append({"threshold": threshold, "filter": "estimated jaccard >= threshold",
-                            "lsh_s": lsh_s, "total_s": total, "docs_s": len(texts) / total,
-                            **truth.score(a[m], b[m])})
+        out["rows"].append(
+            {
+                "threshold": threshold,
+                "filter": "estimated jaccard >= threshold",
+                "lsh_s": lsh_s,
+                "total_s": total,
+                "docs_s": len(texts) / total,
+                **truth.score(a[m], b[m]),
+            }
+        )
     return out
 
 
 # ---------------------------------------------------------------------------------------------
 # Tables
 # ---------------------------------------------------------------------------------------------
+
 
 def _pct(x: float) -> str:
     return "-" if x != x else f"{100 * x:.1f}"
@@ -259,16 +309,29 @@ RATE_HEAD = [f"{round(100 * r)}%" for r in RATES] + ["<=5%"]
 
 
 def md_table(head: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" if i else "---" for i in range(len(head))) + "|"]
+    lines = [
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join("---:" if i else "---" for i in range(len(head))) + "|",
+    ]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
 
 
 def table1(res: dict[str, Any]) -> str:
-    rows = [[str(r["k"]), str(r["pairs"]), f"{r['precision']:.4f}", *_rec_cells(r), _pct(r["clustered"]["<=0.05"])]
-            for r in res["rows"]]
+    rows = [
+        [
+            str(r["k"]),
+            str(r["pairs"]),
+            f"{r['precision']:.4f}",
+            *_rec_cells(r),
+            _pct(r["clustered"]["<=0.05"]),
+        ]
+        for r in res["rows"]
+    ]
     t = md_table(["k", "pairs", "precision", *RATE_HEAD, "clustered <=5%"], rows)
-    rows = [[s, str(r["pairs"]), f"{r['precision']:.4f}", *_rec_cells(r)] for s, r in res["per_script_k3"].items()]
+    rows = [
+        [s, str(r["pairs"]), f"{r['precision']:.4f}", *_rec_cells(r)] for s, r in res["per_script_k3"].items()
+    ]
     return t + "\n\nPer script, k = 3:\n\n" + md_table(["script", "pairs", "precision", *RATE_HEAD], rows)
 
 
@@ -292,10 +355,24 @@ def table2(rows: list[dict[str, Any]], full: bool) -> str:
             if key not in best or _rank(r) > _rank(best[key]):
                 best[key] = r
         order = {(r["recipe"], r["k"]): i for i, r in enumerate(rows)}
-        shown = sorted(shown + list(best.values()), key=lambda r: (order[(r["recipe"], r["k"])], r["verify"] is not None))
-    cells = [[r["recipe"], str(r["k"]), _verify_label(r["verify"]), str(r["pairs"]), f"{r['precision']:.4f}",
-              *_rec_cells(r), _pct(r["clustered"]["<=0.05"])] for r in shown]
-    return md_table(["features (128 bits)", "k", "verify", "pairs", "precision", *RATE_HEAD, "clustered <=5%"], cells)
+        shown = sorted(
+            shown + list(best.values()), key=lambda r: (order[(r["recipe"], r["k"])], r["verify"] is not None)
+        )
+    cells = [
+        [
+            r["recipe"],
+            str(r["k"]),
+            _verify_label(r["verify"]),
+            str(r["pairs"]),
+            f"{r['precision']:.4f}",
+            *_rec_cells(r),
+            _pct(r["clustered"]["<=0.05"]),
+        ]
+        for r in shown
+    ]
+    return md_table(
+        ["features (128 bits)", "k", "verify", "pairs", "precision", *RATE_HEAD, "clustered <=5%"], cells
+    )
 
 
 def table3(ds: dict[str, Any], nd_rows: list[tuple[str, dict[str, Any], float]]) -> str:
@@ -313,11 +390,17 @@ def _rank(r: dict[str, Any]) -> tuple[float, float, bool, int, float]:
     (no second read of the texts), then the fewest pairs (tf-weighted unigrams put unrelated
     texts of one script within 12 bits by the million; sublinear ones do not), then precision."""
     rec = r["recall"]
-    return (round(rec["<=0.05"], 4), round(min(rec[f"{x:g}"] for x in LOW_RATES), 4),
-            r["verify"] is None, -r["pairs"], r["precision"])
+    return (
+        round(rec["<=0.05"], 4),
+        round(min(rec[f"{x:g}"] for x in LOW_RATES), 4),
+        r["verify"] is None,
+        -r["pairs"],
+        r["precision"],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
+
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -328,12 +411,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--kinds", default="mixed", help="comma-separated edit kinds (planted.EDIT_KINDS)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, help="warm timed calls per dedup (best is kept)")
-    parser.add_argument("--words-kmax", type=int, default=16,
-                        help="largest radius tried for 128-bit unigram (features=words) fingerprints")
+    parser.add_argument(
+        "--words-kmax",
+        type=int,
+        default=16,
+        help="largest radius tried for 128-bit unigram (features=words) fingerprints",
+    )
     parser.add_argument("--no-peers", action="store_true", help="skip datasketch")
     parser.add_argument("--all-verify-rows", action="store_true", help="print every verified row of table 2")
-    parser.add_argument("--json", metavar="FILE", help="write the results JSON here "
-                        "(default benchmarks/results/quality[-quick].json)")
+    parser.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write the results JSON here (default benchmarks/results/quality[-quick].json)",
+    )
     args = parser.parse_args(argv)
     size = dict(SIZES["quick" if args.quick else "full"])
     if args.originals is not None:
@@ -353,23 +443,43 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     neardup.warmup()
     warmup_s = time.perf_counter() - t
     t = time.perf_counter()
-    docs = planted_corpus(size["originals"] * len(scripts), variants_per_original=len(RATES) * len(kinds),
-                          edit_rates=RATES, edit_kinds=kinds, scripts=scripts,
-                          words_per_doc=args.words, seed=args.seed)
+    docs = planted_corpus(
+        size["originals"] * len(scripts),
+        variants_per_original=len(RATES) * len(kinds),
+        edit_rates=RATES,
+        edit_kinds=kinds,
+        scripts=scripts,
+        words_per_doc=args.words,
+        seed=args.seed,
+    )
     texts = [d.text for d in docs]
     truth = Truth(docs)
     gen_s = time.perf_counter() - t
     n_orig = sum(d.edit_kind is None for d in docs)
     mb = sum(len(x.encode("utf-8")) for x in texts) / 1e6
-    print(f"corpus: {len(docs)} docs ({n_orig} originals, {len(docs) - n_orig} variants), {mb:.1f} MB, "
-          f"{len(truth.keys)} planted pairs ({len(truth.ov_keys)} original-variant); {gen_s:.1f} s", flush=True)
+    print(
+        f"corpus: {len(docs)} docs ({n_orig} originals, {len(docs) - n_orig} variants), {mb:.1f} MB, "
+        f"{len(truth.keys)} planted pairs ({len(truth.ov_keys)} original-variant); {gen_s:.1f} s",
+        flush=True,
+    )
 
     results: dict[str, Any] = {
-        "benchmark": "quality", "quick": args.quick, "seed": args.seed, "sizes": size,
-        "corpus": {"docs": len(docs), "originals": n_orig, "mb": mb, "words_per_doc": args.words,
-                   "scripts": scripts, "edit_kinds": kinds, "edit_rates": RATES,
-                   "planted_pairs": len(truth.keys), "original_variant_pairs": len(truth.ov_keys),
-                   "generate_s": gen_s},
+        "benchmark": "quality",
+        "quick": args.quick,
+        "seed": args.seed,
+        "sizes": size,
+        "corpus": {
+            "docs": len(docs),
+            "originals": n_orig,
+            "mb": mb,
+            "words_per_doc": args.words,
+            "scripts": scripts,
+            "edit_kinds": kinds,
+            "edit_rates": RATES,
+            "planted_pairs": len(truth.keys),
+            "original_variant_pairs": len(truth.ov_keys),
+            "generate_s": gen_s,
+        },
         "machine": machine_info(("datasketch",)),
         "warmup_s": warmup_s,
         "truth": "true pairs: original-variant and variant-variant (siblings) of one original",
@@ -384,27 +494,37 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # Best high-recall recipe: the cheapest row that meets the target (fewest candidate pairs
     # to find and verify, then no verification), else the best <=5% recall at precision >= 0.99.
-    candidates = [dict(r, bits=64, recipe="word 3-shingles", verify=None, config={"bits": 64})
-                  for r in res64["rows"]] + rows128
+    candidates = [
+        dict(r, bits=64, recipe="word 3-shingles", verify=None, config={"bits": 64}) for r in res64["rows"]
+    ] + rows128
     found = {(r["recipe"], r["k"], r.get("bits")): r["pairs"] for r in candidates if r["verify"] is None}
     ok = [r for r in candidates if r["precision"] >= TARGET_PRECISION]
     meeting = [r for r in ok if meets_target(r)]
-    best = (min(meeting, key=lambda r: (found[(r["recipe"], r["k"], r.get("bits"))], r["verify"] is not None))
-            if meeting else max(ok, key=_rank) if ok else None)
+    best = (
+        min(meeting, key=lambda r: (found[(r["recipe"], r["k"], r.get("bits"))], r["verify"] is not None))
+        if meeting
+        else max(ok, key=_rank)
+        if ok
+        else None
+    )
     check = None
     if best is not None:
         cfg = dict(best["config"])
         kw = dict(cfg, max_distance=best["k"], verify=tuple(best["verify"]) if best["verify"] else None)
         rb, _, best_s = timed_dedup(texts, size["repeats"], **kw)
         again = truth.score(*rb.pairs[:2])
-        check = {"kwargs": {k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()},
-                 "warm_s": best_s, "docs_s": len(texts) / best_s,
-                 "same_as_filtered": again["pairs"] == best["pairs"] and again["true_pairs"] == best["true_pairs"],
-                 "score": again}
+        check = {
+            "kwargs": {k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()},
+            "warm_s": best_s,
+            "docs_s": len(texts) / best_s,
+            "same_as_filtered": again["pairs"] == best["pairs"] and again["true_pairs"] == best["true_pairs"],
+            "score": again,
+        }
     default = res64["rows"][3]
     targets = {
-        f"best_recipe_recall<=5%>={TARGET_RECALL}_at_precision>={TARGET_PRECISION}":
-            bool(best is not None and meets_target(best)),
+        f"best_recipe_recall<=5%>={TARGET_RECALL}_at_precision>={TARGET_PRECISION}": bool(
+            best is not None and meets_target(best)
+        ),
         f"default_64bit_k3_precision>={TARGET_PRECISION}": default["precision"] >= TARGET_PRECISION,
     }
     results["best_recipe"] = {"row": best, "rerun": check}
@@ -420,36 +540,50 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print()
     print(f"## Table 1: 64 bits, word 3-shingles, tf (the default); {len(docs)} docs\n")
     print(table1(res64))
-    print(f"\n## Table 2: 128 bits (unverified rows, and per k the verified row with the best <=5% "
-          f"recall at precision >= {TARGET_PRECISION})\n")
+    print(
+        f"\n## Table 2: 128 bits (unverified rows, and per k the verified row with the best <=5% "
+        f"recall at precision >= {TARGET_PRECISION})\n"
+    )
     print(table2(rows128, args.all_verify_rows))
     nd_rows = [("neardup 64 bits k=3 (default)", default, res64["docs_s_k3"])]
     if best is not None and check is not None:
-        label = (f"neardup {best['config'].get('bits')} bits {best['recipe']} k={best['k']}"
-                 + (f" verify {_verify_label(best['verify'])}" if best["verify"] else ""))
+        label = f"neardup {best['config'].get('bits')} bits {best['recipe']} k={best['k']}" + (
+            f" verify {_verify_label(best['verify'])}" if best["verify"] else ""
+        )
         nd_rows.append((label, best, check["docs_s"]))
     print("\n## Table 3: neardup against datasketch MinHashLSH (num_perm=128, same shingles)\n")
     print(table3(ds, nd_rows))
     if "features_s" in ds:
-        print(f"\ndatasketch time: features {ds['features_s']:.2f} s (neardup.report.explain.document_features, "
-              f"Python loop), MinHash.bulk {ds['minhash_s']:.2f} s, LSH insert+query "
-              + ", ".join(f"{r['lsh_s']:.2f} s (t={r['threshold']:g})" for r in ds["rows"][::2]) + ".")
-    print(f"\nneardup: first call {res64['first_call_s']:.2f} s (after warmup() {warmup_s:.1f} s), "
-          f"warm 64-bit k=3 {res64['warm_s_k3']:.2f} s, {numba.config.NUMBA_NUM_THREADS} threads.")
+        print(
+            f"\ndatasketch time: features {ds['features_s']:.2f} s "
+            "(neardup.report.explain.document_features, "
+            f"Python loop), MinHash.bulk {ds['minhash_s']:.2f} s, LSH insert+query "
+            + ", ".join(f"{r['lsh_s']:.2f} s (t={r['threshold']:g})" for r in ds["rows"][::2])
+            + "."
+        )
+    print(
+        f"\nneardup: first call {res64['first_call_s']:.2f} s (after warmup() {warmup_s:.1f} s), "
+        f"warm 64-bit k=3 {res64['warm_s_k3']:.2f} s, {numba.config.NUMBA_NUM_THREADS} threads."
+    )
     if best is not None:
-        print(f"\nBest recipe (the fewest candidate pairs with >= {TARGET_RECALL:.0%} of each <=5% rate at "
-              f"precision >= {TARGET_PRECISION}): {check['kwargs']} -> "
-              f"precision {best['precision']:.4f}, recall <=5% {_pct(best['recall']['<=0.05'])}% "
-              f"(1/2/5%: {', '.join(_pct(best['recall'][f'{r:g}']) for r in LOW_RATES)}); rerun with its own "
-              f"verify agrees: {check['same_as_filtered']}")
+        print(
+            f"\nBest recipe (the fewest candidate pairs with >= {TARGET_RECALL:.0%} of each <=5% rate at "
+            f"precision >= {TARGET_PRECISION}): {check['kwargs']} -> "
+            f"precision {best['precision']:.4f}, recall <=5% {_pct(best['recall']['<=0.05'])}% "
+            f"(1/2/5%: {', '.join(_pct(best['recall'][f'{r:g}']) for r in LOW_RATES)}); rerun with its own "
+            f"verify agrees: {check['same_as_filtered']}"
+        )
     for name, passed in targets.items():
         print(f"{'PASS' if passed else 'MISS'} {name}")
 
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     results["wall_s"] = time.perf_counter() - started
     line = json.dumps(results, separators=(",", ":"), default=_json_default)
-    path = Path(args.json) if args.json else \
-        Path(__file__).parent / "results" / f"quality{'-quick' if args.quick else ''}.json"
+    path = (
+        Path(args.json)
+        if args.json
+        else Path(__file__).parent / "results" / f"quality{'-quick' if args.quick else ''}.json"
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(line + "\n")
     print(f"\nwall {results['wall_s']:.1f} s, peak RSS {results['peak_rss_mib']:.0f} MiB; JSON: {path}")

@@ -40,6 +40,7 @@ MASK64 = 2**64 - 1
 
 # --- Section 2: from input to text -------------------------------------------------------
 
+
 def naive_decode(document: str | bytes) -> str:
     """The code points of a document: surrogates in a str become U+FFFD; bytes are UTF-8
     with each maximal ill-formed subpart replaced by U+FFFD."""
@@ -50,11 +51,13 @@ def naive_decode(document: str | bytes) -> str:
 
 # --- Section 3: normalisation -------------------------------------------------------------
 
+
 def naive_normalize(text: str, normalize: bool) -> str:
     return unicodedata.normalize("NFKC", text).casefold() if normalize else text
 
 
 # --- Section 4: character classes and tokens ----------------------------------------------
+
 
 def naive_class(code_point: int) -> int:
     ch = chr(code_point)
@@ -93,6 +96,7 @@ def naive_tokens(document: str | bytes, normalize: bool = True) -> list[str]:
 
 # --- Section 5: features and their hashes -------------------------------------------------
 
+
 def xxh3(data: bytes, seed: int) -> int:
     return xxhash.xxh3_64_intdigest(data, seed=seed)
 
@@ -115,8 +119,14 @@ def naive_collapsed(document: str | bytes, normalize: bool = True) -> str:
     return "".join(out)
 
 
-def naive_features(document: str | bytes, features: str = "word-shingles", shingle_size: int = 3,
-                   ngram_size: int = 5, normalize: bool = True, seed: int = 0) -> list[int]:
+def naive_features(
+    document: str | bytes,
+    features: str = "word-shingles",
+    shingle_size: int = 3,
+    ngram_size: int = 5,
+    normalize: bool = True,
+    seed: int = 0,
+) -> list[int]:
     """The h0 of every feature of a document, in text order, repeats kept."""
     if features == "words":
         return [xxh3(t.encode("utf-8"), seed) for t in naive_tokens(document, normalize)]
@@ -125,8 +135,7 @@ def naive_features(document: str | bytes, features: str = "word-shingles", shing
         k = shingle_size
         if len(hashes) < k:
             return hashes
-        return [xxh3(b"".join(le64(t) for t in hashes[i:i + k]), seed)
-                for i in range(len(hashes) - k + 1)]
+        return [xxh3(b"".join(le64(t) for t in hashes[i : i + k]), seed) for i in range(len(hashes) - k + 1)]
     if features == "char-ngrams":
         s = naive_collapsed(document, normalize)
         n = ngram_size
@@ -134,11 +143,12 @@ def naive_features(document: str | bytes, features: str = "word-shingles", shing
             return []
         if len(s) < n:
             return [xxh3(s.encode("utf-8"), seed)]
-        return [xxh3(s[i:i + n].encode("utf-8"), seed) for i in range(len(s) - n + 1)]
+        return [xxh3(s[i : i + n].encode("utf-8"), seed) for i in range(len(s) - n + 1)]
     raise ValueError(f"unknown features {features!r}")
 
 
 # --- Section 6: weights, accumulation and bits ---------------------------------------------
+
 
 def hyperplane_bits(h0: int, bits: int, seed: int) -> list[int]:
     """Bit i of H for i in 0..bits-1: h0 below 64, h1 = XXH3(le64(h0)) above."""
@@ -166,9 +176,17 @@ def accumulate(weights: dict[int, Any], bits: int, seed: int, start: Any) -> int
     return pack(vector, bits)
 
 
-def naive_fingerprint(document: str | bytes, bits: int = 64, features: str = "word-shingles",
-                      shingle_size: int = 3, ngram_size: int = 5, normalize: bool = True,
-                      weighting: str = "tf", idf: Any = None, seed: int = 0) -> int:
+def naive_fingerprint(
+    document: str | bytes,
+    bits: int = 64,
+    features: str = "word-shingles",
+    shingle_size: int = 3,
+    ngram_size: int = 5,
+    normalize: bool = True,
+    weighting: str = "tf",
+    idf: Any = None,
+    seed: int = 0,
+) -> int:
     """The fingerprint of one document as a Python int (< 2**bits). ``idf`` is an object with
     ``hashes`` (sorted uint64), ``values`` (float64) and ``default_idf``, as neardup.IdfModel."""
     counts: dict[int, int] = {}
@@ -184,20 +202,30 @@ def naive_fingerprint(document: str | bytes, bits: int = 64, features: str = "wo
         return accumulate({h0: 1.0 + math.log(c) for h0, c in counts.items()}, bits, seed, 0.0)
     if weighting == "tfidf":
         table = naive_idf_table(idf)
-        return accumulate({h0: float(c) * table.get(h0, float(idf.default_idf))
-                           for h0, c in counts.items()}, bits, seed, 0.0)
+        return accumulate(
+            {h0: float(c) * table.get(h0, float(idf.default_idf)) for h0, c in counts.items()},
+            bits,
+            seed,
+            0.0,
+        )
     raise ValueError(f"unknown weighting {weighting!r}")
 
 
 # --- Section 7: IDF models ----------------------------------------------------------------
 
+
 def naive_idf_table(idf: Any) -> dict[int, float]:
     return {int(h): float(v) for h, v in zip(idf.hashes.tolist(), idf.values.tolist())}
 
 
-def naive_document_frequencies(texts: list, features: str = "word-shingles", shingle_size: int = 3,
-                               ngram_size: int = 5, normalize: bool = True,
-                               seed: int = 0) -> dict[int, int]:
+def naive_document_frequencies(
+    texts: list,
+    features: str = "word-shingles",
+    shingle_size: int = 3,
+    ngram_size: int = 5,
+    normalize: bool = True,
+    seed: int = 0,
+) -> dict[int, int]:
     """df of every feature h0 over ``texts``: in how many texts it occurs."""
     df: dict[int, int] = {}
     for text in texts:
@@ -212,6 +240,7 @@ def naive_idf(df: int, n_docs: int) -> float:
 
 
 # --- Section 8: caller-given features -----------------------------------------------------
+
 
 def naive_fingerprint_features(pairs: list, seed: int = 0, bits: int = 64) -> int:
     """Fingerprint of (feature, weight) pairs: features hashed as their bytes (str as UTF-8,

@@ -51,8 +51,9 @@ def clusters(i: list[int], j: list[int], ids: list[int]) -> list[int]:
     return [find(v) for v in ids]
 
 
-def representatives(i: list[int], j: list[int], ids: list[int], rule: str,
-                    lengths: list[int] | None = None) -> list[int]:
+def representatives(
+    i: list[int], j: list[int], ids: list[int], rule: str, lengths: list[int] | None = None
+) -> list[int]:
     """Each item's cluster representative under ``rule``: components from :func:`clusters`,
     then the lowest id, the earliest in ``ids``, or the longest (ties: lowest id)."""
     component = clusters(i, j, ids)

@@ -8,17 +8,23 @@ import neardup
 from neardup import ConfigError, FingerprintConfig
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"bits": 32}, r"bits=32 is not allowed; choose one of 64, 128"),
-    ({"features": "shingles"}, r"features='shingles' is not allowed; choose one of 'word-shingles', 'words', 'char-ngrams'"),
-    ({"weighting": "bm25"}, r"weighting='bm25' is not allowed"),
-    ({"shingle_size": 0}, r"shingle_size=0 must be a positive integer"),
-    ({"ngram_size": 2.5}, r"ngram_size=2.5 must be a positive integer"),
-    ({"normalize": "yes"}, r"normalize='yes' must be True or False"),
-    ({"seed": -1}, r"seed=-1 must be an integer in \[0, 2\*\*64\)"),
-    ({"seed": 2**64}, r"seed=.* must be an integer"),
-    ({"weighting": "tfidf"}, r'weighting="tfidf" needs an IDF model'),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"bits": 32}, r"bits=32 is not allowed; choose one of 64, 128"),
+        (
+            {"features": "shingles"},
+            r"features='shingles' is not allowed; choose one of 'word-shingles', 'words', 'char-ngrams'",
+        ),
+        ({"weighting": "bm25"}, r"weighting='bm25' is not allowed"),
+        ({"shingle_size": 0}, r"shingle_size=0 must be a positive integer"),
+        ({"ngram_size": 2.5}, r"ngram_size=2.5 must be a positive integer"),
+        ({"normalize": "yes"}, r"normalize='yes' must be True or False"),
+        ({"seed": -1}, r"seed=-1 must be an integer in \[0, 2\*\*64\)"),
+        ({"seed": 2**64}, r"seed=.* must be an integer"),
+        ({"weighting": "tfidf"}, r'weighting="tfidf" needs an IDF model'),
+    ],
+)
 def test_bad_settings_say_what_is_allowed(options, message):
     with pytest.raises(ConfigError, match=message):
         FingerprintConfig(**options)

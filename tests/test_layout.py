@@ -64,6 +64,9 @@ def test_each_folder_imports_only_from_folders_before_it():
 
 def test_every_module_is_in_a_known_place():
     top_level = {p.name for p in PACKAGE.iterdir() if not p.name.startswith(("__pycache__", "."))}
-    expected = {f"{name}.py" for name in SHARED - {"_kernels"}} | set(LAYERS) | {
-        "_kernels", "_data", "__init__.py", "__main__.py", "py.typed"}
+    expected = (
+        {f"{name}.py" for name in SHARED - {"_kernels"}}
+        | set(LAYERS)
+        | {"_kernels", "_data", "__init__.py", "__main__.py", "py.typed"}
+    )
     assert top_level == expected

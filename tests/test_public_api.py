@@ -8,10 +8,30 @@ import sys
 import neardup
 
 EXPECTED = [
-    "ConfigError", "DedupResult", "Explanation", "FINGERPRINT_VERSION", "FingerprintConfig", "Fingerprinter",
-    "FormatError", "HammingIndex", "IdfModel", "IndexPlan", "NeardupError", "__version__", "clusters",
-    "dedup", "distance_for_cosine", "estimate_cosine", "explain",
-    "fit_idf", "hamming", "hamming_many", "hamming_pairwise", "simhash", "warmup", "write_report",
+    "ConfigError",
+    "DedupResult",
+    "Explanation",
+    "FINGERPRINT_VERSION",
+    "FingerprintConfig",
+    "Fingerprinter",
+    "FormatError",
+    "HammingIndex",
+    "IdfModel",
+    "IndexPlan",
+    "NeardupError",
+    "__version__",
+    "clusters",
+    "dedup",
+    "distance_for_cosine",
+    "estimate_cosine",
+    "explain",
+    "fit_idf",
+    "hamming",
+    "hamming_many",
+    "hamming_pairwise",
+    "simhash",
+    "warmup",
+    "write_report",
 ]
 
 

@@ -51,8 +51,10 @@ def char_class(cp: int) -> int:
 def main() -> None:
     if unicodedata.unidata_version != UNICODE_VERSION:
         sys.exit(f"needs Unicode {UNICODE_VERSION}, this Python has {unicodedata.unidata_version}")
-    lines = [f"# neardup character classes, Unicode {UNICODE_VERSION}: first last class",
-             "# classes: 0 other (separator), 1 word, 2 solo (a token by itself), 3 space"]
+    lines = [
+        f"# neardup character classes, Unicode {UNICODE_VERSION}: first last class",
+        "# classes: 0 other (separator), 1 word, 2 solo (a token by itself), 3 space",
+    ]
     start, current = 0, char_class(0)
     for cp in range(1, 0x110000):
         cls = char_class(cp)

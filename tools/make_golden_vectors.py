@@ -72,9 +72,17 @@ def main() -> None:
         width = fingerprinter.config.bits // 4
         for text in TEXTS:
             fp = fingerprinter.fingerprint(text)
-            lines.append(json.dumps({"version": neardup.FINGERPRINT_VERSION, "config": config,
-                                     "text": text, "fingerprint": f"{fp:0{width}x}"},
-                                    ensure_ascii=True))
+            lines.append(
+                json.dumps(
+                    {
+                        "version": neardup.FINGERPRINT_VERSION,
+                        "config": config,
+                        "text": text,
+                        "fingerprint": f"{fp:0{width}x}",
+                    },
+                    ensure_ascii=True,
+                )
+            )
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {len(lines)} vectors to {out}")
 

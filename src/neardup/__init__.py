@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from ._config import FINGERPRINT_VERSION, FingerprintConfig
 from ._errors import ConfigError, FormatError, NeardupError
+from ._version import __version__
+
 # hamming.py needs only numpy, so these load now.
 from .index.hamming import distance_for_cosine, estimate_cosine, hamming, hamming_many, hamming_pairwise
-
-from ._version import __version__
 
 if TYPE_CHECKING:
     from .fingerprint.fingerprinter import Fingerprinter, simhash
@@ -52,10 +52,10 @@ _LAZY = {
 }
 
 __all__ = [
+    "FINGERPRINT_VERSION",
     "ConfigError",
     "DedupResult",
     "Explanation",
-    "FINGERPRINT_VERSION",
     "FingerprintConfig",
     "Fingerprinter",
     "FormatError",

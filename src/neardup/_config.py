@@ -86,7 +86,8 @@ class FingerprintConfig:
             if self.idf.feature_config != self.feature_config():
                 raise ConfigError(
                     f"the IDF model was fitted on features {self.idf.feature_config}, "
-                    f"but this config extracts {self.feature_config()}; fit it with this config")
+                    f"but this config extracts {self.feature_config()}; fit it with this config"
+                )
 
     @property
     def fingerprint_version(self) -> int:
@@ -115,8 +116,10 @@ class FingerprintConfig:
         d = dict(d)
         version = d.pop("fingerprint_version", FINGERPRINT_VERSION)
         if version != FINGERPRINT_VERSION:
-            raise ConfigError(f"fingerprint_version={version} is not readable by this release, "
-                              f"which implements version {FINGERPRINT_VERSION}")
+            raise ConfigError(
+                f"fingerprint_version={version} is not readable by this release, "
+                f"which implements version {FINGERPRINT_VERSION}"
+            )
         digest = d.pop("idf", None)
         if digest is not None and (idf is None or idf.digest != digest):
             raise ConfigError(f"this config was made with IDF model {digest}; pass that model as idf=")

@@ -46,9 +46,16 @@ class Stage:
         if progress.enabled and _is_terminal(progress.stream):
             from tqdm import tqdm
 
-            self._bar = tqdm(total=self.total, desc=self.name, unit=self.unit, unit_scale=self.unit == "B",
-                             unit_divisor=1024 if self.unit == "B" else 1000, file=progress.stream,
-                             leave=False, dynamic_ncols=True)
+            self._bar = tqdm(
+                total=self.total,
+                desc=self.name,
+                unit=self.unit,
+                unit_scale=self.unit == "B",
+                unit_divisor=1024 if self.unit == "B" else 1000,
+                file=progress.stream,
+                leave=False,
+                dynamic_ncols=True,
+            )
         return self
 
     def update(self, done: int, items: int = 0) -> None:

@@ -16,7 +16,7 @@ from neardup._kernels.xxh3 import xxh3_3u64, xxh3_64, xxh3_u64, xxh3_upto16
 SEEDS = [0, 1, 0x9E3779B97F4A7C15, 2**32 - 1, 2**32, 2**63, 2**64 - 1]
 # Every length up to 300 crosses each code path (0, 1-3, 4-8, 9-16, 17-128, 129-240, long) and
 # its boundaries; the long lengths cross the stripe (64), block (1024) and last-stripe cases.
-LENGTHS = list(range(301)) + [1000, 1023, 1024, 1025, 1088, 4096, 100_000]
+LENGTHS = [*list(range(301)), 1000, 1023, 1024, 1025, 1088, 4096, 100000]
 
 
 # The hash functions are inline helpers; numba runs them only inside a compiled caller.
@@ -88,8 +88,7 @@ def test_xxh3_u64_equals_xxhash_on_random_values(value, seed):
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=st.binary(max_size=16), after=st.binary(min_size=8, max_size=8),
-       seed=st.integers(0, 2**64 - 1))
+@given(data=st.binary(max_size=16), after=st.binary(min_size=8, max_size=8), seed=st.integers(0, 2**64 - 1))
 def test_xxh3_upto16_ignores_the_bytes_past_the_end(data, after, seed):
     # What the tokeniser hands over: 8 bytes from the start, whatever follows the key.
     first8 = int.from_bytes((data + after)[:8], "little")
@@ -99,8 +98,10 @@ def test_xxh3_upto16_ignores_the_bytes_past_the_end(data, after, seed):
 
 
 @settings(max_examples=300, deadline=None)
-@given(words=st.lists(st.integers(0, 2**64 - 1), min_size=3, max_size=3),
-       seed=st.sampled_from(SEEDS) | st.integers(0, 2**64 - 1))
+@given(
+    words=st.lists(st.integers(0, 2**64 - 1), min_size=3, max_size=3),
+    seed=st.sampled_from(SEEDS) | st.integers(0, 2**64 - 1),
+)
 def test_xxh3_3u64_is_xxh3_of_three_le64(words, seed):
     expected = xxhash.xxh3_64_intdigest(struct.pack("<3Q", *words), seed=seed)
     assert int(_hash_3u64(*(np.uint64(w) for w in words), np.uint64(seed))) == expected

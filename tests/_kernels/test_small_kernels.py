@@ -35,7 +35,7 @@ def test_split_lines_and_gather_match_bytes_methods(data, draw):
     chosen = sorted(draw.draw(st.sets(st.integers(0, max(len(starts) - 1, 0)), max_size=len(starts))))
     chosen = np.array([c for c in chosen if c < len(starts)], dtype=np.int64)
     out, offsets = gather(buf, starts, ends, chosen, NEWLINE)
-    pieces = [data[starts[i]:ends[i]] + b"\n" for i in chosen]
+    pieces = [data[starts[i] : ends[i]] + b"\n" for i in chosen]
     assert out.tobytes() == b"".join(pieces)
     assert np.diff(offsets).tolist() == [len(p) for p in pieces]
 
@@ -53,5 +53,5 @@ def test_sort_hashes_sorts_like_numpy(values, clustered):
     counts = np.empty((1 << _SORT_MAX_BITS) + 1, dtype=np.int64)
     padded = np.concatenate([hashes, np.array([7, 7], dtype=np.uint64)])  # only [:n] is sorted
     _sort_hashes(padded, len(hashes), tmp, counts)
-    assert np.array_equal(padded[:len(hashes)], expected)
-    assert padded[len(hashes):].tolist() == [7, 7]
+    assert np.array_equal(padded[: len(hashes)], expected)
+    assert padded[len(hashes) :].tolist() == [7, 7]

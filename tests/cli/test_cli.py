@@ -23,8 +23,9 @@ HEADER = "# neardup fingerprints v1 "
 
 
 def run(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "neardup", *args], cwd=cwd, input=stdin,
-                            capture_output=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "neardup", *args], cwd=cwd, input=stdin, capture_output=True, timeout=300
+    )
     result.stdout = result.stdout.decode("utf-8")
     result.stderr = result.stderr.decode("utf-8")
     return result
@@ -34,7 +35,7 @@ def parse(output: str) -> tuple[dict, list[tuple[str, str]]]:
     """The config in the header line, and the (id, hex) rows."""
     header, *rows = output.splitlines()
     assert header.startswith(HEADER), header
-    return json.loads(header[len(HEADER):]), [tuple(row.split("\t")) for row in rows]
+    return json.loads(header[len(HEADER) :]), [tuple(row.split("\t")) for row in rows]
 
 
 def expected_rows(ids: list[str], texts: list, **options) -> list[tuple[str, str]]:
@@ -72,8 +73,9 @@ def test_help_and_version_do_not_import_numba(tmp_path):
         "        assert e.code == 0, (argv, e.code)\n"
         "print('numba imported:', 'numba' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert "fingerprint" in result.stdout and "--text-field" in result.stdout
     assert result.stdout.splitlines()[-1] == "numba imported: False"
@@ -88,7 +90,8 @@ def test_usage_errors_exit_2(tmp_path, args):
 
 def test_lines_file(tmp_path):
     (tmp_path / "docs.txt").write_bytes(
-        "first line of text\r\nSecond  line, café au lait\n\nfourth line without a newline".encode())
+        "first line of text\r\nSecond  line, café au lait\n\nfourth line without a newline".encode()
+    )
     texts = ["first line of text", "Second  line, café au lait", "", "fourth line without a newline"]
     result = run("fingerprint", "docs.txt", "--batch-size", "3", cwd=tmp_path)
     check_ok(result, ["1", "2", "3", "4"], texts)
@@ -97,11 +100,32 @@ def test_lines_file(tmp_path):
 def test_fingerprint_options(tmp_path):
     texts = ["Ünïcode and  spaces\t here", "the CAT sat on the mat", "x"]
     (tmp_path / "docs.text").write_text("\r\n".join(texts) + "\r\n", encoding="utf-8", newline="")
-    result = run("fingerprint", "docs.text", "--features", "char-ngrams", "--ngram-size", "4",
-                 "--no-normalize", "--weighting", "sublinear", "--seed", "7", "--n-jobs", "1",
-                 cwd=tmp_path)
-    check_ok(result, ["1", "2", "3"], texts, features="char-ngrams", ngram_size=4,
-             normalize=False, weighting="sublinear", seed=7)
+    result = run(
+        "fingerprint",
+        "docs.text",
+        "--features",
+        "char-ngrams",
+        "--ngram-size",
+        "4",
+        "--no-normalize",
+        "--weighting",
+        "sublinear",
+        "--seed",
+        "7",
+        "--n-jobs",
+        "1",
+        cwd=tmp_path,
+    )
+    check_ok(
+        result,
+        ["1", "2", "3"],
+        texts,
+        features="char-ngrams",
+        ngram_size=4,
+        normalize=False,
+        weighting="sublinear",
+        seed=7,
+    )
 
 
 def test_128_bits(tmp_path):
@@ -113,12 +137,23 @@ def test_128_bits(tmp_path):
 
 
 def test_jsonl_text_and_id_fields(tmp_path):
-    records = [{"url": "https://a.example/x", "body": "the first page of the site", "n": 1},
-               {"url": 17, "body": "an ünicode page, the second"}]
+    records = [
+        {"url": "https://a.example/x", "body": "the first page of the site", "n": 1},
+        {"url": 17, "body": "an ünicode page, the second"},
+    ]
     lines = [json.dumps(r, ensure_ascii=False) for r in records]
     (tmp_path / "pages.ndjson").write_text(lines[0] + "\n\n" + lines[1] + "\n", encoding="utf-8")
-    result = run("fingerprint", "pages.ndjson", "--text-field", "body", "--id-field", "url",
-                 "--shingle-size", "2", cwd=tmp_path)
+    result = run(
+        "fingerprint",
+        "pages.ndjson",
+        "--text-field",
+        "body",
+        "--id-field",
+        "url",
+        "--shingle-size",
+        "2",
+        cwd=tmp_path,
+    )
     check_ok(result, ["https://a.example/x", "17"], [r["body"] for r in records], shingle_size=2)
 
 
@@ -133,12 +168,14 @@ def test_gzip_jsonl(tmp_path):
 def test_folder(tmp_path):
     corpus = tmp_path / "corpus"
     # z.txt sorts after sub/, where a folder walk would list it before.
-    files = {"z.txt": "the last id".encode(),
-             "a.txt": "plain text file\nwith two lines".encode(),
-             "B.txt": "capital name sorts first".encode(),
-             "sub/b.txt": "a nested file".encode(),
-             "sub/deeper/empty.txt": b"",
-             "sub/deeper/z.txt.gz": "gzip in a folder is read decompressed".encode()}
+    files = {
+        "z.txt": b"the last id",
+        "a.txt": b"plain text file\nwith two lines",
+        "B.txt": b"capital name sorts first",
+        "sub/b.txt": b"a nested file",
+        "sub/deeper/empty.txt": b"",
+        "sub/deeper/z.txt.gz": b"gzip in a folder is read decompressed",
+    }
     for name, data in files.items():
         path = corpus / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -161,7 +198,7 @@ def test_output_file_replaces_atomically(tmp_path):
     result = run("fingerprint", "docs.txt", "-o", "out.tsv", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
-    config, rows = parse((tmp_path / "out.tsv").read_text())
+    _config, rows = parse((tmp_path / "out.tsv").read_text())
     assert rows == expected_rows(["1", "2"], texts)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.txt", "out.tsv"]
 
@@ -177,12 +214,15 @@ def test_failed_run_leaves_output_untouched(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "out.tsv"]
 
 
-@pytest.mark.parametrize(("line", "problem"), [
-    ('{"text": "unterminated', "not valid JSON"),
-    ('{"body": "no text field"}', "no field 'text'"),
-    ('{"text": 42}', "field 'text' is a JSON number, not a string"),
-    ('["an", "array"]', "a JSON array, not an object"),
-])
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"text": "unterminated', "not valid JSON"),
+        ('{"body": "no text field"}', "no field 'text'"),
+        ('{"text": 42}', "field 'text' is a JSON number, not a string"),
+        ('["an", "array"]', "a JSON array, not an object"),
+    ],
+)
 def test_bad_jsonl_line_names_file_and_line(tmp_path, line, problem):
     (tmp_path / "bad.jsonl").write_text('{"text": "a good first line"}\n' + line + "\n")
     result = run("fingerprint", "bad.jsonl", cwd=tmp_path)
@@ -202,8 +242,15 @@ def test_debug_shows_traceback(tmp_path):
 
 
 def test_on_error_skip(tmp_path):
-    lines = ['{"text": "kept one"}', "{broken", '{"other": 1}', '{"text": null}', "",
-             '{"text": "kept two"}', '{"text": "kept three"}']
+    lines = [
+        '{"text": "kept one"}',
+        "{broken",
+        '{"other": 1}',
+        '{"text": null}',
+        "",
+        '{"text": "kept two"}',
+        '{"text": "kept three"}',
+    ]
     (tmp_path / "mixed.jsonl").write_text("\n".join(lines) + "\n")
     result = run("fingerprint", "mixed.jsonl", "--on-error", "skip", cwd=tmp_path)
     check_ok(result, ["1", "6", "7"], ["kept one", "kept two", "kept three"])
@@ -217,8 +264,14 @@ def test_idf_model(tmp_path):
     model.save(tmp_path / "idf.npz")
     (tmp_path / "docs.txt").write_text("\n".join(texts), encoding="utf-8")
     result = run("fingerprint", "docs.txt", "--features", "words", "--idf", "idf.npz", cwd=tmp_path)
-    check_ok(result, ["1", "2", "3"], texts, features="words", weighting="tfidf",
-             idf=neardup.IdfModel.load(tmp_path / "idf.npz"))
+    check_ok(
+        result,
+        ["1", "2", "3"],
+        texts,
+        features="words",
+        weighting="tfidf",
+        idf=neardup.IdfModel.load(tmp_path / "idf.npz"),
+    )
     assert parse(result.stdout)[0]["idf"] == model.digest
 
 
@@ -226,8 +279,10 @@ def test_example_reports_its_near_duplicates(tmp_path):
     result = run("fingerprint", "--example", cwd=tmp_path)
     ids = [str(i) for i in range(1, len(EXAMPLE_DOCUMENTS) + 1)]
     check_ok(result, ids, list(EXAMPLE_DOCUMENTS))
-    reported = {(int(a), int(b), int(d)) for a, b, d in
-                re.findall(r"^  (\d+) ~ (\d+): distance (\d+),", result.stderr, flags=re.MULTILINE)}
+    reported = {
+        (int(a), int(b), int(d))
+        for a, b, d in re.findall(r"^  (\d+) ~ (\d+): distance (\d+),", result.stderr, flags=re.MULTILINE)
+    }
     distances = neardup.hamming_pairwise(neardup.Fingerprinter().fingerprint_batch(list(EXAMPLE_DOCUMENTS)))
     close = np.argwhere(np.triu(distances <= 10, k=1))
     assert reported == {(i + 1, j + 1, int(distances[i, j])) for i, j in close}

@@ -21,25 +21,44 @@ from neardup.pipeline.planted import example_corpus, planted_corpus
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "neardup", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "neardup", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
 def corpus_file(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("cli_dedup")
-    docs = planted_corpus(30, variants_per_original=2, edit_rates=(0.0, 0.02), scripts=("en", "ru"),
-                          words_per_doc=80, seed=5)
+    docs = planted_corpus(
+        30, variants_per_original=2, edit_rates=(0.0, 0.02), scripts=("en", "ru"), words_per_doc=80, seed=5
+    )
     path = folder / "pages.jsonl"
-    path.write_text("".join(json.dumps({"url": d.id, "body": d.text, "n": i}) + "\n"
-                            for i, d in enumerate(docs)))
+    path.write_text(
+        "".join(json.dumps({"url": d.id, "body": d.text, "n": i}) + "\n" for i, d in enumerate(docs))
+    )
     return path
 
 
 def test_dedup_writes_what_the_library_finds(corpus_file, tmp_path):
-    result = run("dedup", str(corpus_file), "-o", "kept.jsonl", "--text-field", "body", "--id-field", "url",
-                 "--clusters", "clusters.csv", "--pairs", "pairs.parquet", "-k", "4", "--keep", "longest",
-                 cwd=tmp_path)
+    result = run(
+        "dedup",
+        str(corpus_file),
+        "-o",
+        "kept.jsonl",
+        "--text-field",
+        "body",
+        "--id-field",
+        "url",
+        "--clusters",
+        "clusters.csv",
+        "--pairs",
+        "pairs.parquet",
+        "-k",
+        "4",
+        "--keep",
+        "longest",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     expected = neardup.dedup(corpus_file, text_field="body", id_field="url", max_distance=4, keep="longest")
     lines = corpus_file.read_text().splitlines()
@@ -73,17 +92,55 @@ def test_dedup_usage_errors(tmp_path):
 
 
 def test_verify_and_against_and_save_index(corpus_file, tmp_path):
-    result = run("dedup", str(corpus_file), "--text-field", "body", "--bits", "128", "-k", "16",
-                 "--verify", "jaccard", "0.7", "--pairs", "pairs.csv", "--save-index", "seen.idx", cwd=tmp_path)
+    result = run(
+        "dedup",
+        str(corpus_file),
+        "--text-field",
+        "body",
+        "--bits",
+        "128",
+        "-k",
+        "16",
+        "--verify",
+        "jaccard",
+        "0.7",
+        "--pairs",
+        "pairs.csv",
+        "--save-index",
+        "seen.idx",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     pairs = pa_csv.read_csv(tmp_path / "pairs.csv").to_pylist()
     assert pairs and all(p["similarity"] >= 0.7 for p in pairs)
-    again = run("dedup", str(corpus_file), "--text-field", "body", "--bits", "128", "-k", "16",
-                "--against", "seen.idx", "-o", "fresh.jsonl", cwd=tmp_path)
+    again = run(
+        "dedup",
+        str(corpus_file),
+        "--text-field",
+        "body",
+        "--bits",
+        "128",
+        "-k",
+        "16",
+        "--against",
+        "seen.idx",
+        "-o",
+        "fresh.jsonl",
+        cwd=tmp_path,
+    )
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "fresh.jsonl").read_text() == ""  # every document was seen
-    mismatch = run("dedup", str(corpus_file), "--text-field", "body", "--against", "seen.idx",
-                   "-o", "x.jsonl", cwd=tmp_path)
+    mismatch = run(
+        "dedup",
+        str(corpus_file),
+        "--text-field",
+        "body",
+        "--against",
+        "seen.idx",
+        "-o",
+        "x.jsonl",
+        cwd=tmp_path,
+    )
     assert mismatch.returncode == 1 and "128-bit" in mismatch.stderr
 
 
@@ -97,10 +154,34 @@ def test_example_shows_clusters(tmp_path):
 
 
 def test_report_and_explain(corpus_file, tmp_path):
-    assert run("dedup", str(corpus_file), "--text-field", "body", "--clusters", "c.parquet",
-               "--pairs", "p.csv", cwd=tmp_path).returncode == 0
-    result = run("report", "--clusters", "c.parquet", "--pairs", "p.csv", "-o", "report",
-                 "--corpus", str(corpus_file), "--text-field", "body", cwd=tmp_path)
+    assert (
+        run(
+            "dedup",
+            str(corpus_file),
+            "--text-field",
+            "body",
+            "--clusters",
+            "c.parquet",
+            "--pairs",
+            "p.csv",
+            cwd=tmp_path,
+        ).returncode
+        == 0
+    )
+    result = run(
+        "report",
+        "--clusters",
+        "c.parquet",
+        "--pairs",
+        "p.csv",
+        "-o",
+        "report",
+        "--corpus",
+        str(corpus_file),
+        "--text-field",
+        "body",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     page = (tmp_path / "report" / "index.html").read_text()
     assert "(no text)" not in page
@@ -112,8 +193,16 @@ def test_report_and_explain(corpus_file, tmp_path):
     shown = run("explain", a, b, "--json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["distance"] == neardup.hamming(neardup.simhash(a), neardup.simhash(b))
-    by_id = run("explain", f"{corpus_file}:1", f"{corpus_file}:2", "--corpus", str(corpus_file),
-                "--text-field", "body", cwd=tmp_path)
+    by_id = run(
+        "explain",
+        f"{corpus_file}:1",
+        f"{corpus_file}:2",
+        "--corpus",
+        str(corpus_file),
+        "--text-field",
+        "body",
+        cwd=tmp_path,
+    )
     assert by_id.returncode == 0, by_id.stderr
     assert "exact jaccard" in by_id.stdout
     missing = run("explain", "nope", "x", "--corpus", str(corpus_file), "--text-field", "body", cwd=tmp_path)

@@ -6,12 +6,11 @@ import random
 
 import numpy as np
 import pytest
+from test_cli import run
 
 import neardup
 from neardup._errors import FormatError
 from neardup.io.fingerprint_files import format_header, format_rows, read_fingerprints
-
-from test_cli import run
 
 
 def _corpus(n: int = 60) -> list[str]:
@@ -55,8 +54,10 @@ def test_pairs_equal_brute_force(fpfile, k):
 def test_fingerprint_file_round_trip(tmp_path):
     fps64 = np.array([0, 1, 2**64 - 1], dtype=np.uint64)
     fps128 = np.array([[1, 2], [2**64 - 1, 0]], dtype=np.uint64)
-    for config, fps, ids in [(neardup.FingerprintConfig(), fps64, ["a", "b b", "ü"]),
-                             (neardup.FingerprintConfig(bits=128), fps128, ["1", "2"])]:
+    for config, fps, ids in [
+        (neardup.FingerprintConfig(), fps64, ["a", "b b", "ü"]),
+        (neardup.FingerprintConfig(bits=128), fps128, ["1", "2"]),
+    ]:
         path = tmp_path / f"{config.bits}.fp"
         path.write_bytes(format_header(config) + format_rows(ids, fps))
         data = read_fingerprints(path)
@@ -92,9 +93,11 @@ def test_index_build_query_info(fpfile):
 
     # By fingerprint: the ids within 4 bits of document 31's fingerprint, as brute force says.
     target = data.fingerprints[30]
-    expected = sorted((int(neardup.hamming(target, fp)), int(doc_id))
-                      for doc_id, fp in zip(data.ids, data.fingerprints)
-                      if neardup.hamming(target, fp) <= 4)
+    expected = sorted(
+        (int(neardup.hamming(target, fp)), int(doc_id))
+        for doc_id, fp in zip(data.ids, data.fingerprints)
+        if neardup.hamming(target, fp) <= 4
+    )
     by_hex = run("index", "query", "docs.idx", "--fingerprint", f"{int(target):016x}", cwd=cwd)
     assert by_hex.returncode == 0, by_hex.stderr
     got = [tuple(map(int, line.split("\t"))) for line in by_hex.stdout.splitlines()]

@@ -46,7 +46,7 @@ def test_one_token_document_fingerprint_is_its_token_hash():
 
 
 def test_inputs_list_numpy_arrow_and_bytes_agree():
-    texts = _corpus(50) + ["Straße ΣΊΣΥΦΟΣ", "東京タワー", ""]
+    texts = [*_corpus(50), "Straße ΣΊΣΥΦΟΣ", "東京タワー", ""]
     fp = Fingerprinter()
     expected = fp.fingerprint_batch(texts)
     assert expected.dtype == np.uint64 and expected.shape == (len(texts),)
@@ -107,9 +107,15 @@ def test_large_lists_of_mixed_text_equal_one_text_at_a_time():
     from neardup.fingerprint.buffers import _PYARROW_MIN_CHARS
 
     rng = random.Random(3)
-    pool = ["plain ascii words here ", "Stra\u00dfe caf\u00e9 \uff21\uff22 \u6771\u4eac\u30bf\u30ef\u30fc ",
-            "e\u0301 combining ", "lone \ud800 surrogate ", b"bytes \xff\xfe bad ", b"good bytes ",
-            "\u01c5emal \u0130stanbul \U0001d521\U0001d52c\U0001d520 "]
+    pool = [
+        "plain ascii words here ",
+        "Stra\u00dfe caf\u00e9 \uff21\uff22 \u6771\u4eac\u30bf\u30ef\u30fc ",
+        "e\u0301 combining ",
+        "lone \ud800 surrogate ",
+        b"bytes \xff\xfe bad ",
+        b"good bytes ",
+        "\u01c5emal \u0130stanbul \U0001d521\U0001d52c\U0001d520 ",
+    ]
     texts = [rng.choice(pool) * rng.randint(1, 200) for _ in range(3000)]
     assert sum(map(len, texts)) > _PYARROW_MIN_CHARS
     fp = Fingerprinter()
@@ -146,8 +152,14 @@ def test_documents_to_prepare_are_redone_in_groups(monkeypatch):
     at a time; each still gets what it gets alone."""
     import neardup.fingerprint.fingerprinter as fingerprint_module
 
-    texts = ["ASCII stays", "Stra\u00dfe \uff21\uff22", "cafe\u0301 x", b"bad \xff bytes", "plain",
-             "\u00c9T\u00c9 \u0130stanbul"] * 7
+    texts = [
+        "ASCII stays",
+        "Stra\u00dfe \uff21\uff22",
+        "cafe\u0301 x",
+        b"bad \xff bytes",
+        "plain",
+        "\u00c9T\u00c9 \u0130stanbul",
+    ] * 7
     fp = Fingerprinter()
     expected = [fp.fingerprint(t) for t in texts]
     monkeypatch.setattr(fingerprint_module, "_REDO_BYTES", 20)
@@ -176,25 +188,34 @@ def test_invalid_utf8_is_replaced_with_u_fffd(normalize):
 
 
 def test_identical_with_one_and_two_threads_and_any_chunking():
-    texts = _corpus(3000, seed=5) + ["x " * 200_000]  # one long document among many short
+    texts = [*_corpus(3000, seed=5), "x " * 200_000]  # one long document among many short
     for config in ({}, {"bits": 128, "weighting": "sublinear"}, {"features": "char-ngrams"}):
         fp = Fingerprinter(**config)
         one = fp.fingerprint_batch(texts, n_jobs=1)
         np.testing.assert_array_equal(fp.fingerprint_batch(texts, n_jobs=2), one)
         np.testing.assert_array_equal(fp.fingerprint_batch(texts, n_jobs=-1), one)
-        parts = np.concatenate([fp.fingerprint_batch(texts[i:i + 7]) for i in range(0, 301, 7)])
-        np.testing.assert_array_equal(parts, one[:len(parts)])
+        parts = np.concatenate([fp.fingerprint_batch(texts[i : i + 7]) for i in range(0, 301, 7)])
+        np.testing.assert_array_equal(parts, one[: len(parts)])
 
 
 def test_identical_across_processes():
     """Also in a new process's first batch, before anything has built the normalisation table
     (the kernels then send every non-ASCII document to ``prepare``), and its second."""
-    texts = ["Cross-process stability: the same text gives the same bits.", "東京 ok", "",
-             "Stra\u00dfe \uff21\uff22\uff23 caf\u00e9", "cafe\u0301 \U0001d521"] + _corpus(20)
-    code = ("import json, sys, neardup; t = json.load(sys.stdin); fp = neardup.Fingerprinter(bits=128); "
-            "print(json.dumps([[int(x) for x in fp.fingerprint_batch(t).reshape(-1)] for _ in range(2)]))")
-    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), text=True,
-                         capture_output=True, check=True)
+    texts = [
+        "Cross-process stability: the same text gives the same bits.",
+        "東京 ok",
+        "",
+        "Straße ＡＢＣ café",
+        "café 𝔡",
+        *_corpus(20),
+    ]
+    code = (
+        "import json, sys, neardup; t = json.load(sys.stdin); fp = neardup.Fingerprinter(bits=128); "
+        "print(json.dumps([[int(x) for x in fp.fingerprint_batch(t).reshape(-1)] for _ in range(2)]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=json.dumps(texts), text=True, capture_output=True, check=True
+    )
     here = [int(x) for x in Fingerprinter(bits=128).fingerprint_batch(texts).reshape(-1)]
     assert json.loads(out.stdout) == [here, here]
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import neardup
 from naive import (
     naive_class,
-    naive_features,
     naive_document_frequencies,
+    naive_features,
     naive_fingerprint,
     naive_fingerprint_features,
     naive_idf,
@@ -33,21 +33,84 @@ MAX_SEED = 2**64 - 1
 # --- Strategies ---------------------------------------------------------------------------
 
 # Code points at the edges of the solo ranges (spec section 4), one on each side.
-SOLO_EDGES = [0x3004, 0x3005, 0x3007, 0x3008, 0x3020, 0x3021, 0x3029, 0x302A, 0x3037, 0x3038,
-              0x303C, 0x303D, 0x303F, 0x3040, 0x3041, 0x3099, 0x309A, 0x309F, 0x30A0, 0x30FC,
-              0x30FF, 0x3100, 0x31EF, 0x31F0, 0x31FF, 0x3200, 0x33FF, 0x3400, 0x4DBF, 0x4DC0,
-              0x4DFF, 0x4E00, 0x9FFF, 0xA000, 0xABFF, 0xAC00, 0xD7A3, 0xD7AF, 0xD7B0, 0xF8FF,
-              0xF900, 0xFAFF, 0xFB00, 0xFF64, 0xFF65, 0xFF70, 0xFF9E, 0xFF9F, 0xFFA0, 0x1AFEF,
-              0x1AFF0, 0x1B000, 0x1B16F, 0x1B170, 0x1FFFF, 0x20000, 0x2A6DF, 0x2A6E0, 0x2F800,
-              0x30000, 0x3134A, 0x3FFFF, 0x40000, 0xE0001, 0xE0100, 0xF0000, 0x10FFFF]
+SOLO_EDGES = [
+    0x3004,
+    0x3005,
+    0x3007,
+    0x3008,
+    0x3020,
+    0x3021,
+    0x3029,
+    0x302A,
+    0x3037,
+    0x3038,
+    0x303C,
+    0x303D,
+    0x303F,
+    0x3040,
+    0x3041,
+    0x3099,
+    0x309A,
+    0x309F,
+    0x30A0,
+    0x30FC,
+    0x30FF,
+    0x3100,
+    0x31EF,
+    0x31F0,
+    0x31FF,
+    0x3200,
+    0x33FF,
+    0x3400,
+    0x4DBF,
+    0x4DC0,
+    0x4DFF,
+    0x4E00,
+    0x9FFF,
+    0xA000,
+    0xABFF,
+    0xAC00,
+    0xD7A3,
+    0xD7AF,
+    0xD7B0,
+    0xF8FF,
+    0xF900,
+    0xFAFF,
+    0xFB00,
+    0xFF64,
+    0xFF65,
+    0xFF70,
+    0xFF9E,
+    0xFF9F,
+    0xFFA0,
+    0x1AFEF,
+    0x1AFF0,
+    0x1B000,
+    0x1B16F,
+    0x1B170,
+    0x1FFFF,
+    0x20000,
+    0x2A6DF,
+    0x2A6E0,
+    0x2F800,
+    0x30000,
+    0x3134A,
+    0x3FFFF,
+    0x40000,
+    0xE0001,
+    0xE0100,
+    0xF0000,
+    0x10FFFF,
+]
 # Characters that normalise or case-fold into something else, or class edge cases.
-TRICKY = list("ßẞİıſǅǰŉΐͅﬁﬀﬃﬆ①½²™㍿㎏ﷺﷻ℃Åᾈᾼ\u2126\u2160\u2170\u0660\u06f5\u1e9e\u00b5\u0345"
-              "\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e\u034f\ufe0f\u20e3\u0301\u0308\u0327"
-              "\u1100\u1161\u11a8\u3131\uffa0\uffe3\u309b\u309c\uff9e\uff9f\u3031\u303b\u30fc"
-              "\U0001d400\U0001d7ce\U0001f1fa\U0001f1f8\U0001f44d\U0001f3fd\U0001f600\U0001f9d1"
-              "\ufffd\uffff\ufdd0\U000e0041")
-SPACES = list("\t\n\v\f\r \x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2007\u200a\u2028\u2029\u202f"
-              "\u205f\u3000")
+TRICKY = list(
+    "ßẞİıſǅǰŉΐͅﬁﬀﬃﬆ①½²™㍿㎏ﷺﷻ℃Åᾈᾼ\u2126\u2160\u2170\u0660\u06f5\u1e9e\u00b5\u0345"
+    "\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e\u034f\ufe0f\u20e3\u0301\u0308\u0327"
+    "\u1100\u1161\u11a8\u3131\uffa0\uffe3\u309b\u309c\uff9e\uff9f\u3031\u303b\u30fc"
+    "\U0001d400\U0001d7ce\U0001f1fa\U0001f1f8\U0001f44d\U0001f3fd\U0001f600\U0001f9d1"
+    "\ufffd\uffff\ufdd0\U000e0041"
+)
+SPACES = list("\t\n\v\f\r \x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2007\u200a\u2028\u2029\u202f\u205f\u3000")
 SURROGATES = ["\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\ude00"]
 
 
@@ -74,40 +137,103 @@ interesting_chars = st.one_of(
     st.sampled_from(SURROGATES),
 )
 
-WORDS = ["the", "The", "CAT", "sat", "on", "a", "mat", "Straße", "STRASSE", "ﬁle", "Ｆｕｌｌ",
-         "東京タワー", "한국어", "Привет", "مرحبا", "e\u0301", "\u00e9", "naïve", "42", "3.14",
-         "x2", "😀👍🏽", "!?", "---", "Σίσυφος", "ΌΣΟΣ", "\u0130stanbul", "ǅemal", "①②", "㍿"]
+WORDS = [
+    "the",
+    "The",
+    "CAT",
+    "sat",
+    "on",
+    "a",
+    "mat",
+    "Straße",
+    "STRASSE",
+    "ﬁle",
+    "Ｆｕｌｌ",
+    "東京タワー",
+    "한국어",
+    "Привет",
+    "مرحبا",
+    "e\u0301",
+    "\u00e9",
+    "naïve",
+    "42",
+    "3.14",
+    "x2",
+    "😀👍🏽",
+    "!?",
+    "---",
+    "Σίσυφος",
+    "ΌΣΟΣ",
+    "\u0130stanbul",
+    "ǅemal",
+    "①②",
+    "㍿",
+]
 
 any_text = st.text(alphabet=st.characters(codec=None, exclude_categories=()))
 interesting_text = st.text(alphabet=interesting_chars, max_size=40)
-wordy_text = st.lists(st.one_of(st.sampled_from(WORDS), st.sampled_from(SPACES),
-                                st.sampled_from([" ", " ", "  ", ", ", ". ", "\n\n"]),
-                                st.text(alphabet=interesting_chars, max_size=4)),
-                      max_size=30).map("".join)
+wordy_text = st.lists(
+    st.one_of(
+        st.sampled_from(WORDS),
+        st.sampled_from(SPACES),
+        st.sampled_from([" ", " ", "  ", ", ", ". ", "\n\n"]),
+        st.text(alphabet=interesting_chars, max_size=4),
+    ),
+    max_size=30,
+).map("".join)
 texts = st.one_of(st.just(""), any_text, interesting_text, wordy_text)
 
-BAD_UTF8 = [b"\x80", b"\xbf", b"\xc0\x80", b"\xc1\xbf", b"\xc2", b"\xdf", b"\xe0\x80\x80",
-            b"\xe0\x9f\xbf", b"\xe0\xa0", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xef\xbf",
-            b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf", b"\xf0\x9f\x98", b"\xf0\x9f", b"\xf4\x90\x80\x80",
-            b"\xf5\x80\x80\x80", b"\xf8\x88\x80\x80\x80", b"\xfe", b"\xff", b"\xc3\x28"]
+BAD_UTF8 = [
+    b"\x80",
+    b"\xbf",
+    b"\xc0\x80",
+    b"\xc1\xbf",
+    b"\xc2",
+    b"\xdf",
+    b"\xe0\x80\x80",
+    b"\xe0\x9f\xbf",
+    b"\xe0\xa0",
+    b"\xed\xa0\x80",
+    b"\xed\xbf\xbf",
+    b"\xef\xbf",
+    b"\xf0\x80\x80\x80",
+    b"\xf0\x8f\xbf\xbf",
+    b"\xf0\x9f\x98",
+    b"\xf0\x9f",
+    b"\xf4\x90\x80\x80",
+    b"\xf5\x80\x80\x80",
+    b"\xf8\x88\x80\x80\x80",
+    b"\xfe",
+    b"\xff",
+    b"\xc3\x28",
+]
 binaries = st.one_of(
     st.binary(max_size=60),
-    st.lists(st.one_of(st.sampled_from(BAD_UTF8),
-                       st.text(alphabet=interesting_chars, max_size=6).map(
-                           lambda s: s.encode("utf-8", "surrogatepass"))),
-             max_size=12).map(b"".join),
+    st.lists(
+        st.one_of(
+            st.sampled_from(BAD_UTF8),
+            st.text(alphabet=interesting_chars, max_size=6).map(lambda s: s.encode("utf-8", "surrogatepass")),
+        ),
+        max_size=12,
+    ).map(b"".join),
 )
 documents = st.one_of(texts, binaries)
 
-feature_configs = st.fixed_dictionaries({
-    "features": st.sampled_from(FEATURES),
-    "shingle_size": st.integers(1, 5),
-    "ngram_size": st.integers(1, 6),
-    "normalize": st.booleans(),
-    "seed": st.one_of(st.just(0), st.just(MAX_SEED), st.integers(0, MAX_SEED)),
-})
-configs = st.builds(lambda f, bits, weighting: {**f, "bits": bits, "weighting": weighting},
-                    feature_configs, st.sampled_from([64, 128]), st.sampled_from(WEIGHTINGS))
+feature_configs = st.fixed_dictionaries(
+    {
+        "features": st.sampled_from(FEATURES),
+        "shingle_size": st.integers(1, 5),
+        "ngram_size": st.integers(1, 6),
+        "normalize": st.booleans(),
+        "seed": st.one_of(st.just(0), st.just(MAX_SEED), st.integers(0, MAX_SEED)),
+    }
+)
+configs = st.builds(
+    lambda f, bits, weighting: {**f, "bits": bits, "weighting": weighting},
+    feature_configs,
+    st.sampled_from([64, 128]),
+    st.sampled_from(WEIGHTINGS),
+)
 
 
 def rows_as_ints(batch: np.ndarray) -> list[int]:
@@ -123,6 +249,7 @@ def without_surrogates(text: str) -> str:
 
 
 # --- The character-class table ------------------------------------------------------------
+
 
 def test_class_table_follows_the_spec_rules_for_every_code_point():
     assert UNICODE_VERSION == "14.0.0"
@@ -140,11 +267,20 @@ def test_class_table_follows_the_spec_rules_for_every_code_point():
 
 
 def test_spec_example_tokens():
-    assert naive_tokens("Hello, wörld! 東京タワー 42x") == \
-        ["hello", "wörld", "東", "京", "タ", "ワ", "ー", "42x"]
+    assert naive_tokens("Hello, wörld! 東京タワー 42x") == [
+        "hello",
+        "wörld",
+        "東",
+        "京",
+        "タ",
+        "ワ",
+        "ー",
+        "42x",
+    ]
 
 
 # --- One text -----------------------------------------------------------------------------
+
 
 @settings(max_examples=600, deadline=None)
 @given(document=documents, config=configs)
@@ -164,6 +300,7 @@ def test_long_documents_equal_naive(document, config):
 
 # --- Batches: row i is text i's fingerprint, whatever came before it ----------------------
 
+
 @settings(max_examples=150, deadline=None)
 @given(batch=st.lists(documents, max_size=24), config=configs, n_jobs=st.sampled_from([1, 2, None]))
 def test_batch_rows_equal_naive(batch, config, n_jobs):
@@ -180,8 +317,7 @@ def test_short_documents_after_long_ones_equal_naive(bits, features, weighting):
     # document after a long one must not see the long one's features.
     long = " ".join(WORDS) * 3
     batch = [long, "", "a", "   ", long[: len(long) // 2], "東", "b c", long.upper(), "!", "x y z w"] * 3
-    config = {"bits": bits, "features": features, "weighting": weighting, "shingle_size": 2,
-              "ngram_size": 3}
+    config = {"bits": bits, "features": features, "weighting": weighting, "shingle_size": 2, "ngram_size": 3}
     expected = [naive_fingerprint(d, **config) for d in batch]
     for n_jobs in (1, 2):
         got = neardup.Fingerprinter(**config).fingerprint_batch(batch, n_jobs=n_jobs)
@@ -198,14 +334,35 @@ ascii_pieces = st.one_of(
 # bytes, a token each), space, other (4 bytes), and ones normalisation replaces or sends to Python.
 # The kernels replace a code point in place when its replacement is as long (É, Ж, Ω, ß -> ss)
 # or holds no token character (the full-width comma); others (ǅ -> dž, ＡＢ, 𝔡, ½, ™) go to prepare.
-INSERTS = ["é", "É", "Ж", "ǅ", "Ω", "東", "한", "タ", "\xa0", "😀", "ＡＢ", "ß", "𝔡", "½", "™",
-           "\uff0c", "e\u0301", "東京"]
+INSERTS = [
+    "é",
+    "É",
+    "Ж",
+    "ǅ",
+    "Ω",
+    "東",
+    "한",
+    "タ",
+    "\xa0",
+    "😀",
+    "ＡＢ",
+    "ß",
+    "𝔡",
+    "½",
+    "™",
+    "\uff0c",
+    "e\u0301",
+    "東京",
+]
 
 
 @settings(max_examples=300, deadline=None)
-@given(pieces=st.lists(ascii_pieces, max_size=40), lead=st.integers(0, 70),
-       inserts=st.lists(st.tuples(st.integers(0, 10**4), st.sampled_from(INSERTS)), max_size=4),
-       normalize=st.booleans())
+@given(
+    pieces=st.lists(ascii_pieces, max_size=40),
+    lead=st.integers(0, 70),
+    inserts=st.lists(st.tuples(st.integers(0, 10**4), st.sampled_from(INSERTS)), max_size=4),
+    normalize=st.booleans(),
+)
 def test_block_scan_finds_the_naive_tokens(pieces, lead, inserts, normalize):
     """The block scan (64 bytes a step, then each non-ASCII code point on its own), wherever
     ASCII runs, non-ASCII code points and block edges fall: every token's hash equals the
@@ -233,8 +390,11 @@ def test_block_scan_finds_the_naive_tokens(pieces, lead, inserts, normalize):
 @pytest.mark.parametrize("features", FEATURES)
 def test_long_tokens_equal_naive(bits, features):
     # Tokens of 16, 128, 240 and 1024 bytes and around them take each of XXH3's code paths.
-    tokens = [letter * n for n in (15, 16, 17, 128, 129, 240, 241, 1024, 1025, 5000)
-              for letter in ("a", "é", "Ж", "\U0001d400")]
+    tokens = [
+        letter * n
+        for n in (15, 16, 17, 128, 129, 240, 241, 1024, 1025, 5000)
+        for letter in ("a", "é", "Ж", "\U0001d400")
+    ]
     batch = [" ".join(tokens), *tokens, " ".join(reversed(tokens)).upper()]
     config = {"bits": bits, "features": features, "shingle_size": 2, "ngram_size": 6}
     expected = [naive_fingerprint(d, **config) for d in batch]
@@ -268,8 +428,12 @@ def test_numpy_string_arrays_equal_naive(batch, config):
 
 
 @settings(max_examples=80, deadline=None)
-@given(batch=st.lists(texts, min_size=1, max_size=16), raw=st.lists(binaries, max_size=8),
-       config=configs, cut=st.integers(0, 3))
+@given(
+    batch=st.lists(texts, min_size=1, max_size=16),
+    raw=st.lists(binaries, max_size=8),
+    config=configs,
+    cut=st.integers(0, 3),
+)
 def test_pyarrow_arrays_equal_naive(batch, raw, config, cut):
     fingerprinter = neardup.Fingerprinter(**config)
     strings = [without_surrogates(t) for t in batch]  # Arrow strings are valid UTF-8
@@ -279,8 +443,10 @@ def test_pyarrow_arrays_equal_naive(batch, raw, config, cut):
         (pa.array(strings)[cut:], strings[cut:]),  # a slice starts at a non-zero offset
         (pa.chunked_array([strings[:cut], strings[cut:]], type=pa.string()), strings),
         (pa.array(raw, type=pa.binary()), raw),
-        (pa.array(raw + [s.encode() for s in strings], type=pa.large_binary())[cut:],
-         (raw + [s.encode() for s in strings])[cut:]),
+        (
+            pa.array(raw + [s.encode() for s in strings], type=pa.large_binary())[cut:],
+            (raw + [s.encode() for s in strings])[cut:],
+        ),
     ]
     for array, values in arrays:
         expected = [naive_fingerprint(d, **config) for d in values]
@@ -289,9 +455,14 @@ def test_pyarrow_arrays_equal_naive(batch, raw, config, cut):
 
 # --- tfidf --------------------------------------------------------------------------------
 
+
 @settings(max_examples=80, deadline=None)
-@given(corpus=st.lists(documents, max_size=12), queries=st.lists(documents, max_size=6),
-       feature_config=feature_configs, bits=st.sampled_from([64, 128]))
+@given(
+    corpus=st.lists(documents, max_size=12),
+    queries=st.lists(documents, max_size=6),
+    feature_config=feature_configs,
+    bits=st.sampled_from([64, 128]),
+)
 def test_tfidf_equals_naive(corpus, queries, feature_config, bits):
     # At least one feature in the corpus: a featureless corpus is test_fit_idf_on_featureless_texts.
     corpus = [*corpus, "the cat sat on the mat"]
@@ -317,8 +488,9 @@ def test_fit_idf_on_featureless_texts(corpus):
     assert len(model) == 0 and model.n_docs == len(corpus)
     assert model.default_idf == naive_idf(0, len(corpus))
     fingerprinter = neardup.Fingerprinter(features="words", weighting="tfidf", idf=model)
-    assert fingerprinter.fingerprint("a b a") == naive_fingerprint("a b a", features="words",
-                                                                   weighting="tfidf", idf=model)
+    assert fingerprinter.fingerprint("a b a") == naive_fingerprint(
+        "a b a", features="words", weighting="tfidf", idf=model
+    )
 
 
 # --- Caller-given features (spec section 8) -----------------------------------------------
@@ -338,9 +510,11 @@ weights = st.one_of(
 
 
 @settings(max_examples=250, deadline=None)
-@given(pairs=st.lists(st.tuples(feature_names, weights), max_size=30),
-       seed=st.one_of(st.just(0), st.just(MAX_SEED), st.integers(0, MAX_SEED)),
-       bits=st.sampled_from([64, 128]))
+@given(
+    pairs=st.lists(st.tuples(feature_names, weights), max_size=30),
+    seed=st.one_of(st.just(0), st.just(MAX_SEED), st.integers(0, MAX_SEED)),
+    bits=st.sampled_from([64, 128]),
+)
 def test_fingerprint_features_equals_naive(pairs, seed, bits):
     fingerprinter = neardup.Fingerprinter(bits=bits, seed=seed)
     assert fingerprinter.fingerprint_features(pairs) == naive_fingerprint_features(pairs, seed, bits)
@@ -348,12 +522,15 @@ def test_fingerprint_features_equals_naive(pairs, seed, bits):
 
 # --- The reference against the pinned vectors ---------------------------------------------
 
-GOLDEN = [json.loads(line) for line in
-          (Path(__file__).parent / "golden_vectors.jsonl").read_text().splitlines()]
+GOLDEN = [
+    json.loads(line) for line in (Path(__file__).parent / "golden_vectors.jsonl").read_text().splitlines()
+]
 
 
 def test_naive_reproduces_golden_vectors():
-    wrong = [(v["config"], v["text"], v["fingerprint"], f"{naive_fingerprint(v['text'], **v['config']):x}")
-             for v in GOLDEN
-             if naive_fingerprint(v["text"], **v["config"]) != int(v["fingerprint"], 16)]
+    wrong = [
+        (v["config"], v["text"], v["fingerprint"], f"{naive_fingerprint(v['text'], **v['config']):x}")
+        for v in GOLDEN
+        if naive_fingerprint(v["text"], **v["config"]) != int(v["fingerprint"], 16)
+    ]
     assert not wrong, f"{len(wrong)} of {len(GOLDEN)} vectors differ, e.g. {wrong[:3]}"

@@ -9,8 +9,9 @@ import pytest
 
 import neardup
 
-VECTORS = [json.loads(line) for line in
-           (Path(__file__).parent / "golden_vectors.jsonl").read_text().splitlines()]
+VECTORS = [
+    json.loads(line) for line in (Path(__file__).parent / "golden_vectors.jsonl").read_text().splitlines()
+]
 CONFIGS = sorted({json.dumps(v["config"], sort_keys=True) for v in VECTORS})
 
 

@@ -20,8 +20,9 @@ def _bits(x: int) -> int:
 
 
 def _rows(values: list[int], words: int) -> np.ndarray:
-    return np.array([[(v >> (64 * w)) & (2**64 - 1) for w in range(words)] for v in values],
-                    dtype=np.uint64).reshape(len(values), words)
+    return np.array(
+        [[(v >> (64 * w)) & (2**64 - 1) for w in range(words)] for v in values], dtype=np.uint64
+    ).reshape(len(values), words)
 
 
 @given(u128, u128)

@@ -17,8 +17,9 @@ PLANS = ["auto", "compact", "balanced", "fast"]
 
 def rows(values: list[int], bits: int) -> np.ndarray:
     words = bits // 64
-    arr = np.array([[(v >> (64 * w)) & (2**64 - 1) for w in range(words)] for v in values],
-                   dtype=np.uint64).reshape(len(values), words)
+    arr = np.array(
+        [[(v >> (64 * w)) & (2**64 - 1) for w in range(words)] for v in values], dtype=np.uint64
+    ).reshape(len(values), words)
     return arr[:, 0].copy() if bits == 64 else arr
 
 
@@ -40,8 +41,15 @@ def planted(rng: np.random.Generator, bits: int, k: int, bases: int = 12) -> lis
     return values
 
 
-def check(values: list[int], ids: list[int], bits: int, k: int, plan: object,
-          queries: list[int] | None = None, batches: int = 1) -> HammingIndex:
+def check(
+    values: list[int],
+    ids: list[int],
+    bits: int,
+    k: int,
+    plan: object,
+    queries: list[int] | None = None,
+    batches: int = 1,
+) -> HammingIndex:
     index = HammingIndex(bits=bits, max_distance=k, plan=plan)
     for part in np.array_split(np.arange(len(values)), batches):
         index.add(rows([values[r] for r in part], bits), ids=np.array([ids[r] for r in part], dtype=np.int64))
@@ -52,7 +60,9 @@ def check(values: list[int], ids: list[int], bits: int, k: int, plan: object,
     offsets, found, dist = index.query_batch(rows(queries, bits))
     assert offsets[0] == 0 and offsets[-1] == len(found) == len(dist)
     for q, value in enumerate(queries):
-        got = list(zip(found[offsets[q]:offsets[q + 1]].tolist(), dist[offsets[q]:offsets[q + 1]].tolist()))
+        got = list(
+            zip(found[offsets[q] : offsets[q + 1]].tolist(), dist[offsets[q] : offsets[q + 1]].tolist())
+        )
         assert got == naive.query(values, ids, value, k)
     one_ids, one_dist = index.query(rows(queries[:1], bits)[0])
     assert list(zip(one_ids.tolist(), one_dist.tolist())) == naive.query(values, ids, queries[0], k)
@@ -95,10 +105,12 @@ def draw_case(data, bits: int, k: int, max_bases: int, max_queries: int):
         values.append(base)
         for _ in range(data.draw(st.integers(0, 4))):
             values.append(flip(base, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 2))))
-    ids = data.draw(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=len(values),
-                             max_size=len(values), unique=True))
-    queries = [flip(v, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 1)))
-               for v in values[:max_queries]]
+    ids = data.draw(
+        st.lists(st.integers(-(2**63), 2**63 - 1), min_size=len(values), max_size=len(values), unique=True)
+    )
+    queries = [
+        flip(v, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 1))) for v in values[:max_queries]
+    ]
     return values, ids, queries
 
 
@@ -147,8 +159,12 @@ def test_random_fingerprints_larger():
 
 
 @settings(max_examples=60, deadline=None)
-@given(keys=st.lists(st.integers(0, 2**12 - 1), max_size=400), width=st.integers(1, 12),
-       dbits=st.integers(0, 12), data=st.data())
+@given(
+    keys=st.lists(st.integers(0, 2**12 - 1), max_size=400),
+    width=st.integers(1, 12),
+    dbits=st.integers(0, 12),
+    data=st.data(),
+)
 def test_directory_points_at_each_buckets_first_entry(keys, width, dbits, data):
     """directory[b] == the first position whose key's top dbits bits are >= b, for any keys
     (clustered, repeated, empty) and for the first and last bucket."""
@@ -230,17 +246,29 @@ def test_128_bit_index_rejects_64_bit_batch():
 def test_radius_above_the_index_raises():
     index = HammingIndex(max_distance=2)
     index.add(np.array([1, 2], dtype=np.uint64))
-    for call in (lambda: index.query(1, max_distance=3), lambda: index.pairs(max_distance=3),
-                 lambda: index.query_batch(np.array([1], dtype=np.uint64), max_distance=3)):
+    for call in (
+        lambda: index.query(1, max_distance=3),
+        lambda: index.pairs(max_distance=3),
+        lambda: index.query_batch(np.array([1], dtype=np.uint64), max_distance=3),
+    ):
         with pytest.raises(ConfigError, match=r"max_distance=3 is outside \[0, 2\]"):
             call()
     with pytest.raises(ConfigError):
         index.query(1, max_distance=-1)
 
 
-@pytest.mark.parametrize("kwargs", [{"bits": 32}, {"max_distance": 9}, {"max_distance": -1},
-                                    {"plan": "quick"}, {"plan": 3}, {"plan": 65},
-                                    {"max_distance": 7, "plan": 12}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"bits": 32},
+        {"max_distance": 9},
+        {"max_distance": -1},
+        {"plan": "quick"},
+        {"plan": 3},
+        {"plan": 65},
+        {"max_distance": 7, "plan": 12},
+    ],
+)
 def test_bad_configuration(kwargs):
     with pytest.raises(ConfigError):
         HammingIndex(**kwargs)
@@ -281,8 +309,11 @@ def test_serial_queries_with_more_matches_than_the_first_buffer():
     overflow it, before and after others, still get every match once, in order."""
     rng = np.random.default_rng(13)
     base = int(rng.integers(0, 2**63))
-    values = [base] * 150 + [flip(base, [d]) for d in range(40)] + [
-        int(v) for v in rng.integers(0, 2**63, size=500)]
+    values = (
+        [base] * 150
+        + [flip(base, [d]) for d in range(40)]
+        + [int(v) for v in rng.integers(0, 2**63, size=500)]
+    )
     ids = list(range(len(values)))
     index = HammingIndex(max_distance=2)
     index.add(rows(values, 64), ids=ids)

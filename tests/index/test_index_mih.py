@@ -24,12 +24,30 @@ def mih(bits: int, k: int, blocks: int) -> IndexPlan:
     return IndexPlan(bits, k, blocks, strategy="mih")
 
 
-@pytest.mark.parametrize(("bits", "k", "plan"), [
-    (64, 4, "auto"), (64, 5, "mih"), (64, 6, "mih"), (64, 7, "auto"), (64, 8, "auto"),
-    (64, 8, 4), (64, 8, 5), (64, 8, 3), (64, 7, 2), (64, 6, 7),
-    (128, 8, "mih"), (128, 10, "auto"), (128, 12, 5), (128, 14, 7), (128, 16, "auto"),
-    (128, 16, 8), (128, 16, 9), (128, 16, 6), (128, 13, 4),
-])
+@pytest.mark.parametrize(
+    ("bits", "k", "plan"),
+    [
+        (64, 4, "auto"),
+        (64, 5, "mih"),
+        (64, 6, "mih"),
+        (64, 7, "auto"),
+        (64, 8, "auto"),
+        (64, 8, 4),
+        (64, 8, 5),
+        (64, 8, 3),
+        (64, 7, 2),
+        (64, 6, 7),
+        (128, 8, "mih"),
+        (128, 10, "auto"),
+        (128, 12, 5),
+        (128, 14, 7),
+        (128, 16, "auto"),
+        (128, 16, 8),
+        (128, 16, 9),
+        (128, 16, 6),
+        (128, 13, 4),
+    ],
+)
 def test_planted_near_duplicates(bits, k, plan):
     """Block radii 0, 1 and 2; 64 bits in 5 or 3 blocks and 128 in 9, 7 or 6 are unequal."""
     plan = mih(bits, k, plan) if isinstance(plan, int) else plan
@@ -62,8 +80,7 @@ def test_blocks_wider_than_the_key(bits, k, blocks):
     check(values, list(range(len(values))), bits, k, mih(bits, k, blocks))
 
 
-@pytest.mark.parametrize(("bits", "k", "plan"), [(64, 8, 4), (64, 8, "auto"), (128, 16, 8),
-                                                 (128, 12, 4)])
+@pytest.mark.parametrize(("bits", "k", "plan"), [(64, 8, 4), (64, 8, "auto"), (128, 16, 8), (128, 12, 4)])
 def test_giant_bucket_sparse_fingerprints(bits, k, plan):
     rng = np.random.default_rng(7)
     values = [flip(0, rng.choice(bits, size=rng.integers(0, 9), replace=False)) for _ in range(200)]
@@ -92,8 +109,9 @@ def test_index_equals_brute_force(bits, data):
     check(values, ids, bits, k, mih(bits, k, blocks), queries=queries, batches=data.draw(st.integers(1, 3)))
 
 
-@pytest.mark.parametrize(("bits", "k", "plan"), [(64, 8, "auto"), (64, 6, mih(64, 6, 4)),
-                                                 (128, 16, "mih"), (128, 11, 5)])
+@pytest.mark.parametrize(
+    ("bits", "k", "plan"), [(64, 8, "auto"), (64, 6, mih(64, 6, 4)), (128, 16, "mih"), (128, 11, 5)]
+)
 def test_random_sequences_equal_brute_force(tmp_path, monkeypatch, bits, k, plan):
     monkeypatch.setattr(hamming_index, "DELTA_MIN", 6)
     monkeypatch.setattr(hamming_index, "DELTA_MAX", 40)
@@ -133,7 +151,7 @@ def test_file_records_the_strategy_and_old_files_mean_tables(tmp_path):
         path = tmp_path / f"{k}.ndx"
         index.save(path)
         data = path.read_bytes()
-        header = json.loads(data[24:24 + int.from_bytes(data[8:16], "little")])
+        header = json.loads(data[24 : 24 + int.from_bytes(data[8:16], "little")])
         assert header["plan"]["strategy"] == strategy
         opened = HammingIndex.open(path)
         assert opened.plan == index.plan
@@ -151,15 +169,18 @@ def test_file_records_the_strategy_and_old_files_mean_tables(tmp_path):
                 HammingIndex.open(old)
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"max_distance": 9}, r"\[0, 8\]"),
-    ({"bits": 128, "max_distance": 17}, r"\[0, 16\]"),
-    ({"max_distance": 8, "plan": "fast"}, "'auto' or 'mih'"),
-    ({"max_distance": 8, "plan": IndexPlan(64, 8, 4, strategy="mih")}, None),
-    ({"max_distance": 8, "plan": 1}, "probes per query"),
-    ({"max_distance": 8, "plan": 65}, r"\[1, 64\]"),
-    ({"bits": 128, "max_distance": 16, "plan": 1}, r"\[2, 64\]"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"max_distance": 9}, r"\[0, 8\]"),
+        ({"bits": 128, "max_distance": 17}, r"\[0, 16\]"),
+        ({"max_distance": 8, "plan": "fast"}, "'auto' or 'mih'"),
+        ({"max_distance": 8, "plan": IndexPlan(64, 8, 4, strategy="mih")}, None),
+        ({"max_distance": 8, "plan": 1}, "probes per query"),
+        ({"max_distance": 8, "plan": 65}, r"\[1, 64\]"),
+        ({"bits": 128, "max_distance": 16, "plan": 1}, r"\[2, 64\]"),
+    ],
+)
 def test_limits(kwargs, match):
     if match is None:
         assert HammingIndex(**kwargs).plan.strategy == "mih"

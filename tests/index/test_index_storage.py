@@ -16,8 +16,9 @@ from neardup.index import hamming_index, storage
 
 
 def rows(values: list[int], bits: int) -> np.ndarray:
-    arr = np.array([[(v >> (64 * w)) & (2**64 - 1) for w in range(bits // 64)] for v in values],
-                   dtype=np.uint64).reshape(len(values), bits // 64)
+    arr = np.array(
+        [[(v >> (64 * w)) & (2**64 - 1) for w in range(bits // 64)] for v in values], dtype=np.uint64
+    ).reshape(len(values), bits // 64)
     return arr[:, 0].copy() if bits == 64 else arr
 
 
@@ -43,7 +44,9 @@ def check(index: HammingIndex, model: dict[int, int], bits: int, k: int, extra: 
     if queries:
         offsets, found, dist = index.query_batch(rows(queries, bits))
         for q, value in enumerate(queries):
-            got = list(zip(found[offsets[q]:offsets[q + 1]].tolist(), dist[offsets[q]:offsets[q + 1]].tolist()))
+            got = list(
+                zip(found[offsets[q] : offsets[q + 1]].tolist(), dist[offsets[q] : offsets[q + 1]].tolist())
+            )
             assert got == naive.query(values, ids, value, k)
         one = index.query(rows(queries[-1:], bits)[0])
         assert list(zip(*[a.tolist() for a in one])) == naive.query(values, ids, queries[-1], k)
@@ -118,8 +121,12 @@ def test_remove_errors_leave_the_index_unchanged():
     index.add(np.array([31], dtype=np.uint64), ids=[14])
     index.remove([11])
     before = (index.ids.tolist(), [a.tolist() for a in index.pairs()])
-    for bad, match in [([12, 99], "not in the index, e.g. 99"), ([11], "e.g. 11"),
-                       ([12, 12], "repeat"), ([1.5], None)]:
+    for bad, match in [
+        ([12, 99], "not in the index, e.g. 99"),
+        ([11], "e.g. 11"),
+        ([12, 12], "repeat"),
+        ([1.5], None),
+    ]:
         with pytest.raises((ConfigError, TypeError), match=match):
             index.remove(bad)
         assert (index.ids.tolist(), [a.tolist() for a in index.pairs()]) == before
@@ -207,15 +214,15 @@ def saved(tmp_path):
 def _header(path):
     data = path.read_bytes()
     length = int.from_bytes(data[8:16], "little")
-    return data, length, json.loads(data[24:24 + length])
+    return data, length, json.loads(data[24 : 24 + length])
 
 
 def _flip(data: bytes, name: str) -> bytes:
     """``data`` with one bit flipped in the middle of array ``name``."""
     length = int.from_bytes(data[8:16], "little")
-    entry = json.loads(data[24:24 + length])["arrays"][name]
+    entry = json.loads(data[24 : 24 + length])["arrays"][name]
     at = entry["offset"] + entry["nbytes"] // 2
-    return data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1:]
+    return data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1 :]
 
 
 def _rewrite(path, change):
@@ -229,17 +236,20 @@ def _rewrite(path, change):
     return out
 
 
-@pytest.mark.parametrize(("damage", "match"), [
-    (lambda d, n: d[:-100], "truncated"),
-    (lambda d, n: d[:30], "truncated"),
-    (lambda d, n: d[:5], "not a neardup index"),
-    (lambda d, n: b"PK\x03\x04" + d[4:], "not a neardup index"),
-    (lambda d, n: d[:40] + bytes([d[40] ^ 1]) + d[41:], "header is corrupt"),
-    (lambda d, n: _flip(d, "tables"), "'tables' is corrupt"),
-    (lambda d, n: _flip(d, "ids"), "'ids' is corrupt"),
-    (lambda d, n: d + b"\0" * 64, "appended"),
-    (lambda d, n: b"", "not a neardup index"),
-])
+@pytest.mark.parametrize(
+    ("damage", "match"),
+    [
+        (lambda d, n: d[:-100], "truncated"),
+        (lambda d, n: d[:30], "truncated"),
+        (lambda d, n: d[:5], "not a neardup index"),
+        (lambda d, n: b"PK\x03\x04" + d[4:], "not a neardup index"),
+        (lambda d, n: d[:40] + bytes([d[40] ^ 1]) + d[41:], "header is corrupt"),
+        (lambda d, n: _flip(d, "tables"), "'tables' is corrupt"),
+        (lambda d, n: _flip(d, "ids"), "'ids' is corrupt"),
+        (lambda d, n: d + b"\0" * 64, "appended"),
+        (lambda d, n: b"", "not a neardup index"),
+    ],
+)
 def test_damaged_files_raise_format_error(saved, damage, match):
     data, length, _ = _header(saved)
     saved.write_bytes(damage(data, length))
@@ -256,15 +266,21 @@ def test_verify_false_skips_array_checksums_but_not_the_header(saved):
         HammingIndex.open(saved, verify=True)
 
 
-@pytest.mark.parametrize(("change", "match"), [
-    (lambda m: m.update(format_version=3), "format version 3; this release of neardup reads versions 1, 2"),
-    (lambda m: m.update(format="something.else"), "is not 'neardup.HammingIndex'"),
-    (lambda m: m["plan"].update(num_blocks=5), "layout differs"),
-    (lambda m: m["counts"].update(main=499), "layout differs|shape"),
-    (lambda m: m["counts"].update(delta=3), "'delta_fingerprints' has shape"),
-    (lambda m: m.pop("plan"), "does not describe an index"),
-    (lambda m: m.update(max_distance=9), "does not describe an index"),
-])
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        (
+            lambda m: m.update(format_version=3),
+            "format version 3; this release of neardup reads versions 1, 2",
+        ),
+        (lambda m: m.update(format="something.else"), "is not 'neardup.HammingIndex'"),
+        (lambda m: m["plan"].update(num_blocks=5), "layout differs"),
+        (lambda m: m["counts"].update(main=499), "layout differs|shape"),
+        (lambda m: m["counts"].update(delta=3), "'delta_fingerprints' has shape"),
+        (lambda m: m.pop("plan"), "does not describe an index"),
+        (lambda m: m.update(max_distance=9), "does not describe an index"),
+    ],
+)
 def test_incompatible_headers_raise_format_error(saved, change, match):
     out = _rewrite(saved, change)
     with pytest.raises(FormatError, match=match) as info:

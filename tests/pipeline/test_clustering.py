@@ -47,8 +47,11 @@ def test_bad_input():
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=30, unique=True), st.data(),
-       st.sampled_from(["lowest-id", "first", "longest"]))
+@given(
+    st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=30, unique=True),
+    st.data(),
+    st.sampled_from(["lowest-id", "first", "longest"]),
+)
 def test_representative_rules_equal_plain_python(ids, data, rule):
     edge = st.tuples(st.sampled_from(ids), st.sampled_from(ids))
     edges = data.draw(st.lists(edge, max_size=40))

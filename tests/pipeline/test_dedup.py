@@ -13,18 +13,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import neardup
-from neardup.pipeline.planted import planted_corpus
-
 from naive import naive_features
+from neardup.pipeline.planted import planted_corpus
 
 SCRIPTS = ("en", "ru", "zh", "ar")
 
 
 @pytest.fixture(scope="module")
 def corpus():
-    docs = planted_corpus(40, variants_per_original=2, edit_rates=(0.0, 0.01, 0.02, 0.05, 0.2),
-                          edit_kinds=("substitute", "insert", "delete", "reorder", "boilerplate", "format"),
-                          scripts=SCRIPTS, words_per_doc=60, seed=3)
+    docs = planted_corpus(
+        40,
+        variants_per_original=2,
+        edit_rates=(0.0, 0.01, 0.02, 0.05, 0.2),
+        edit_kinds=("substitute", "insert", "delete", "reorder", "boilerplate", "format"),
+        scripts=SCRIPTS,
+        words_per_doc=60,
+        seed=3,
+    )
     return [d.text for d in docs], [d.id for d in docs]
 
 
@@ -55,8 +60,10 @@ def test_pairs_are_every_pair_within_k_and_no_other(corpus, bits, k):
     first, second, distance = result.pairs
     assert set(zip(first.tolist(), second.tolist())) == brute_pairs(result.fingerprints, k)
     assert (first < second).all()
-    assert np.array_equal(distance, [neardup.hamming(result.fingerprints[a], result.fingerprints[b])
-                                     for a, b in zip(first, second)])
+    assert np.array_equal(
+        distance,
+        [neardup.hamming(result.fingerprints[a], result.fingerprints[b]) for a, b in zip(first, second)],
+    )
     assert len(brute_pairs(result.fingerprints, k)) > 10  # the corpus has near-duplicates
 
 
@@ -69,9 +76,10 @@ def test_one_document_kept_per_cluster(corpus):
     assert np.array_equal(result.representatives, label)  # keep="first": the earliest
     same = np.array(label)[:, None] == np.array(label)[None, :]
     assert np.array_equal(result.labels[:, None] == result.labels[None, :], same)
-    assert np.array_equal(result.distances, [neardup.hamming(result.fingerprints[p],
-                                                             result.fingerprints[label[p]])
-                                             for p in range(len(texts))])
+    assert np.array_equal(
+        result.distances,
+        [neardup.hamming(result.fingerprints[p], result.fingerprints[label[p]]) for p in range(len(texts))],
+    )
     assert result.stats.duplicates == len(texts) - len(set(label))
 
 
@@ -127,8 +135,13 @@ def test_verify_keeps_the_pairs_whose_exact_similarity_reaches_the_threshold(cor
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.sampled_from(["a b c d e f", "a b c d e g", "x y z w v u", "a b c", "", "q r s t"]),
-                min_size=0, max_size=12))
+@given(
+    st.lists(
+        st.sampled_from(["a b c d e f", "a b c d e g", "x y z w v u", "a b c", "", "q r s t"]),
+        min_size=0,
+        max_size=12,
+    )
+)
 def test_dedup_of_small_lists_matches_components(texts):
     result = neardup.dedup(texts, max_distance=3)
     pairs = brute_pairs(result.fingerprints, 3) if texts else set()
@@ -140,8 +153,10 @@ def test_same_result_for_any_threads_and_block_size(tmp_path, corpus):
     texts, ids = corpus
     path = tmp_path / "corpus.jsonl"
     path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts)))
-    runs = [neardup.dedup(path, n_jobs=n_jobs, block_mb=block_mb, max_distance=5, id_field="id")
-            for n_jobs, block_mb in ((1, 16), (2, 16), (2, 0.002), (1, 0.0005))]
+    runs = [
+        neardup.dedup(path, n_jobs=n_jobs, block_mb=block_mb, max_distance=5, id_field="id")
+        for n_jobs, block_mb in ((1, 16), (2, 16), (2, 0.002), (1, 0.0005))
+    ]
     for run in runs[1:]:
         assert np.array_equal(run.fingerprints, runs[0].fingerprints)
         assert np.array_equal(run.kept, runs[0].kept)
@@ -152,10 +167,13 @@ def test_same_result_for_any_threads_and_block_size(tmp_path, corpus):
 def test_memory_inputs_agree(corpus):
     pd = pytest.importorskip("pandas")
     pl = pytest.importorskip("polars")
-    texts, ids = corpus
-    results = [neardup.dedup(texts), neardup.dedup(pa.array(texts)),
-               neardup.dedup(pd.DataFrame({"body": texts}), text_field="body"),
-               neardup.dedup(pl.DataFrame({"body": texts}), text_field="body")]
+    texts, _ids = corpus
+    results = [
+        neardup.dedup(texts),
+        neardup.dedup(pa.array(texts)),
+        neardup.dedup(pd.DataFrame({"body": texts}), text_field="body"),
+        neardup.dedup(pl.DataFrame({"body": texts}), text_field="body"),
+    ]
     for r in results[1:]:
         assert np.array_equal(r.kept, results[0].kept)
     frame = results[0].to_pandas()
@@ -173,7 +191,7 @@ def test_similarity_gives_the_cosine_radius(corpus):
 
 def test_against_drops_documents_near_the_index_with_their_cluster(tmp_path, corpus):
     texts, _ = corpus
-    seen, new = texts[: len(texts) // 2], texts[len(texts) // 2:]
+    seen, new = texts[: len(texts) // 2], texts[len(texts) // 2 :]
     first = neardup.dedup(seen)
     first.write(save_index=tmp_path / "seen.idx")
     second = neardup.dedup(new, against=tmp_path / "seen.idx")

@@ -20,7 +20,24 @@ import neardup.io.lines as lines_module
 from neardup.io.sources import find_sources
 from neardup.io.writers import output_format
 
-WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi".split()
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+]
 
 
 def make_records(n: int = 30) -> list[dict]:
@@ -29,7 +46,9 @@ def make_records(n: int = 30) -> list[dict]:
     records = []
     for i in range(n):
         words = rng.choice(WORDS, size=40).tolist()
-        records.append({"id": f"doc{i}", "text": " ".join(words), "n": str(i), "tag": "x,y" if i % 3 else "q\"z"})
+        records.append(
+            {"id": f"doc{i}", "text": " ".join(words), "n": str(i), "tag": "x,y" if i % 3 else 'q"z'}
+        )
     for i in range(5):
         copy = dict(records[i], id=f"copy{i}", n=str(100 + i))
         copy["text"] = copy["text"].upper() + " ."
@@ -60,8 +79,16 @@ def read_output(path: Path, fmt: str) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
-@pytest.mark.parametrize("name, fmt", [("in.jsonl", "jsonl"), ("in.jsonl.gz", "jsonl"), ("in.parquet", "parquet"),
-                                       ("in.csv", "csv"), ("in.tsv", "tsv")])
+@pytest.mark.parametrize(
+    "name, fmt",
+    [
+        ("in.jsonl", "jsonl"),
+        ("in.jsonl.gz", "jsonl"),
+        ("in.parquet", "parquet"),
+        ("in.csv", "csv"),
+        ("in.tsv", "tsv"),
+    ],
+)
 @pytest.mark.parametrize("out_name", ["kept.jsonl", "kept.parquet", "kept.csv", "kept.jsonl.zst"])
 def test_formats_round_trip_with_every_field(tmp_path, name, fmt, out_name):
     records = make_records()
@@ -82,10 +109,12 @@ def test_formats_round_trip_with_every_field(tmp_path, name, fmt, out_name):
 
 
 def test_jsonl_to_jsonl_copies_the_lines_byte_for_byte(tmp_path):
-    lines = ['{"text": "one two three four", "b": 1.50, "c": [1, {"d": null}]}',
-             '{"c": 2, "text": "one two three four"}',
-             '',
-             '{"text":"five six seven eight","z":"\\u00e9"}']
+    lines = [
+        '{"text": "one two three four", "b": 1.50, "c": [1, {"d": null}]}',
+        '{"c": 2, "text": "one two three four"}',
+        "",
+        '{"text":"five six seven eight","z":"\\u00e9"}',
+    ]
     (tmp_path / "in.jsonl").write_bytes(("\r\n".join(lines)).encode())  # no break after the last
     result = neardup.dedup(tmp_path / "in.jsonl")
     assert result.rows.tolist() == [1, 2, 4]  # blank lines are not documents
@@ -94,14 +123,21 @@ def test_jsonl_to_jsonl_copies_the_lines_byte_for_byte(tmp_path):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from(["\n", "\r\n"])), min_size=1, max_size=40),
-       st.sampled_from([".jsonl", ".jsonl.gz"]), st.sampled_from([1e-4, 2e-4, 16]), st.booleans(),
-       st.sampled_from([0, 256]))
-def test_kept_jsonl_is_the_kept_lines_whatever_the_blocks(tmp_path_factory, docs, suffix, block_mb, last_break,
-                                                         max_slices):
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.sampled_from(["\n", "\r\n"])), min_size=1, max_size=40),
+    st.sampled_from([".jsonl", ".jsonl.gz"]),
+    st.sampled_from([1e-4, 2e-4, 16]),
+    st.booleans(),
+    st.sampled_from([0, 256]),
+)
+def test_kept_jsonl_is_the_kept_lines_whatever_the_blocks(
+    tmp_path_factory, docs, suffix, block_mb, last_break, max_slices
+):
     folder = tmp_path_factory.mktemp("spans")
-    lines = [json.dumps({"text": " ".join(WORDS[t:t + 8]) + f" {i % 3}", "i": i}) + end
-             for i, (t, end) in enumerate(docs)]
+    lines = [
+        json.dumps({"text": " ".join(WORDS[t : t + 8]) + f" {i % 3}", "i": i}) + end
+        for i, (t, end) in enumerate(docs)
+    ]
     data = "".join(lines)
     if not last_break:
         data = data.rstrip("\r\n")
@@ -122,8 +158,11 @@ def test_kept_jsonl_is_the_kept_lines_whatever_the_blocks(tmp_path_factory, docs
 def test_lines_and_one_document_files(tmp_path):
     (tmp_path / "docs.txt").write_text("a b c d e\n\nA B C D E\nf g h i j\n")
     result = neardup.dedup(tmp_path / "docs.txt", lines=True)
-    assert result.ids == ["%s:1" % (tmp_path / "docs.txt"), "%s:3" % (tmp_path / "docs.txt"),
-                          "%s:4" % (tmp_path / "docs.txt")]
+    assert result.ids == [
+        "%s:1" % (tmp_path / "docs.txt"),
+        "%s:3" % (tmp_path / "docs.txt"),
+        "%s:4" % (tmp_path / "docs.txt"),
+    ]
     assert result.kept.tolist() == [True, False, True]
     folder = tmp_path / "pages"
     (folder / "sub").mkdir(parents=True)
@@ -151,8 +190,10 @@ def test_clusters_and_pairs_files(tmp_path):
 
 def bad_jsonl(tmp_path: Path) -> Path:
     path = tmp_path / "bad.jsonl"
-    path.write_bytes(b'{"text": "good one here"}\n{"text": "broken\n[1, 2]\n{"other": 1}\n'
-                     b'{"text": 5}\n{"text": "bad \xff byte"}\n{"text": null}\n{"text": "good two"}\n')
+    path.write_bytes(
+        b'{"text": "good one here"}\n{"text": "broken\n[1, 2]\n{"other": 1}\n'
+        b'{"text": 5}\n{"text": "bad \xff byte"}\n{"text": null}\n{"text": "good two"}\n'
+    )
     return path
 
 
@@ -168,16 +209,25 @@ def test_skip_leaves_bad_records_out_and_counts_each(tmp_path):
     assert result.rows.tolist() == [1, 8]
     assert result.stats.skipped == 6
     summary = result.stats.format()
-    for reason in ("not valid JSON", "not a JSON object", "no 'text' field", "text not a string",
-                   "invalid UTF-8", "'text' null"):
+    for reason in (
+        "not valid JSON",
+        "not a JSON object",
+        "no 'text' field",
+        "text not a string",
+        "invalid UTF-8",
+        "'text' null",
+    ):
         assert reason in summary
     assert "bad.jsonl:6: not valid UTF-8" in summary
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"id,text\n1,hello world\n2,too,many\n", r"in\.csv:3: 3 fields where the header has 2"),
-    (b"", r"in\.csv: holds no documents"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"id,text\n1,hello world\n2,too,many\n", r"in\.csv:3: 3 fields where the header has 2"),
+        (b"", r"in\.csv: holds no documents"),
+    ],
+)
 def test_bad_csv(tmp_path, content, message):
     (tmp_path / "in.csv").write_bytes(content)
     with pytest.raises(neardup.FormatError, match=message):
@@ -199,7 +249,9 @@ def test_a_document_over_the_size_limit(tmp_path):
     big = "word " * (21 * 2**20 // 5)  # 21 MiB
     path = tmp_path / "big.jsonl"
     path.write_text(json.dumps({"text": "small one"}) + "\n" + json.dumps({"text": big}) + "\n")
-    with pytest.raises(neardup.FormatError, match=r"big\.jsonl:2: a text of 21\.0 MiB, over the limit of 20 MiB"):
+    with pytest.raises(
+        neardup.FormatError, match=r"big\.jsonl:2: a text of 21\.0 MiB, over the limit of 20 MiB"
+    ):
         neardup.dedup(path, max_document_mb=20)
     result = neardup.dedup(path, max_document_mb=20, errors="skip", block_mb=1)
     assert result.rows.tolist() == [1] and result.stats.skipped == 1
@@ -238,8 +290,14 @@ def test_formats_and_compression_come_from_names(tmp_path):
     for name in ("a.jsonl.gz", "b.parquet", "c.tsv", "d.txt", "e.ndjson.zst", "f.CSV.bz2"):
         (tmp_path / name).write_bytes(b"")
     found = {s.path.name: (s.format, s.compression) for s in find_sources([str(tmp_path)])}
-    assert found == {"a.jsonl.gz": ("jsonl", "gzip"), "b.parquet": ("parquet", None), "c.tsv": ("tsv", None),
-                     "d.txt": ("text", None), "e.ndjson.zst": ("jsonl", "zstd"), "f.CSV.bz2": ("csv", "bz2")}
+    assert found == {
+        "a.jsonl.gz": ("jsonl", "gzip"),
+        "b.parquet": ("parquet", None),
+        "c.tsv": ("tsv", None),
+        "d.txt": ("text", None),
+        "e.ndjson.zst": ("jsonl", "zstd"),
+        "f.CSV.bz2": ("csv", "bz2"),
+    }
     sources = find_sources([str(tmp_path / "b.parquet"), str(tmp_path / "c.tsv")])
     with pytest.raises(neardup.ConfigError, match="mix formats"):
         output_format(str(tmp_path / "out"), None, sources)

@@ -12,12 +12,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup import ConfigError
-from neardup.pipeline.planted import (EDIT_KINDS, SCRIPTS, PlantedDoc, edit_count, example_corpus,
-                             planted_corpus, planted_pairs)
+from neardup.pipeline.planted import (
+    EDIT_KINDS,
+    SCRIPTS,
+    PlantedDoc,
+    edit_count,
+    example_corpus,
+    planted_corpus,
+    planted_pairs,
+)
 
 LETTERS = {  # the code points each script's letters must come from
-    "en": re.compile(r"[a-zA-Z]"), "ru": re.compile(r"[\u0410-\u044f]"),
-    "ar": re.compile(r"[\u0621-\u064a]"), "zh": re.compile(r"[\u4e00-\u9fff]"),
+    "en": re.compile(r"[a-zA-Z]"),
+    "ru": re.compile(r"[\u0410-\u044f]"),
+    "ar": re.compile(r"[\u0621-\u064a]"),
+    "zh": re.compile(r"[\u4e00-\u9fff]"),
 }
 
 
@@ -43,9 +52,12 @@ def levenshtein(a: list, b: list) -> int:
     return row[-1]
 
 
-def one_variant(kind: str, rate: float, script: str, n_words: int, seed: int) -> tuple[PlantedDoc, PlantedDoc]:
-    docs = planted_corpus(1, edit_kinds=(kind,), edit_rates=(rate,), scripts=(script,),
-                          words_per_doc=n_words, seed=seed)
+def one_variant(
+    kind: str, rate: float, script: str, n_words: int, seed: int
+) -> tuple[PlantedDoc, PlantedDoc]:
+    docs = planted_corpus(
+        1, edit_kinds=(kind,), edit_rates=(rate,), scripts=(script,), words_per_doc=n_words, seed=seed
+    )
     original, variant = sorted(docs, key=lambda d: d.edit_kind is not None)
     assert (original.edit_kind, variant.edit_kind, variant.original) == (None, kind, original.id)
     return original, variant
@@ -56,6 +68,7 @@ def digest(docs: list[PlantedDoc]) -> str:
 
 
 # --- determinism ----------------------------------------------------------------------------
+
 
 def test_same_arguments_same_corpus_other_seed_other_corpus():
     args = dict(variants_per_original=2, edit_kinds=EDIT_KINDS, scripts=SCRIPTS, words_per_doc=50)
@@ -69,8 +82,9 @@ def test_same_arguments_same_corpus_other_seed_other_corpus():
 
 def test_pinned_corpus():
     # Any change to what a seed generates fails here: benchmarks compare runs over time.
-    docs = planted_corpus(8, variants_per_original=2, edit_kinds=EDIT_KINDS, scripts=SCRIPTS,
-                          words_per_doc=60, seed=3)
+    docs = planted_corpus(
+        8, variants_per_original=2, edit_kinds=EDIT_KINDS, scripts=SCRIPTS, words_per_doc=60, seed=3
+    )
     assert digest(docs) == "728ce935a6b888cb"
     assert digest(example_corpus()) == "6993aa5a28883ade"
 
@@ -84,15 +98,24 @@ def test_an_original_does_not_depend_on_the_edit_settings():
 
 # --- shape of a corpus ----------------------------------------------------------------------
 
+
 def test_counts_ids_lengths_and_balance():
     rates = (0.01, 0.1)
-    docs = planted_corpus(40, variants_per_original=3, edit_rates=rates, edit_kinds=("substitute", "delete", "format"),
-                          scripts=("en", "ru", "ar", "zh"), words_per_doc=70, seed=1)
+    docs = planted_corpus(
+        40,
+        variants_per_original=3,
+        edit_rates=rates,
+        edit_kinds=("substitute", "delete", "format"),
+        scripts=("en", "ru", "ar", "zh"),
+        words_per_doc=70,
+        seed=1,
+    )
     assert len(docs) == 40 * 4
     assert len({d.id for d in docs}) == len(docs)
     originals = [d for d in docs if d.edit_kind is None]
-    assert sorted(d.id for d in originals) == sorted(f"{s}-{i:06d}" for i, s in zip(range(40), itertools.cycle(
-        ("en", "ru", "ar", "zh"))))
+    assert sorted(d.id for d in originals) == sorted(
+        f"{s}-{i:06d}" for i, s in zip(range(40), itertools.cycle(("en", "ru", "ar", "zh")))
+    )
     assert all(d.original == d.id and d.edit_rate == 0.0 for d in originals)
     assert all(len(words(d.text)) == 70 for d in originals if d.script != "zh")
     variants = collections.Counter((d.script, d.edit_kind, d.edit_rate) for d in docs if d.edit_kind)
@@ -102,7 +125,7 @@ def test_counts_ids_lengths_and_balance():
 
 def test_variants_are_not_next_to_their_originals():
     docs = planted_corpus(300, words_per_doc=10)
-    adjacent = sum(a.original == b.original for a, b in zip(docs, docs[1:]))
+    adjacent = sum(a.original == b.original for a, b in itertools.pairwise(docs))
     assert adjacent < 15  # about 2 expected in a random order; 300 if unshuffled
 
 
@@ -131,9 +154,11 @@ def test_word_frequencies_follow_zipf():
 
 # --- scripts --------------------------------------------------------------------------------
 
+
 def test_letters_come_from_the_script():
-    docs = planted_corpus(24, variants_per_original=2, edit_kinds=EDIT_KINDS, scripts=SCRIPTS,
-                          words_per_doc=120, seed=8)
+    docs = planted_corpus(
+        24, variants_per_original=2, edit_kinds=EDIT_KINDS, scripts=SCRIPTS, words_per_doc=120, seed=8
+    )
     for doc in docs:
         letters = [c for c in doc.text if c.isalpha()]
         assert letters and all(LETTERS[doc.script].match(c) for c in letters), doc.id
@@ -149,8 +174,12 @@ def test_chinese_has_no_spaces_and_chinese_punctuation():
 
 # --- edits ----------------------------------------------------------------------------------
 
-cases = given(seed=st.integers(0, 10**6), script=st.sampled_from(["en", "ru", "ar"]),
-              rate=st.sampled_from([0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4]), n_words=st.integers(8, 150))
+cases = given(
+    seed=st.integers(0, 10**6),
+    script=st.sampled_from(["en", "ru", "ar"]),
+    rate=st.sampled_from([0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4]),
+    n_words=st.integers(8, 150),
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -251,9 +280,12 @@ def test_edit_count():
 
 # --- ground truth ---------------------------------------------------------------------------
 
+
 def test_planted_pairs_are_the_groups():
     docs = planted_corpus(30, variants_per_original=3, words_per_doc=10, seed=3)
-    expected = [(i, j) for i, j in itertools.combinations(range(len(docs)), 2) if docs[i].original == docs[j].original]
+    expected = [
+        (i, j) for i, j in itertools.combinations(range(len(docs)), 2) if docs[i].original == docs[j].original
+    ]
     assert planted_pairs(docs) == expected and len(expected) == 30 * 6
     with_original = planted_pairs(docs, siblings=False)
     assert len(with_original) == 30 * 3
@@ -267,6 +299,7 @@ def test_no_pairs_without_variants():
 
 
 # --- the demo corpus ------------------------------------------------------------------------
+
 
 def test_example_corpus():
     docs = example_corpus()
@@ -284,21 +317,28 @@ def test_example_corpus_is_found_by_default_settings():
     docs = example_corpus()
     fingerprints = neardup.Fingerprinter().fingerprint_batch([d.text for d in docs])
     planted = set(planted_pairs(docs))
-    close = {(i, j) for i, j in itertools.combinations(range(len(docs)), 2)
-             if neardup.hamming(fingerprints[i], fingerprints[j]) <= 3}
+    close = {
+        (i, j)
+        for i, j in itertools.combinations(range(len(docs)), 2)
+        if neardup.hamming(fingerprints[i], fingerprints[j]) <= 3
+    }
     assert close <= planted and len(close) >= 0.6 * len(planted)
 
 
 # --- arguments ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    (dict(scripts=("en", "fr")), "'ar'"),
-    (dict(edit_kinds=("swap",)), "'boilerplate'"),
-    (dict(edit_rates=(0.1, 1.5)), r"\[0, 1\]"),
-    (dict(edit_rates=()), "non-empty"),
-    (dict(words_per_doc=0), "words_per_doc=0"),
-    (dict(variants_per_original=-1), "variants_per_original=-1"),
-])
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(scripts=("en", "fr")), "'ar'"),
+        (dict(edit_kinds=("swap",)), "'boilerplate'"),
+        (dict(edit_rates=(0.1, 1.5)), r"\[0, 1\]"),
+        (dict(edit_rates=()), "non-empty"),
+        (dict(words_per_doc=0), "words_per_doc=0"),
+        (dict(variants_per_original=-1), "variants_per_original=-1"),
+    ],
+)
 def test_bad_arguments(kwargs, message):
     with pytest.raises(ConfigError, match=message):
         planted_corpus(2, **kwargs)

@@ -20,8 +20,24 @@ FEATURES = ["word-shingles", "words", "char-ngrams"]
 WEIGHTINGS = ["uniform", "tf", "sublinear"]
 
 CHARS = st.one_of(
-    st.sampled_from(list("abcABC xyz,.!-\t\n  ") + ["Straße", "İ", "ﬁ", "é", "e\u0301", "東", "京",
-                                                     "タ", "한", "😀", "\u3000", "\xa0", "42"]),
+    st.sampled_from(
+        [
+            *list("abcABC xyz,.!-\t\n  "),
+            "Straße",
+            "İ",
+            "ﬁ",
+            "é",
+            "é",
+            "東",
+            "京",
+            "タ",
+            "한",
+            "😀",
+            "\u3000",
+            "\xa0",
+            "42",
+        ]
+    ),
     st.characters(codec="utf-8"),
     st.sampled_from(["\ud800", "\udfff"]),  # lone surrogates become U+FFFD
 )
@@ -29,15 +45,28 @@ texts = st.lists(CHARS, max_size=40).map("".join)
 documents = st.one_of(texts, st.binary(max_size=30), texts.map(lambda t: t.encode("utf-8", "surrogatepass")))
 configs = st.builds(
     lambda features, k, n, normalize, seed, bits, weighting: FingerprintConfig(
-        features=features, shingle_size=k, ngram_size=n, normalize=normalize, seed=seed,
-        bits=bits, weighting=weighting),
-    st.sampled_from(FEATURES), st.integers(1, 4), st.integers(1, 6), st.booleans(),
-    st.sampled_from([0, 7, 2**64 - 1]), st.sampled_from([64, 128]), st.sampled_from(WEIGHTINGS))
+        features=features,
+        shingle_size=k,
+        ngram_size=n,
+        normalize=normalize,
+        seed=seed,
+        bits=bits,
+        weighting=weighting,
+    ),
+    st.sampled_from(FEATURES),
+    st.integers(1, 4),
+    st.integers(1, 6),
+    st.booleans(),
+    st.sampled_from([0, 7, 2**64 - 1]),
+    st.sampled_from([64, 128]),
+    st.sampled_from(WEIGHTINGS),
+)
 
 
 def naive_of(document, config):
-    return naive_features(document, config.features, config.shingle_size, config.ngram_size,
-                          config.normalize, config.seed)
+    return naive_features(
+        document, config.features, config.shingle_size, config.ngram_size, config.normalize, config.seed
+    )
 
 
 def plain_weights(document, config):
@@ -72,8 +101,9 @@ def check_feature_texts(document, hashes, feature_texts, config):
         if shingles:
             tokens = naive_tokens(text, normalize=False)
             assert len(tokens) == k, (text, tokens)
-            assert xxh3(b"".join(le64(xxh3(t.encode("utf-8"), config.seed)) for t in tokens),
-                        config.seed) == h
+            assert (
+                xxh3(b"".join(le64(xxh3(t.encode("utf-8"), config.seed)) for t in tokens), config.seed) == h
+            )
             continue
         if config.features != "char-ngrams":
             assert naive_tokens(text, normalize=False) == [text]
@@ -90,8 +120,11 @@ def test_features_are_the_fingerprints_features_in_order(document, config):
     if config.features == "char-ngrams" and hashes.size:
         collapsed = naive_collapsed(document, config.normalize)
         n = config.ngram_size
-        assert feature_texts == ([collapsed] if len(collapsed) < n else
-                                 [collapsed[i:i + n] for i in range(len(collapsed) - n + 1)])
+        assert feature_texts == (
+            [collapsed]
+            if len(collapsed) < n
+            else [collapsed[i : i + n] for i in range(len(collapsed) - n + 1)]
+        )
 
 
 @settings(max_examples=200, deadline=None)
@@ -101,11 +134,12 @@ def test_features_and_weights_rebuild_the_fingerprint(document, config):
     weights = feature_weights(hashes, config)
     fingerprint = Fingerprinter(config).fingerprint(document)
     start = 0 if config.weighting in ("uniform", "tf") else 0.0
-    assert accumulate(weights, config.bits, config.seed, start) == fingerprint if weights else fingerprint == 0
+    assert (
+        accumulate(weights, config.bits, config.seed, start) == fingerprint if weights else fingerprint == 0
+    )
     if config.features != "word-shingles":  # a shingle's hash is of token hashes, not its text
         first_text = dict(zip(reversed(hashes.tolist()), reversed(feature_texts)))
-        rebuilt = Fingerprinter(config).fingerprint_features(
-            [(first_text[h], w) for h, w in weights.items()])
+        rebuilt = Fingerprinter(config).fingerprint_features([(first_text[h], w) for h, w in weights.items()])
         assert rebuilt == fingerprint
 
 
@@ -117,7 +151,9 @@ def test_shingle_text_is_the_words_as_they_appear_in_the_normalised_text():
     assert feature_texts == ["two", "words"]
     _, feature_texts = document_features("東京タワー", FingerprintConfig(features="words"))
     assert feature_texts == ["東", "京", "タ", "ワ", "ー"]
-    _, feature_texts = document_features("  Ab \t c ", FingerprintConfig(features="char-ngrams", ngram_size=3))
+    _, feature_texts = document_features(
+        "  Ab \t c ", FingerprintConfig(features="char-ngrams", ngram_size=3)
+    )
     assert feature_texts == ["ab ", "b c"]
 
 
@@ -157,8 +193,9 @@ def test_explain_is_symmetric(a, b, config):
     ab, ba = explain(a, b, config, top=1000), explain(b, a, config, top=1000)
     assert (ab.distance, ab.jaccard, ab.cosine) == (ba.distance, ba.jaccard, ba.cosine)
     assert (ab.fingerprint_a, ab.features_a) == (ba.fingerprint_b, ba.features_b)
-    assert {(f.hash, f.weight_a, f.weight_b) for f in ab.differing} == \
-        {(f.hash, f.weight_b, f.weight_a) for f in ba.differing}
+    assert {(f.hash, f.weight_a, f.weight_b) for f in ab.differing} == {
+        (f.hash, f.weight_b, f.weight_a) for f in ba.differing
+    }
 
 
 def test_tfidf_weights_are_count_times_idf():

@@ -31,8 +31,11 @@ PAIRS = {
     "distance": [2, 5, 4, 3],
     "similarity": [0.9, 0.8, 0.85, 0.95],
 }
-TEXTS = {"001": "x" * 290 + "KEPT" + "y" * 20 + "CUT", "d2": "<script>alert('hi')</script> & more",
-         "<b>4</b>": "fourth"}
+TEXTS = {
+    "001": "x" * 290 + "KEPT" + "y" * 20 + "CUT",
+    "d2": "<script>alert('hi')</script> & more",
+    "<b>4</b>": "fourth",
+}
 
 
 def write(path, columns):
@@ -105,7 +108,7 @@ def test_texts_and_ids_are_escaped_and_cut(inputs, tmp_path):
 
 
 def test_top_and_members_limit_the_table(inputs, tmp_path):
-    clusters, pairs = inputs
+    clusters, _pairs = inputs
     page = write_report(tmp_path / "r", clusters=clusters, top=1, members=2).read_text("utf-8")
     assert "Cluster 0: 3 documents" in page and "Cluster 1" not in page
     assert "<td>d2</td>" in page and "<td>d3</td>" not in page and "and 1 more" in page
@@ -125,8 +128,10 @@ def test_clusters_alone_with_wide_sizes(tmp_path):
     ids = [f"big{i}" for i in range(n_big)] + [f"s{i}" for i in range(60)]
     labels = [0] * n_big + [1 + i // 2 for i in range(60)]
     reps = ["big0"] * n_big + [f"s{i - i % 2}" for i in range(60)]
-    clusters = write(tmp_path / "c.parquet", {"id": ids, "cluster": labels, "representative": reps,
-                                              "distance": [i % 4 for i in range(len(ids))]})
+    clusters = write(
+        tmp_path / "c.parquet",
+        {"id": ids, "cluster": labels, "representative": reps, "distance": [i % 4 for i in range(len(ids))]},
+    )
     index = write_report(tmp_path / "r", clusters=clusters)
     numbers = summary(index.read_text("utf-8"))
     assert numbers["clusters"] == "31" and numbers["max cluster size"] == "400"
@@ -144,9 +149,15 @@ def test_empty_files(tmp_path):
 
 
 @pytest.mark.parametrize("ext", ["parquet", "csv", "tsv"])
-@pytest.mark.parametrize("kind, columns, missing", [
-    ("clusters", CLUSTERS, "representative"), ("clusters", CLUSTERS, "distance"),
-    ("pairs", PAIRS, "id_b"), ("pairs", PAIRS, "distance")])
+@pytest.mark.parametrize(
+    "kind, columns, missing",
+    [
+        ("clusters", CLUSTERS, "representative"),
+        ("clusters", CLUSTERS, "distance"),
+        ("pairs", PAIRS, "id_b"),
+        ("pairs", PAIRS, "distance"),
+    ],
+)
 def test_a_missing_column_is_named_with_the_file(tmp_path, ext, kind, columns, missing):
     path = write(tmp_path / f"{kind}.{ext}", {k: v for k, v in columns.items() if k != missing})
     with pytest.raises(FormatError, match=rf"{re.escape(str(path))}.*no column '{missing}'"):
@@ -162,7 +173,7 @@ def test_bad_inputs(tmp_path):
     with pytest.raises(FormatError, match=r"pairs\.json.*\.parquet, \.csv or \.tsv"):
         write_report(tmp_path / "r", pairs=other)
     text_distance = write(tmp_path / "p.csv", {**PAIRS, "distance": ["near"] * 4})
-    with pytest.raises(FormatError, match="'distance'.*not numeric"):
+    with pytest.raises(FormatError, match=r"'distance'.*not numeric"):
         write_report(tmp_path / "r", pairs=text_distance)
     with pytest.raises(FormatError, match="cannot read"):
         write_report(tmp_path / "r", pairs=tmp_path / "missing.parquet")
@@ -177,8 +188,10 @@ def test_missing_matplotlib_names_the_extra(tmp_path, monkeypatch):
 
 
 def test_importing_the_module_loads_neither_matplotlib_nor_pyarrow():
-    code = ("import sys, neardup.report.html; "
-            "assert not {'matplotlib', 'pyarrow'} & set(sys.modules), sorted(sys.modules)")
+    code = (
+        "import sys, neardup.report.html; "
+        "assert not {'matplotlib', 'pyarrow'} & set(sys.modules), sorted(sys.modules)"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -80,17 +80,32 @@ def prefetch(typingctx, array, row, column):
         array_type = signature.args[0]
         view = context.make_array(array_type)(context, builder, args[0])
         pointer = cgutils.get_item_pointer2(
-            context, builder, data=view.data, shape=cgutils.unpack_tuple(builder, view.shape),
-            strides=cgutils.unpack_tuple(builder, view.strides), layout=array_type.layout,
-            inds=[args[1], args[2]], wraparound=False)
+            context,
+            builder,
+            data=view.data,
+            shape=cgutils.unpack_tuple(builder, view.shape),
+            strides=cgutils.unpack_tuple(builder, view.strides),
+            layout=array_type.layout,
+            inds=[args[1], args[2]],
+            wraparound=False,
+        )
         byte_pointer = ir.IntType(8).as_pointer()
         int32 = ir.IntType(32)
         hint = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer, int32, int32, int32]),
-            "llvm.prefetch.p0i8")
+            builder.module,
+            ir.FunctionType(ir.VoidType(), [byte_pointer, int32, int32, int32]),
+            "llvm.prefetch.p0i8",
+        )
         # read, keep in all cache levels, data cache
-        builder.call(hint, [builder.bitcast(pointer, byte_pointer), ir.Constant(int32, 0),
-                            ir.Constant(int32, 3), ir.Constant(int32, 1)])
+        builder.call(
+            hint,
+            [
+                builder.bitcast(pointer, byte_pointer),
+                ir.Constant(int32, 0),
+                ir.Constant(int32, 3),
+                ir.Constant(int32, 1),
+            ],
+        )
         return context.get_dummy_value()
 
     return types.void(array, types.int64, types.int64), codegen
@@ -110,13 +125,13 @@ if numba.config.DISABLE_JIT:
     # NUMBA_DISABLE_JIT=1 runs the kernels as Python (for coverage and debugging); intrinsics
     # exist only in compiled code, so plain equivalents stand in.
     def load_u64(buf, i):  # type: ignore[no-redef]
-        return np.uint64(int.from_bytes(bytes(buf[i:i + 8]), "little"))
+        return np.uint64(int.from_bytes(bytes(buf[i : i + 8]), "little"))
 
     def load_u32(buf, i):  # type: ignore[no-redef]
-        return np.uint64(int.from_bytes(bytes(buf[i:i + 4]), "little"))
+        return np.uint64(int.from_bytes(bytes(buf[i : i + 4]), "little"))
 
     def store_u64(buf, i, v):  # type: ignore[no-redef]
-        buf[i:i + 8] = np.frombuffer(int(v).to_bytes(8, "little"), dtype=np.uint8)
+        buf[i : i + 8] = np.frombuffer(int(v).to_bytes(8, "little"), dtype=np.uint8)
 
     def mul128_fold64(a, b):  # type: ignore[no-redef]
         product = int(a) * int(b)

@@ -3,9 +3,8 @@ the code points the normalisation table maps alone, splice in what Python prepar
 
 from __future__ import annotations
 
-import numpy as np
-
 import numba
+import numpy as np
 
 from ._jit import jit, jit_parallel
 from ._memory import load_u64
@@ -75,20 +74,21 @@ def _replace(buf, start, end, actions, replacement_offsets, replacement_bytes, o
             continue
         cp, width = char_at(buf, i)
         if actions[cp] == _REPLACE_CP:
-            out[at:at + i - run] = buf[run:i]
+            out[at : at + i - run] = buf[run:i]
             at += i - run
             first = replacement_offsets[cp]
             length = replacement_offsets[cp + 1] - first
-            out[at:at + length] = replacement_bytes[first:first + length]
+            out[at : at + length] = replacement_bytes[first : first + length]
             at += length
             run = i + width
         i += width
-    out[at:at + end - run] = buf[run:end]
+    out[at : at + end - run] = buf[run:end]
 
 
 @jit_parallel
-def rebuild(data, offsets, status, lengths, actions, replacement_offsets, replacement_bytes,
-            new_data, new_offsets):
+def rebuild(
+    data, offsets, status, lengths, actions, replacement_offsets, replacement_bytes, new_data, new_offsets
+):
     """The buffer the kernels tokenise: each document with ``status`` AS_IS keeps its bytes,
     REPLACE_IN_KERNEL gets its code points replaced (to ``lengths[d]`` bytes), and PYTHON
     takes the next document of ``new_data``/``new_offsets`` (prepared by Python). Returns
@@ -113,10 +113,11 @@ def rebuild(data, offsets, status, lengths, actions, replacement_offsets, replac
         at = out_offsets[d]
         if status[d] == PYTHON:
             k = source[d]
-            out[at:out_offsets[d + 1]] = new_data[new_offsets[k]:new_offsets[k + 1]]
+            out[at : out_offsets[d + 1]] = new_data[new_offsets[k] : new_offsets[k + 1]]
         elif status[d] == REPLACE_IN_KERNEL:
-            _replace(data, offsets[d], offsets[d + 1], actions, replacement_offsets,
-                     replacement_bytes, out, at)
+            _replace(
+                data, offsets[d], offsets[d + 1], actions, replacement_offsets, replacement_bytes, out, at
+            )
         else:
-            out[at:out_offsets[d + 1]] = data[offsets[d]:offsets[d + 1]]
+            out[at : out_offsets[d + 1]] = data[offsets[d] : offsets[d + 1]]
     return out, out_offsets

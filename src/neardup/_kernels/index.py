@@ -175,8 +175,24 @@ def _prefetch_buckets(qlo, qhi, entries, directory, starts, sizes, kept, widths,
 
 
 @jit_inline
-def _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, masks, rowbits, dbits,
-           max_distance, rows_out, dist_out, at):
+def _probe(
+    queries,
+    i,
+    fps,
+    entries,
+    directory,
+    starts,
+    sizes,
+    kept,
+    widths,
+    masks,
+    rowbits,
+    dbits,
+    max_distance,
+    rows_out,
+    dist_out,
+    at,
+):
     """Matches of query ``i``, each once; writes them from ``at`` as far as ``rows_out`` and
     ``dist_out`` reach (empty arrays: count only). Returns the count."""
     qlo = queries[i, 0]
@@ -208,15 +224,32 @@ def _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, mas
 
 
 @jit_parallel
-def query_count(queries, fps, entries, directory, starts, sizes, kept, widths, masks, rowbits,
-                dbits, max_distance):
+def query_count(
+    queries, fps, entries, directory, starts, sizes, kept, widths, masks, rowbits, dbits, max_distance
+):
     """Matches per query: int64, shape (q,)."""
     q = queries.shape[0]
     counts = np.zeros(q, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
     for i in numba.prange(q):
-        counts[i] = _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, masks,
-                           rowbits, dbits, max_distance, none, none, 0)
+        counts[i] = _probe(
+            queries,
+            i,
+            fps,
+            entries,
+            directory,
+            starts,
+            sizes,
+            kept,
+            widths,
+            masks,
+            rowbits,
+            dbits,
+            max_distance,
+            none,
+            none,
+            0,
+        )
     return counts
 
 
@@ -245,8 +278,22 @@ def _sort_by_distance_then_id(ids_out, dist_out, s, e):
 
 
 @jit_parallel
-def query_fill(queries, fps, ids, entries, directory, starts, sizes, kept, widths, masks, rowbits,
-               dbits, max_distance, offsets):
+def query_fill(
+    queries,
+    fps,
+    ids,
+    entries,
+    directory,
+    starts,
+    sizes,
+    kept,
+    widths,
+    masks,
+    rowbits,
+    dbits,
+    max_distance,
+    offsets,
+):
     """Matched ids and distances in CSR form by ``offsets`` (from ``query_count``), each query's
     run sorted by (distance, id): two int64 arrays of length ``offsets[-1]``."""
     q = queries.shape[0]
@@ -256,8 +303,24 @@ def query_fill(queries, fps, ids, entries, directory, starts, sizes, kept, width
     for i in numba.prange(q):
         s = offsets[i]
         e = offsets[i + 1]
-        _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, masks, rowbits,
-               dbits, max_distance, ids_out, dist_out, s)
+        _probe(
+            queries,
+            i,
+            fps,
+            entries,
+            directory,
+            starts,
+            sizes,
+            kept,
+            widths,
+            masks,
+            rowbits,
+            dbits,
+            max_distance,
+            ids_out,
+            dist_out,
+            s,
+        )
         for m in range(s, e):
             ids_out[m] = ids[ids_out[m]]  # rows to ids
         _sort_by_distance_then_id(ids_out, dist_out, s, e)
@@ -265,8 +328,9 @@ def query_fill(queries, fps, ids, entries, directory, starts, sizes, kept, width
 
 
 @jit_inline
-def _join_unit(u, fps, ids, entries, starts, sizes, masks, rowbits, max_distance,
-               i_out, j_out, d_out, at, write):
+def _join_unit(
+    u, fps, ids, entries, starts, sizes, masks, rowbits, max_distance, i_out, j_out, d_out, at, write
+):
     """Pairs found by work unit ``u``: sorted positions ``[p0, p1)`` of one table, each against
     the later positions with the same key. Writes them from ``at`` when ``write``."""
     n = entries.shape[1]
@@ -311,8 +375,9 @@ def join_count(fps, ids, entries, starts, sizes, masks, rowbits, max_distance):
     counts = np.zeros(units, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
     for u in numba.prange(units):
-        counts[u] = _join_unit(u, fps, ids, entries, starts, sizes, masks, rowbits, max_distance,
-                               none, none, none, 0, False)
+        counts[u] = _join_unit(
+            u, fps, ids, entries, starts, sizes, masks, rowbits, max_distance, none, none, none, 0, False
+        )
     return counts
 
 
@@ -326,8 +391,22 @@ def join_fill(fps, ids, entries, starts, sizes, masks, rowbits, max_distance, of
     j_out = np.empty(total, dtype=np.int64)
     d_out = np.empty(total, dtype=np.int64)
     for u in numba.prange(units):
-        _join_unit(u, fps, ids, entries, starts, sizes, masks, rowbits, max_distance,
-                   i_out, j_out, d_out, offsets[u], True)
+        _join_unit(
+            u,
+            fps,
+            ids,
+            entries,
+            starts,
+            sizes,
+            masks,
+            rowbits,
+            max_distance,
+            i_out,
+            j_out,
+            d_out,
+            offsets[u],
+            True,
+        )
     return i_out, j_out, d_out
 
 
@@ -376,8 +455,9 @@ def scan_fill(queries, fps, max_distance, upper, offsets):
 
 
 @jit
-def query_serial(queries, fps, ids, entries, directory, starts, sizes, kept, widths, masks, rowbits,
-                 dbits, max_distance):
+def query_serial(
+    queries, fps, ids, entries, directory, starts, sizes, kept, widths, masks, rowbits, dbits, max_distance
+):
     """Matches of a few queries on the calling thread (waking the thread pool costs far more
     than one probe), in one pass: a query's matches rarely overflow the buffer, which then
     grows and the query is probed again. Returns (offsets, ids, distances)."""
@@ -387,14 +467,46 @@ def query_serial(queries, fps, ids, entries, directory, starts, sizes, kept, wid
     offsets = np.zeros(q + 1, dtype=np.int64)
     for i in range(q):
         at = offsets[i]
-        count = _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, masks,
-                       rowbits, dbits, max_distance, rows, dist, at)
+        count = _probe(
+            queries,
+            i,
+            fps,
+            entries,
+            directory,
+            starts,
+            sizes,
+            kept,
+            widths,
+            masks,
+            rowbits,
+            dbits,
+            max_distance,
+            rows,
+            dist,
+            at,
+        )
         if at + count > rows.shape[0]:
             size = max(2 * rows.shape[0], at + count)
             rows = _grown(rows, at, size)
             dist = _grown(dist, at, size)
-            _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, masks, rowbits,
-                   dbits, max_distance, rows, dist, at)
+            _probe(
+                queries,
+                i,
+                fps,
+                entries,
+                directory,
+                starts,
+                sizes,
+                kept,
+                widths,
+                masks,
+                rowbits,
+                dbits,
+                max_distance,
+                rows,
+                dist,
+                at,
+            )
         offsets[i + 1] = at + count
     total = offsets[q]
     ids_out = np.empty(total, dtype=np.int64)

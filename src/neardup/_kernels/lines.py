@@ -63,8 +63,8 @@ def gather(buf, starts, ends, chosen, terminator):
         offsets[k] = at
         i = chosen[k]
         size = ends[i] - starts[i]
-        data[at:at + size] = buf[starts[i]:ends[i]]
-        data[at + size:at + size + t] = terminator
+        data[at : at + size] = buf[starts[i] : ends[i]]
+        data[at + size : at + size + t] = terminator
         at += size + t
     offsets[chosen.shape[0]] = at
     return data, offsets

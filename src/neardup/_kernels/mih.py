@@ -47,8 +47,25 @@ def _first_block(xlo, xhi, starts, sizes, radius):
 
 
 @jit_inline
-def _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
-           max_distance, after, rows_out, dist_out, at, write):
+def _probe(
+    queries,
+    i,
+    fps,
+    entries,
+    directory,
+    starts,
+    sizes,
+    kept,
+    widths,
+    rowbits,
+    dbits,
+    max_distance,
+    after,
+    rows_out,
+    dist_out,
+    at,
+    write,
+):
     """Rows within ``max_distance`` of query ``i``, each once, only rows above ``after``
     (-1: all). Writes them from ``at`` when ``write``. Returns the count."""
     qlo = queries[i, 0]
@@ -91,21 +108,38 @@ def _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, row
 
 
 @jit_parallel
-def query_count(queries, fps, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
-                max_distance):
+def query_count(queries, fps, entries, directory, starts, sizes, kept, widths, rowbits, dbits, max_distance):
     """Matches per query: int64, shape (q,)."""
     q = queries.shape[0]
     counts = np.zeros(q, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
     for i in numba.prange(q):
-        counts[i] = _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths,
-                           rowbits, dbits, max_distance, -1, none, none, 0, False)
+        counts[i] = _probe(
+            queries,
+            i,
+            fps,
+            entries,
+            directory,
+            starts,
+            sizes,
+            kept,
+            widths,
+            rowbits,
+            dbits,
+            max_distance,
+            -1,
+            none,
+            none,
+            0,
+            False,
+        )
     return counts
 
 
 @jit_parallel
-def query_fill(queries, fps, ids, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
-               max_distance, offsets):
+def query_fill(
+    queries, fps, ids, entries, directory, starts, sizes, kept, widths, rowbits, dbits, max_distance, offsets
+):
     """Matched ids and distances in CSR form by ``offsets`` (from ``query_count``), each query's
     run sorted by (distance, id): two int64 arrays of length ``offsets[-1]``."""
     q = queries.shape[0]
@@ -114,8 +148,25 @@ def query_fill(queries, fps, ids, entries, directory, starts, sizes, kept, width
     for i in numba.prange(q):
         s = offsets[i]
         e = offsets[i + 1]
-        _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
-               max_distance, -1, ids_out, dist_out, s, True)
+        _probe(
+            queries,
+            i,
+            fps,
+            entries,
+            directory,
+            starts,
+            sizes,
+            kept,
+            widths,
+            rowbits,
+            dbits,
+            max_distance,
+            -1,
+            ids_out,
+            dist_out,
+            s,
+            True,
+        )
         for m in range(s, e):
             ids_out[m] = ids[ids_out[m]]  # rows to ids
         _sort_by_distance_then_id(ids_out, dist_out, s, e)
@@ -123,24 +174,58 @@ def query_fill(queries, fps, ids, entries, directory, starts, sizes, kept, width
 
 
 @jit
-def query_serial(queries, fps, ids, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
-                 max_distance):
+def query_serial(
+    queries, fps, ids, entries, directory, starts, sizes, kept, widths, rowbits, dbits, max_distance
+):
     """``query_count`` then ``query_fill`` on the calling thread, for a few queries. Returns
     (offsets, ids, distances)."""
     q = queries.shape[0]
     none = np.empty(0, dtype=np.int64)
     offsets = np.zeros(q + 1, dtype=np.int64)
     for i in range(q):
-        offsets[i + 1] = offsets[i] + _probe(queries, i, fps, entries, directory, starts, sizes,
-                                             kept, widths, rowbits, dbits, max_distance, -1,
-                                             none, none, 0, False)
+        offsets[i + 1] = offsets[i] + _probe(
+            queries,
+            i,
+            fps,
+            entries,
+            directory,
+            starts,
+            sizes,
+            kept,
+            widths,
+            rowbits,
+            dbits,
+            max_distance,
+            -1,
+            none,
+            none,
+            0,
+            False,
+        )
     ids_out = np.empty(offsets[q], dtype=np.int64)
     dist_out = np.empty(offsets[q], dtype=np.int64)
     for i in range(q):
         s = offsets[i]
         e = offsets[i + 1]
-        _probe(queries, i, fps, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
-               max_distance, -1, ids_out, dist_out, s, True)
+        _probe(
+            queries,
+            i,
+            fps,
+            entries,
+            directory,
+            starts,
+            sizes,
+            kept,
+            widths,
+            rowbits,
+            dbits,
+            max_distance,
+            -1,
+            ids_out,
+            dist_out,
+            s,
+            True,
+        )
         for m in range(s, e):
             ids_out[m] = ids[ids_out[m]]
         _sort_by_distance_then_id(ids_out, dist_out, s, e)
@@ -154,14 +239,32 @@ def join_count(fps, entries, directory, starts, sizes, kept, widths, rowbits, db
     counts = np.zeros(n, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
     for i in numba.prange(n):
-        counts[i] = _probe(fps, i, fps, entries, directory, starts, sizes, kept, widths, rowbits,
-                           dbits, max_distance, i, none, none, 0, False)
+        counts[i] = _probe(
+            fps,
+            i,
+            fps,
+            entries,
+            directory,
+            starts,
+            sizes,
+            kept,
+            widths,
+            rowbits,
+            dbits,
+            max_distance,
+            i,
+            none,
+            none,
+            0,
+            False,
+        )
     return counts
 
 
 @jit_parallel
-def join_fill(fps, ids, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
-              max_distance, offsets):
+def join_fill(
+    fps, ids, entries, directory, starts, sizes, kept, widths, rowbits, dbits, max_distance, offsets
+):
     """Every pair within ``max_distance`` once, as (smaller id, larger id, distance), int64
     arrays in row order (``offsets`` from ``join_count``)."""
     n = fps.shape[0]
@@ -171,8 +274,25 @@ def join_fill(fps, ids, entries, directory, starts, sizes, kept, widths, rowbits
     d_out = np.empty(total, dtype=np.int64)
     for i in numba.prange(n):
         s = offsets[i]
-        _probe(fps, i, fps, entries, directory, starts, sizes, kept, widths, rowbits, dbits,
-               max_distance, i, j_out, d_out, s, True)
+        _probe(
+            fps,
+            i,
+            fps,
+            entries,
+            directory,
+            starts,
+            sizes,
+            kept,
+            widths,
+            rowbits,
+            dbits,
+            max_distance,
+            i,
+            j_out,
+            d_out,
+            s,
+            True,
+        )
         a = ids[i]
         for m in range(s, offsets[i + 1]):
             b = ids[j_out[m]]

@@ -186,7 +186,7 @@ def _mark_non_ascii(buf, start, end, classes, table, text, bitmap):
             while q < last:
                 part, part_width = char_at(replacement_bytes, q)
                 cls = classes[part]
-                if cls == WORD or cls == SOLO:
+                if cls in (WORD, SOLO):
                     if not in_place:
                         return False
                     _mark(bitmap, p + q - first, part_width, cls)
@@ -205,7 +205,7 @@ def _mark(bitmap, p, width, cls):
     """Mark the code point of class ``cls`` at bytes ``p:p + width`` of the document in the
     ``_token_hashes`` bitmap: each byte of a word or solo one is in a token, and a solo one
     starts a token and ends it."""
-    if cls == WORD or cls == SOLO:
+    if cls in (WORD, SOLO):
         last = p + width - 1
         ones = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
         bitmap[2 * (p >> 6)] |= ones << np.uint64(p & 63)  # bits past 63 fall off...
@@ -266,8 +266,7 @@ def _collapse_spaces(buf, start, end, classes, actions, lut, scratch, char_start
 
 
 @jit
-def _feature_hashes(buf, start, end, classes, table, lut, kind, size, seed, scratch, starts,
-                    bitmap, hashes):
+def _feature_hashes(buf, start, end, classes, table, lut, kind, size, seed, scratch, starts, bitmap, hashes):
     """Fill ``hashes`` with the first 64-bit hash of each feature of one document, in document
     order; return how many. ``starts`` is needed for char n-grams only, ``bitmap`` for words.
 
@@ -412,7 +411,7 @@ def _sort_hashes(hashes, n, tmp, counts):
     bits = _bucket_bits(n)
     shift = np.uint64(64 - bits)
     n_buckets = 1 << bits
-    counts[:n_buckets + 1] = 0
+    counts[: n_buckets + 1] = 0
     for j in range(n):
         counts[np.int64(hashes[j] >> shift) + 1] += 1
     for b in range(n_buckets):
@@ -437,11 +436,25 @@ def _insertion_sort(a, n):
 
 
 @jit
-def _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values, idf_default,
-                     ones, totals, sort_tmp, sort_counts, out, d):
+def _fingerprint_one(
+    hashes,
+    n,
+    weighting,
+    seed,
+    words,
+    idf_hashes,
+    idf_values,
+    idf_default,
+    ones,
+    totals,
+    sort_tmp,
+    sort_counts,
+    out,
+    d,
+):
     """Fingerprint one document from its feature hashes (``hashes[:n]``, reordered in place)."""
     bits = 64 * words
-    if weighting == TF or weighting == UNIFORM:
+    if weighting in (TF, UNIFORM):
         if weighting == UNIFORM and n > 1:
             # Set semantics: each distinct feature once.
             _sort_hashes(hashes, n, sort_tmp, sort_counts)
@@ -499,9 +512,26 @@ def _scratch(offsets, first, last, kind, lower):
 
 
 @jit_parallel
-def fingerprint_buffer(buf, offsets, chunk_bounds, classes, actions, replacement_offsets,
-                       replacement_bytes, lower, kind, size, weighting, seed, words, idf_hashes,
-                       idf_values, idf_default, out, unprepared):
+def fingerprint_buffer(
+    buf,
+    offsets,
+    chunk_bounds,
+    classes,
+    actions,
+    replacement_offsets,
+    replacement_bytes,
+    lower,
+    kind,
+    size,
+    weighting,
+    seed,
+    words,
+    idf_hashes,
+    idf_values,
+    idf_default,
+    out,
+    unprepared,
+):
     """Fingerprint every document of ``buf``/``offsets`` into ``out`` (uint64, (n_docs, words)),
     except those to prepare first (``_feature_hashes``), marked in ``unprepared`` (bool, (n_docs,)).
     The normalisation table comes as its three arrays (a named tuple costs numba's dispatcher
@@ -511,38 +541,131 @@ def fingerprint_buffer(buf, offsets, chunk_bounds, classes, actions, replacement
     one thread with its own scratch buffers."""
     table = (actions, replacement_offsets, replacement_bytes)
     for c in numba.prange(chunk_bounds.shape[0] - 1):
-        _fingerprint_docs(buf, offsets, chunk_bounds[c], chunk_bounds[c + 1], classes, table,
-                          lower, kind, size, weighting, seed, words, idf_hashes, idf_values,
-                          idf_default, out, unprepared)
+        _fingerprint_docs(
+            buf,
+            offsets,
+            chunk_bounds[c],
+            chunk_bounds[c + 1],
+            classes,
+            table,
+            lower,
+            kind,
+            size,
+            weighting,
+            seed,
+            words,
+            idf_hashes,
+            idf_values,
+            idf_default,
+            out,
+            unprepared,
+        )
 
 
 @jit
-def fingerprint_buffer_serial(buf, offsets, classes, actions, replacement_offsets,
-                              replacement_bytes, lower, kind, size, weighting, seed, words,
-                              idf_hashes, idf_values, idf_default, out, unprepared):
+def fingerprint_buffer_serial(
+    buf,
+    offsets,
+    classes,
+    actions,
+    replacement_offsets,
+    replacement_bytes,
+    lower,
+    kind,
+    size,
+    weighting,
+    seed,
+    words,
+    idf_hashes,
+    idf_values,
+    idf_default,
+    out,
+    unprepared,
+):
     """``fingerprint_buffer`` on the calling thread alone: for a few documents, where starting
     the thread pool would cost far more than the work (one text: 5 us instead of 150 us)."""
     table = (actions, replacement_offsets, replacement_bytes)
-    _fingerprint_docs(buf, offsets, 0, offsets.shape[0] - 1, classes, table, lower, kind, size,
-                      weighting, seed, words, idf_hashes, idf_values, idf_default, out, unprepared)
+    _fingerprint_docs(
+        buf,
+        offsets,
+        0,
+        offsets.shape[0] - 1,
+        classes,
+        table,
+        lower,
+        kind,
+        size,
+        weighting,
+        seed,
+        words,
+        idf_hashes,
+        idf_values,
+        idf_default,
+        out,
+        unprepared,
+    )
 
 
 @jit
-def _fingerprint_docs(buf, offsets, first, last, classes, table, lower, kind, size, weighting,
-                      seed, words, idf_hashes, idf_values, idf_default, out, unprepared):
+def _fingerprint_docs(
+    buf,
+    offsets,
+    first,
+    last,
+    classes,
+    table,
+    lower,
+    kind,
+    size,
+    weighting,
+    seed,
+    words,
+    idf_hashes,
+    idf_values,
+    idf_default,
+    out,
+    unprepared,
+):
     """``fingerprint_buffer`` for documents ``first..last-1``, with scratch buffers of their own."""
     hashes, scratch, starts, bitmap, lut = _scratch(offsets, first, last, kind, lower)
     ones = np.zeros(64 * words, dtype=np.int64)
     totals = np.zeros(64 * words, dtype=np.float64)
     sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], weighting)
     for d in range(first, last):
-        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, table, lut, kind, size,
-                            seed, scratch, starts, bitmap, hashes)
+        n = _feature_hashes(
+            buf,
+            offsets[d],
+            offsets[d + 1],
+            classes,
+            table,
+            lut,
+            kind,
+            size,
+            seed,
+            scratch,
+            starts,
+            bitmap,
+            hashes,
+        )
         if n == UNPREPARED:
             unprepared[d] = True
         else:
-            _fingerprint_one(hashes, n, weighting, seed, words, idf_hashes, idf_values,
-                             idf_default, ones, totals, sort_tmp, sort_counts, out, d)
+            _fingerprint_one(
+                hashes,
+                n,
+                weighting,
+                seed,
+                words,
+                idf_hashes,
+                idf_values,
+                idf_default,
+                ones,
+                totals,
+                sort_tmp,
+                sort_counts,
+                out,
+                d,
+            )
 
 
 @jit
@@ -566,8 +689,21 @@ def feature_counts(buf, offsets, classes, lower, kind, size, seed):
     sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], UNIFORM)
     total = 0
     for d in range(n_docs):
-        n = _feature_hashes(buf, offsets[d], offsets[d + 1], classes, unchecked, lut, kind, size,
-                            seed, scratch, starts, bitmap, hashes)
+        n = _feature_hashes(
+            buf,
+            offsets[d],
+            offsets[d + 1],
+            classes,
+            unchecked,
+            lut,
+            kind,
+            size,
+            seed,
+            scratch,
+            starts,
+            bitmap,
+            hashes,
+        )
         _sort_hashes(hashes, n, sort_tmp, sort_counts)
         for j in range(n):
             if j > 0 and hashes[j] == hashes[j - 1]:
@@ -604,7 +740,6 @@ def fingerprint_weighted(buf, offsets, weights, seed, words):
     return out[0]
 
 
-
 @jit
 def feature_spans(buf, classes, lower, kind, size, seed):
     """The features of one document (all of ``buf``) and where each lies, to explain a
@@ -619,8 +754,9 @@ def feature_spans(buf, classes, lower, kind, size, seed):
     unchecked = _unchecked()
     offsets = np.array([0, end], dtype=np.int64)
     hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, 1, kind, lower)
-    n = _feature_hashes(buf, 0, end, classes, unchecked, lut, kind, size, seed, scratch, starts,
-                        bitmap, hashes)
+    n = _feature_hashes(
+        buf, 0, end, classes, unchecked, lut, kind, size, seed, scratch, starts, bitmap, hashes
+    )
     first = np.empty(n, dtype=np.int64)
     last = np.empty(n, dtype=np.int64)
     if kind == CHAR_NGRAMS:
@@ -630,7 +766,7 @@ def feature_spans(buf, classes, lower, kind, size, seed):
         for c in range(min(n, expected)):
             first[c] = starts[c]
             last[c] = starts[c + span]
-        text = scratch[:starts[n_chars]].copy()
+        text = scratch[: starts[n_chars]].copy()
     else:
         # Token spans by the classes _token_hashes uses: a run of word code points, or one solo.
         tok_first = np.empty(end + 1, dtype=np.int64)
@@ -647,7 +783,7 @@ def feature_spans(buf, classes, lower, kind, size, seed):
                     if classes[cp] != WORD:
                         break
                     j += width
-            if cls == WORD or cls == SOLO:
+            if cls in (WORD, SOLO):
                 tok_first[n_tok] = i
                 tok_last[n_tok] = j
                 n_tok += 1

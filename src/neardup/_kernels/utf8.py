@@ -16,10 +16,13 @@ def char_at(buf, i):
     if b0 < 0xE0:
         return ((b0 & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F), 2
     if b0 < 0xF0:
-        return (((b0 & 0x0F) << 12) | ((np.int64(buf[i + 1]) & 0x3F) << 6)
-                | (np.int64(buf[i + 2]) & 0x3F)), 3
-    return (((b0 & 0x07) << 18) | ((np.int64(buf[i + 1]) & 0x3F) << 12)
-            | ((np.int64(buf[i + 2]) & 0x3F) << 6) | (np.int64(buf[i + 3]) & 0x3F)), 4
+        return (((b0 & 0x0F) << 12) | ((np.int64(buf[i + 1]) & 0x3F) << 6) | (np.int64(buf[i + 2]) & 0x3F)), 3
+    return (
+        ((b0 & 0x07) << 18)
+        | ((np.int64(buf[i + 1]) & 0x3F) << 12)
+        | ((np.int64(buf[i + 2]) & 0x3F) << 6)
+        | (np.int64(buf[i + 3]) & 0x3F)
+    ), 4
 
 
 @jit_inline
@@ -42,11 +45,19 @@ def decode(buf, i, end):
             return -1, 1
         return cp, 3
     if b0 < 0xF5:
-        if (i + 3 >= end or buf[i + 1] & 0xC0 != 0x80 or buf[i + 2] & 0xC0 != 0x80
-                or buf[i + 3] & 0xC0 != 0x80):
+        if (
+            i + 3 >= end
+            or buf[i + 1] & 0xC0 != 0x80
+            or buf[i + 2] & 0xC0 != 0x80
+            or buf[i + 3] & 0xC0 != 0x80
+        ):
             return -1, 1
-        cp = (((b0 & 0x07) << 18) | ((np.int64(buf[i + 1]) & 0x3F) << 12)
-              | ((np.int64(buf[i + 2]) & 0x3F) << 6) | (np.int64(buf[i + 3]) & 0x3F))
+        cp = (
+            ((b0 & 0x07) << 18)
+            | ((np.int64(buf[i + 1]) & 0x3F) << 12)
+            | ((np.int64(buf[i + 2]) & 0x3F) << 6)
+            | (np.int64(buf[i + 3]) & 0x3F)
+        )
         if cp < 0x10000 or cp > 0x10FFFF:
             return -1, 1
         return cp, 4

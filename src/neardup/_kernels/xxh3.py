@@ -27,13 +27,17 @@ PRIME_MX2 = np.uint64(0x9FB21C651E98DF25)
 M32 = np.uint64(0xFFFFFFFF)
 
 # The default secret of the reference implementation (XXH3_kSecret), 192 bytes.
-SECRET = np.frombuffer(bytes.fromhex(
-    "b8fe6c3923a44bbe7c01812cf721ad1cded46de9839097db7240a4a4b7b3671f"
-    "cb79e64eccc0e578825ad07dccff7221b8084674f743248ee03590e6813a264c"
-    "3c2852bb91c300cb88d0658b1b532ea371644897a20df94e3819ef46a9deacd8"
-    "a8fa763fe39c343ff9dcbbc7c70b4f1d8a51e04bcdb45931c89f7ec9d9787364"
-    "eac5ac8334d3ebc3c581a0fffa1363eb170ddd51b7f0da49d316552629d4689e"
-    "2b16be587d47a1fc8ff8b8d17ad031ce45cb3a8f95160428afd7fbcabb4b407e"), dtype=np.uint8)
+SECRET = np.frombuffer(
+    bytes.fromhex(
+        "b8fe6c3923a44bbe7c01812cf721ad1cded46de9839097db7240a4a4b7b3671f"
+        "cb79e64eccc0e578825ad07dccff7221b8084674f743248ee03590e6813a264c"
+        "3c2852bb91c300cb88d0658b1b532ea371644897a20df94e3819ef46a9deacd8"
+        "a8fa763fe39c343ff9dcbbc7c70b4f1d8a51e04bcdb45931c89f7ec9d9787364"
+        "eac5ac8334d3ebc3c581a0fffa1363eb170ddd51b7f0da49d316552629d4689e"
+        "2b16be587d47a1fc8ff8b8d17ad031ce45cb3a8f95160428afd7fbcabb4b407e"
+    ),
+    dtype=np.uint8,
+)
 SECRET_SIZE = 192
 STRIPE = 64
 MIDSIZE_MAX = 240
@@ -46,8 +50,12 @@ def _rotl(x, r):
 
 @jit_inline
 def _swap32(x):
-    return (((x & np.uint64(0xFF)) << np.uint64(24)) | ((x & np.uint64(0xFF00)) << np.uint64(8))
-            | ((x >> np.uint64(8)) & np.uint64(0xFF00)) | ((x >> np.uint64(24)) & np.uint64(0xFF)))
+    return (
+        ((x & np.uint64(0xFF)) << np.uint64(24))
+        | ((x & np.uint64(0xFF00)) << np.uint64(8))
+        | ((x >> np.uint64(8)) & np.uint64(0xFF00))
+        | ((x >> np.uint64(24)) & np.uint64(0xFF))
+    )
 
 
 @jit_inline
@@ -81,7 +89,7 @@ def _rrmxmx(h, n):
 
 
 def _secret_word(offset: int, width: int = 8) -> np.uint64:
-    return np.uint64(int.from_bytes(SECRET[offset:offset + width].tobytes(), "little"))
+    return np.uint64(int.from_bytes(SECRET[offset : offset + width].tobytes(), "little"))
 
 
 # The words of the secret the short paths read, as constants, so that ``xxh3_upto16`` touches
@@ -102,8 +110,7 @@ def _mix_words(lo, hi, secret_lo, secret_hi, seed):
 
 @jit_inline
 def _mix16(buf, i, secret, s, seed):
-    return _mix_words(_read64(buf, i), _read64(buf, i + 8), _read64(secret, s),
-                      _read64(secret, s + 8), seed)
+    return _mix_words(_read64(buf, i), _read64(buf, i + 8), _read64(secret, s), _read64(secret, s + 8), seed)
 
 
 @jit_inline
@@ -125,8 +132,7 @@ def xxh3_upto16(first8, last8, n, seed):
         c1 = first8 & np.uint64(0xFF)
         c2 = (first8 >> np.uint64(8 * (n >> 1))) & np.uint64(0xFF)
         c3 = (first8 >> np.uint64(8 * (n - 1))) & np.uint64(0xFF)
-        combined = ((c1 << np.uint64(16)) | (c2 << np.uint64(24)) | c3
-                    | (np.uint64(n) << np.uint64(8)))
+        combined = (c1 << np.uint64(16)) | (c2 << np.uint64(24)) | c3 | (np.uint64(n) << np.uint64(8))
         return _xxh64_avalanche(combined ^ (_FLIP_1TO3 + seed))
     return _xxh64_avalanche(seed ^ _FLIP_EMPTY)
 
@@ -140,8 +146,11 @@ def _len_0to16(buf, i, n, seed):
     if n >= 4:  # the two reads overlap where n < 8, with equal bytes
         first8 = _read32(buf, i) | (_read32(buf, i + n - 4) << np.uint64(8 * (n - 4)))
     elif n > 0:
-        first8 = (np.uint64(buf[i]) | (np.uint64(buf[i + (n >> 1)]) << np.uint64(8 * (n >> 1)))
-                  | (np.uint64(buf[i + n - 1]) << np.uint64(8 * (n - 1))))
+        first8 = (
+            np.uint64(buf[i])
+            | (np.uint64(buf[i + (n >> 1)]) << np.uint64(8 * (n >> 1)))
+            | (np.uint64(buf[i + n - 1]) << np.uint64(8 * (n - 1)))
+        )
     return xxh3_upto16(first8, first8, n, seed)
 
 
@@ -220,8 +229,9 @@ def _hash_long(buf, i, n, seed):
     _accumulate_512(acc, buf, i + n - STRIPE, secret, SECRET_SIZE - STRIPE - 7)
     result = np.uint64(n) * P64_1
     for k in range(4):
-        result += mul128_fold64(acc[2 * k] ^ _read64(secret, 11 + 16 * k),
-                                acc[2 * k + 1] ^ _read64(secret, 11 + 16 * k + 8))
+        result += mul128_fold64(
+            acc[2 * k] ^ _read64(secret, 11 + 16 * k), acc[2 * k + 1] ^ _read64(secret, 11 + 16 * k + 8)
+        )
     return _avalanche(result)
 
 

@@ -36,8 +36,10 @@ def detect_format(source: str, format: str | None = None) -> str:
             raise FormatError(f"format={format!r} is not allowed; choose one of {', '.join(FORMATS)}")
         if (format == "files") != is_dir:
             what = "a folder" if is_dir else "not a folder"
-            raise FormatError(f"{source} is {what}; --format files reads a folder, "
-                              f"--format lines and jsonl read a file or '-'")
+            raise FormatError(
+                f"{source} is {what}; --format files reads a folder, "
+                f"--format lines and jsonl read a file or '-'"
+            )
         return format
     if is_dir:
         return "files"
@@ -60,8 +62,16 @@ class DocumentReader:
     ``str`` for JSONL.
     """
 
-    def __init__(self, source: str, format: str | None = None, *, text_field: str = "text",
-                 id_field: str | None = None, errors: str = "raise", stdin: IO[bytes] | None = None) -> None:
+    def __init__(
+        self,
+        source: str,
+        format: str | None = None,
+        *,
+        text_field: str = "text",
+        id_field: str | None = None,
+        errors: str = "raise",
+        stdin: IO[bytes] | None = None,
+    ) -> None:
         if errors not in ERRORS:
             raise ValueError(f"errors={errors!r} is not allowed; choose one of {', '.join(ERRORS)}")
         if source != STDIN and not os.path.exists(source):
@@ -136,8 +146,10 @@ class DocumentReader:
                 if value is None:
                     continue
                 if isinstance(value, bool) or not isinstance(value, (str, int)):
-                    self._bad(f"{where}: field {self.id_field!r} is a JSON {json_type(value)}; "
-                              f"ids must be strings or integers")
+                    self._bad(
+                        f"{where}: field {self.id_field!r} is a JSON {json_type(value)}; "
+                        f"ids must be strings or integers"
+                    )
                     continue
                 doc_id = str(value)
                 if not _valid_id(doc_id):
@@ -163,8 +175,11 @@ class DocumentReader:
                 continue
             path = root / relative
             try:
-                data = gzip.decompress(path.read_bytes()) if path.name.lower().endswith(".gz") \
+                data = (
+                    gzip.decompress(path.read_bytes())
+                    if path.name.lower().endswith(".gz")
                     else path.read_bytes()
+                )
             except (OSError, EOFError) as e:
                 self._bad(f"{path}: cannot read ({type(e).__name__}: {e})")
                 continue
@@ -174,7 +189,7 @@ class DocumentReader:
 def _numbered(f: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
     for number, line in enumerate(f, 1):
         if number == 1 and line.startswith(_BOM):
-            line = line[len(_BOM):]
+            line = line[len(_BOM) :]
         if line.endswith(b"\n"):
             line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
         yield number, line

@@ -6,9 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from .options import add_config_arguments, config_from_args
 from ..io.rejects import ERRORS
 from ..io.sources import COMPRESSIONS, INPUT_FORMATS, OUTPUT_FORMATS
+from .options import add_config_arguments, config_from_args
 
 KEEP = ("first", "longest", "shortest", "lowest-id")
 
@@ -36,63 +36,114 @@ examples:
 
 def add_dedup_command(commands: Any) -> None:
     dedup = commands.add_parser(
-        "dedup", help="remove near-duplicates from a corpus: keep one document per cluster",
+        "dedup",
+        help="remove near-duplicates from a corpus: keep one document per cluster",
         description="Find the near-duplicate documents of INPUTs and keep one of each cluster.",
-        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     dedup.set_defaults(handler=run_dedup, command_parser=dedup)
     dedup.add_argument("inputs", nargs="*", metavar="INPUT", help="files or folders of documents")
     dedup.add_argument("-o", "--output", metavar="PATH", help="where to write the kept documents")
-    dedup.add_argument("--example", action="store_true",
-                       help="deduplicate a small built-in corpus with planted near-duplicates and "
-                            "show what was found")
-    dedup.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                       help="show the traceback of an error")
+    dedup.add_argument(
+        "--example",
+        action="store_true",
+        help="deduplicate a small built-in corpus with planted near-duplicates and show what was found",
+    )
+    dedup.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an error"
+    )
     dedup.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
 
     read = dedup.add_argument_group("input")
-    read.add_argument("--text-field", default="text", metavar="NAME",
-                      help="field or column holding the text (default: %(default)s)")
+    read.add_argument(
+        "--text-field",
+        default="text",
+        metavar="NAME",
+        help="field or column holding the text (default: %(default)s)",
+    )
     read.add_argument("--id-field", metavar="NAME", help="field or column holding the id")
-    read.add_argument("--input-format", choices=INPUT_FORMATS, help="the format of every input "
-                      "(default: from each file's name)")
-    read.add_argument("--compression", choices=COMPRESSIONS,
-                      help="the compression of every input (default: from each file's name)")
-    read.add_argument("--lines", action="store_true",
-                      help="text files hold one document per line, not one per file")
-    read.add_argument("--on-error", choices=ERRORS, default="raise",
-                      help="a bad record (malformed, no text, invalid UTF-8, too large, an empty "
-                           "file): stop with an error naming it (raise, the default) or leave it "
-                           "out and list it in the summary (skip)")
-    read.add_argument("--max-document-mb", type=float, default=32, metavar="MB",
-                      help="a longer text is a bad record (default: %(default)s)")
-    read.add_argument("--block-mb", type=float, default=16, metavar="MB",
-                      help="input read at a time; bounds memory (default: %(default)s)")
-    read.add_argument("--n-jobs", type=int, default=None, metavar="N",
-                      help="threads to use (default: all cores)")
+    read.add_argument(
+        "--input-format",
+        choices=INPUT_FORMATS,
+        help="the format of every input (default: from each file's name)",
+    )
+    read.add_argument(
+        "--compression",
+        choices=COMPRESSIONS,
+        help="the compression of every input (default: from each file's name)",
+    )
+    read.add_argument(
+        "--lines", action="store_true", help="text files hold one document per line, not one per file"
+    )
+    read.add_argument(
+        "--on-error",
+        choices=ERRORS,
+        default="raise",
+        help="a bad record (malformed, no text, invalid UTF-8, too large, an empty "
+        "file): stop with an error naming it (raise, the default) or leave it "
+        "out and list it in the summary (skip)",
+    )
+    read.add_argument(
+        "--max-document-mb",
+        type=float,
+        default=32,
+        metavar="MB",
+        help="a longer text is a bad record (default: %(default)s)",
+    )
+    read.add_argument(
+        "--block-mb",
+        type=float,
+        default=16,
+        metavar="MB",
+        help="input read at a time; bounds memory (default: %(default)s)",
+    )
+    read.add_argument(
+        "--n-jobs", type=int, default=None, metavar="N", help="threads to use (default: all cores)"
+    )
 
     match = dedup.add_argument_group("near-duplicates")
     radius = match.add_mutually_exclusive_group()
-    radius.add_argument("-k", "--max-distance", type=int, metavar="K",
-                        help="Hamming radius in bits (default: 3 per 64 bits)")
-    radius.add_argument("--similarity", type=float, metavar="S",
-                        help="least estimated cosine similarity, turned into a radius")
-    match.add_argument("--keep", choices=KEEP, default="first",
-                       help="which document of a cluster to keep (default: %(default)s)")
-    match.add_argument("--verify", nargs=2, metavar=("METRIC", "THRESHOLD"),
-                       help="recompute each candidate pair's exact similarity from the texts "
-                            "(jaccard or cosine) and keep pairs at least THRESHOLD similar")
-    match.add_argument("--against", metavar="INDEX",
-                       help="also drop documents near one in this index (from --save-index or "
-                            "`neardup index build`)")
+    radius.add_argument(
+        "-k", "--max-distance", type=int, metavar="K", help="Hamming radius in bits (default: 3 per 64 bits)"
+    )
+    radius.add_argument(
+        "--similarity",
+        type=float,
+        metavar="S",
+        help="least estimated cosine similarity, turned into a radius",
+    )
+    match.add_argument(
+        "--keep",
+        choices=KEEP,
+        default="first",
+        help="which document of a cluster to keep (default: %(default)s)",
+    )
+    match.add_argument(
+        "--verify",
+        nargs=2,
+        metavar=("METRIC", "THRESHOLD"),
+        help="recompute each candidate pair's exact similarity from the texts "
+        "(jaccard or cosine) and keep pairs at least THRESHOLD similar",
+    )
+    match.add_argument(
+        "--against",
+        metavar="INDEX",
+        help="also drop documents near one in this index (from --save-index or `neardup index build`)",
+    )
 
     write = dedup.add_argument_group("output")
-    write.add_argument("--format", choices=OUTPUT_FORMATS, help="format of -o (default: its suffix, "
-                       "else the inputs')")
+    write.add_argument(
+        "--format", choices=OUTPUT_FORMATS, help="format of -o (default: its suffix, else the inputs')"
+    )
     write.add_argument("--clusters", metavar="FILE", help="write the clusters here")
     write.add_argument("--pairs", metavar="FILE", help="write the near-duplicate pairs here")
-    write.add_argument("--save-index", metavar="INDEX",
-                       help="save an index of every document read (with --against: and of that "
-                            "index) for later --against runs")
+    write.add_argument(
+        "--save-index",
+        metavar="INDEX",
+        help="save an index of every document read (with --against: and of that "
+        "index) for later --against runs",
+    )
     add_config_arguments(dedup)
 
 
@@ -130,13 +181,33 @@ def run_dedup(args: argparse.Namespace) -> int:
         data, id_field = pa.table(data), "id"
     else:
         data, id_field = [Path(p) for p in args.inputs], args.id_field
-    result = dedup(data, max_distance=args.max_distance, similarity=args.similarity, keep=args.keep,
-                   verify=verify, against=args.against, text_field=args.text_field, id_field=id_field,
-                   config=config_from_args(args), n_jobs=args.n_jobs, errors=args.on_error,
-                   input_format=args.input_format, compression=args.compression, lines=args.lines,
-                   max_document_mb=args.max_document_mb, block_mb=args.block_mb, progress=progress)
-    result.write(args.output, format=args.format, clusters=args.clusters, pairs=args.pairs,
-                 save_index=args.save_index, progress=progress)
+    result = dedup(
+        data,
+        max_distance=args.max_distance,
+        similarity=args.similarity,
+        keep=args.keep,
+        verify=verify,
+        against=args.against,
+        text_field=args.text_field,
+        id_field=id_field,
+        config=config_from_args(args),
+        n_jobs=args.n_jobs,
+        errors=args.on_error,
+        input_format=args.input_format,
+        compression=args.compression,
+        lines=args.lines,
+        max_document_mb=args.max_document_mb,
+        block_mb=args.block_mb,
+        progress=progress,
+    )
+    result.write(
+        args.output,
+        format=args.format,
+        clusters=args.clusters,
+        pairs=args.pairs,
+        save_index=args.save_index,
+        progress=progress,
+    )
     if not args.quiet:
         print("neardup: " + result.stats.format().replace("\n", "\nneardup: "), file=sys.stderr)
     if args.example:
@@ -150,8 +221,10 @@ def _show_example(result: Any, documents: list) -> None:
 
     texts = {d.id: d.text for d in documents}
     sizes = np.bincount(result.labels)
-    lines = [f"\n{int((sizes > 1).sum())} clusters of near-duplicates (Hamming distance <= "
-             f"{result.max_distance} of {result.config.bits} bits); kept documents marked +"]
+    lines = [
+        f"\n{int((sizes > 1).sum())} clusters of near-duplicates (Hamming distance <= "
+        f"{result.max_distance} of {result.config.bits} bits); kept documents marked +"
+    ]
     for label in np.flatnonzero(sizes > 1).tolist():
         members = np.flatnonzero(result.labels == label)
         members = sorted(members.tolist(), key=lambda p: not result.kept[p])
@@ -159,6 +232,8 @@ def _show_example(result: Any, documents: list) -> None:
         for p, doc_id in zip(members, result.ids_at(np.array(members))):
             mark = "+" if result.kept[p] else "-"
             text = " ".join(texts[doc_id].split())
-            lines.append(f" {mark} {doc_id} (distance {result.distances[p]}): "
-                         f"{text[:100]}{'...' if len(text) > 100 else ''}")
+            lines.append(
+                f" {mark} {doc_id} (distance {result.distances[p]}): "
+                f"{text[:100]}{'...' if len(text) > 100 else ''}"
+            )
     print("\n".join(lines))

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from .._kernels.buffers import AS_IS, PYTHON, rebuild, triage
-from .features import NormalizationTable, decode_bytes, encode_text, normalization_table, normalize
+from ..io.encoding import decode_bytes, encode_text
+from .features import NormalizationTable, normalization_table, normalize
 
 ERRORS = ("raise", "skip")
 # Below this many characters a list is joined in Python: few pages to fault, and pyarrow's first
@@ -62,8 +63,9 @@ class TextBuffer:
         starts, ends = self.offsets[docs], self.offsets[docs + 1]
         offsets = np.zeros(len(docs) + 1, dtype=np.int64)
         np.cumsum(ends - starts, out=offsets[1:])
-        data = np.concatenate([self.data[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
-                              or [np.zeros(0, np.uint8)])
+        data = np.concatenate(
+            [self.data[a:b] for a, b in zip(starts.tolist(), ends.tolist())] or [np.zeros(0, np.uint8)]
+        )
         return TextBuffer(data, offsets, self.skipped[docs])
 
 
@@ -88,8 +90,10 @@ def prepare_bytes(data: bytes, normalize_text: bool) -> bytes:
 
 
 def _not_text(position: int, value: object) -> TypeError:
-    return TypeError(f"document {position} is {type(value).__name__}, not str or bytes; "
-                     f"convert it to text, or pass errors='skip' to leave it out")
+    return TypeError(
+        f"document {position} is {type(value).__name__}, not str or bytes; "
+        f"convert it to text, or pass errors='skip' to leave it out"
+    )
 
 
 def _from_python(texts: list[Any], errors: str) -> TextBuffer:
@@ -152,8 +156,12 @@ def _from_arrow_array(array: Any, errors: str) -> TextBuffer:
     if pa.types.is_string_view(kind) or pa.types.is_binary_view(kind):
         array = array.cast(pa.large_string() if pa.types.is_string_view(kind) else pa.large_binary())
         kind = array.type
-    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
-            or pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
+    if not (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    ):
         raise TypeError(f"a pyarrow array of {kind} is not text; pass a string or binary array")
     n = len(array)
     skipped = np.zeros(n, dtype=bool)
@@ -163,7 +171,9 @@ def _from_arrow_array(array: Any, errors: str) -> TextBuffer:
             raise _not_text(int(np.flatnonzero(skipped)[0]), None)
     _, offset_buf, data_buf = array.buffers()
     offset_type = np.int64 if pa.types.is_large_string(kind) or pa.types.is_large_binary(kind) else np.int32
-    offsets = np.frombuffer(offset_buf, dtype=offset_type)[array.offset:array.offset + n + 1].astype(np.int64)
+    offsets = np.frombuffer(offset_buf, dtype=offset_type)[array.offset : array.offset + n + 1].astype(
+        np.int64
+    )
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
     return TextBuffer(data, offsets, skipped)
 
@@ -173,7 +183,7 @@ def prepare(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
     where ``normalization_table`` says each code point's result, in Python otherwise (invalid
     UTF-8, code points whose normalisation depends on their neighbours). Every other document
     keeps its bytes in place."""
-    text = buffer.data[buffer.offsets[0]:buffer.offsets[-1]]
+    text = buffer.data[buffer.offsets[0] : buffer.offsets[-1]]
     if text.size == 0 or text.max() < 0x80:
         return buffer  # all ASCII (numpy's max runs at memory speed): nothing to prepare
     table = normalization_table() if normalize_text else UNCHECKED
@@ -182,8 +192,10 @@ def prepare(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
     status[buffer.skipped] = AS_IS
     if not status.any():
         return buffer
-    prepared = [prepare_bytes(data[offsets[d]:offsets[d + 1]].tobytes(), normalize_text)
-                for d in np.flatnonzero(status == PYTHON)]
+    prepared = [
+        prepare_bytes(data[offsets[d] : offsets[d + 1]].tobytes(), normalize_text)
+        for d in np.flatnonzero(status == PYTHON)
+    ]
     new_offsets = np.zeros(len(prepared) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, prepared), dtype=np.int64, count=len(prepared)), out=new_offsets[1:])
     new_data = np.frombuffer(b"".join(prepared), dtype=np.uint8)
@@ -191,8 +203,9 @@ def prepare(buffer: TextBuffer, normalize_text: bool) -> TextBuffer:
     return TextBuffer(rebuilt, rebuilt_offsets, buffer.skipped)
 
 
-def iter_buffers(texts: Any, normalize_text: bool, errors: str = "raise",
-                 piece_docs: int | None = None) -> Iterator[TextBuffer]:
+def iter_buffers(
+    texts: Any, normalize_text: bool, errors: str = "raise", piece_docs: int | None = None
+) -> Iterator[TextBuffer]:
     """The documents of ``texts`` as prepared buffers (``prepare``), made one at a time: one per
     Arrow chunk, or per ``piece_docs`` documents of any other input (all in one buffer when None)."""
     for buffer in raw_buffers(texts, errors, piece_docs):
@@ -236,7 +249,7 @@ def _pieces(texts: Iterable[Any], piece_docs: int | None) -> Iterator[list[Any]]
         return
     if isinstance(texts, list):
         for start in range(0, max(len(texts), 1), piece_docs):
-            yield texts[start:start + piece_docs]
+            yield texts[start : start + piece_docs]
         return
     iterator = iter(texts)
     first = True
@@ -249,6 +262,6 @@ def _offset_position(error: TypeError, done: int) -> TypeError:
     """Renumber 'document i' in an error from one piece to its place in the whole input."""
     message = str(error)
     if done and message.startswith("document "):
-        position, rest = message[len("document "):].split(" ", 1)
+        position, rest = message[len("document ") :].split(" ", 1)
         message = f"document {int(position) + done} {rest}"
     return TypeError(message)

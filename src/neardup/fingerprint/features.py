@@ -15,14 +15,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..io.encoding import decode_bytes, encode_text
-
 UNICODE_VERSION = "14.0.0"
 """The Unicode version of the character classes (docs/fingerprint-spec.md)."""
 
 OTHER, WORD, SOLO, SPACE = 0, 1, 2, 3
 FEATURE_KINDS = {"words": 0, "word-shingles": 1, "char-ngrams": 2}
 WEIGHTING_CODES = {"uniform": 0, "tf": 1, "sublinear": 2, "tfidf": 3}
+
 
 def normalize(text: str) -> str:
     """NFKC, then full Unicode case folding: the spec's normalisation, except that ASCII

@@ -10,12 +10,18 @@ from typing import Any, Literal, overload
 import numba
 import numpy as np
 
-from .buffers import (UNCHECKED, TextBuffer, prepare, prepare_bytes, prepare_str, raw_buffers,
-                     stand_in_table)
 from .._config import FingerprintConfig
 from .._kernels import simhash as kernels
-from .features import (FEATURE_KINDS, KEEP, WEIGHTING_CODES, NormalizationTable, char_classes,
-                       encode_text, normalization_table_if_built)
+from ..io.encoding import encode_text
+from .buffers import UNCHECKED, TextBuffer, prepare, prepare_bytes, prepare_str, raw_buffers, stand_in_table
+from .features import (
+    FEATURE_KINDS,
+    KEEP,
+    WEIGHTING_CODES,
+    NormalizationTable,
+    char_classes,
+    normalization_table_if_built,
+)
 
 _NO_IDF_HASHES = np.zeros(0, dtype=np.uint64)
 _NO_IDF_VALUES = np.zeros(0, dtype=np.float64)
@@ -114,15 +120,18 @@ class Fingerprinter:
         return _as_int(self._kernels(buffer, 1, UNCHECKED)[0][0])
 
     @overload
-    def fingerprint_batch(self, texts: Any, *, n_jobs: int | None = ...,
-                          errors: Literal["raise"] = ...) -> np.ndarray: ...
+    def fingerprint_batch(
+        self, texts: Any, *, n_jobs: int | None = ..., errors: Literal["raise"] = ...
+    ) -> np.ndarray: ...
 
     @overload
-    def fingerprint_batch(self, texts: Any, *, n_jobs: int | None = ...,
-                          errors: Literal["skip"]) -> tuple[np.ndarray, np.ndarray]: ...
+    def fingerprint_batch(
+        self, texts: Any, *, n_jobs: int | None = ..., errors: Literal["skip"]
+    ) -> tuple[np.ndarray, np.ndarray]: ...
 
-    def fingerprint_batch(self, texts: Any, *, n_jobs: int | None = None,
-                          errors: str = "raise") -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    def fingerprint_batch(
+        self, texts: Any, *, n_jobs: int | None = None, errors: str = "raise"
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Fingerprints of many documents, computed on ``n_jobs`` cores (all by default).
 
         Args:
@@ -168,21 +177,35 @@ class Fingerprinter:
             out[group] = self._kernels(ready, threads, UNCHECKED)[0]
         return out
 
-    def _kernels(self, buffer: TextBuffer, threads: int,
-                 table: NormalizationTable) -> tuple[np.ndarray, np.ndarray]:
+    def _kernels(
+        self, buffer: TextBuffer, threads: int, table: NormalizationTable
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(fingerprints, unprepared): the fingerprint kernel on ``threads`` threads."""
         config = self._config
         size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
         out = np.zeros((len(buffer), config.bits // 64), dtype=np.uint64)
         unprepared = np.zeros(len(buffer), dtype=bool)
-        settings = (char_classes(), *table, config.normalize, FEATURE_KINDS[config.features], size,
-                    WEIGHTING_CODES[config.weighting], np.uint64(config.seed), config.bits // 64,
-                    self._idf_hashes, self._idf_values, self._idf_default, out, unprepared)
+        settings = (
+            char_classes(),
+            *table,
+            config.normalize,
+            FEATURE_KINDS[config.features],
+            size,
+            WEIGHTING_CODES[config.weighting],
+            np.uint64(config.seed),
+            config.bits // 64,
+            self._idf_hashes,
+            self._idf_values,
+            self._idf_default,
+            out,
+            unprepared,
+        )
         if threads == 1 or buffer.offsets[-1] - buffer.offsets[0] < _CHUNK_BYTES:
             kernels.fingerprint_buffer_serial(buffer.data, buffer.offsets, *settings)
         else:
-            kernels.fingerprint_buffer(buffer.data, buffer.offsets,
-                                       _chunk_bounds(buffer.offsets, threads), *settings)
+            kernels.fingerprint_buffer(
+                buffer.data, buffer.offsets, _chunk_bounds(buffer.offsets, threads), *settings
+            )
         return out, unprepared
 
     def fingerprint_features(self, features: Iterable[tuple[str | bytes, float]]) -> int:
@@ -204,15 +227,21 @@ class Fingerprinter:
                 data.append(bytes(feature))
             else:
                 raise TypeError(f"feature {position} is {type(feature).__name__}, not str or bytes")
-            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)) \
-                    or not math.isfinite(weight):
+            if (
+                isinstance(weight, bool)
+                or not isinstance(weight, (int, float, np.number))
+                or not math.isfinite(weight)
+            ):
                 raise ValueError(f"feature {position} has weight {weight!r}; weights must be finite numbers")
         buf = np.frombuffer(b"".join(data), dtype=np.uint8)
         offsets = np.zeros(len(data) + 1, dtype=np.int64)
         np.cumsum([len(d) for d in data], out=offsets[1:])
         weights = np.array([float(w) for _, w in pairs], dtype=np.float64)
-        return _as_int(kernels.fingerprint_weighted(
-            buf, offsets, weights, np.uint64(self._config.seed), self._config.bits // 64))
+        return _as_int(
+            kernels.fingerprint_weighted(
+                buf, offsets, weights, np.uint64(self._config.seed), self._config.bits // 64
+            )
+        )
 
 
 def simhash(text: str | bytes, **config: Any) -> int:

@@ -28,8 +28,9 @@ class IdfModel:
     feature never seen gets ``ln(1 + n_docs) + 1``. Equal models have equal ``digest``.
     """
 
-    def __init__(self, hashes: np.ndarray, doc_freqs: np.ndarray, n_docs: int,
-                 feature_config: dict[str, Any]) -> None:
+    def __init__(
+        self, hashes: np.ndarray, doc_freqs: np.ndarray, n_docs: int, feature_config: dict[str, Any]
+    ) -> None:
         hashes = np.ascontiguousarray(hashes, dtype=np.uint64)
         doc_freqs = np.ascontiguousarray(doc_freqs, dtype=np.int64)
         if hashes.shape != doc_freqs.shape or hashes.ndim != 1:
@@ -62,11 +63,20 @@ class IdfModel:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model atomically to ``path`` (a ``.npz`` file that describes itself)."""
-        header = {"format": IDF_FORMAT, "version": IDF_FORMAT_VERSION, "n_docs": self.n_docs,
-                  "feature_config": self.feature_config, "digest": self.digest}
+        header = {
+            "format": IDF_FORMAT,
+            "version": IDF_FORMAT_VERSION,
+            "n_docs": self.n_docs,
+            "feature_config": self.feature_config,
+            "digest": self.digest,
+        }
         with atomic_write(path) as f:
-            np.savez(f, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-                     hashes=self.hashes, doc_freqs=self.doc_freqs)
+            np.savez(
+                f,
+                header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
+                hashes=self.hashes,
+                doc_freqs=self.doc_freqs,
+            )
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> IdfModel:
@@ -78,21 +88,24 @@ class IdfModel:
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
             raise FormatError(f"{path}: not a readable neardup IDF model ({e})") from None
         if header.get("format") != IDF_FORMAT or header.get("version") != IDF_FORMAT_VERSION:
-            raise FormatError(f"{path}: not a neardup IDF model of version {IDF_FORMAT_VERSION} "
-                              f"(found {header.get('format')!r} version {header.get('version')!r})")
+            raise FormatError(
+                f"{path}: not a neardup IDF model of version {IDF_FORMAT_VERSION} "
+                f"(found {header.get('format')!r} version {header.get('version')!r})"
+            )
         model = cls(hashes, doc_freqs, header["n_docs"], header["feature_config"])
         if model.digest != header["digest"]:
             raise FormatError(f"{path}: contents do not match their checksum; the file is damaged")
         return model
 
 
-def fit_idf(texts: Iterable[Any], config: Any = None, *, batch_size: int = 10_000,
-            **options: Any) -> IdfModel:
+def fit_idf(
+    texts: Iterable[Any], config: Any = None, *, batch_size: int = 10_000, **options: Any
+) -> IdfModel:
     """Count in how many of ``texts`` each feature occurs, under ``config`` (a FingerprintConfig)
     or keyword ``options`` for one. Texts are read in batches of ``batch_size``, so an iterator
     over a large corpus works in bounded memory (plus the distinct features)."""
-    from .buffers import to_buffers
     from .._config import FingerprintConfig
+    from .buffers import to_buffers
 
     if config is None:
         config = FingerprintConfig(**options)
@@ -104,8 +117,15 @@ def fit_idf(texts: Iterable[Any], config: Any = None, *, batch_size: int = 10_00
     n_docs = 0
     for batch in _batches(texts, batch_size):
         for buffer in to_buffers(batch, config.normalize):
-            _, found, _ = feature_counts(buffer.data, buffer.offsets, char_classes(), config.normalize,
-                                         FEATURE_KINDS[config.features], size, np.uint64(config.seed))
+            _, found, _ = feature_counts(
+                buffer.data,
+                buffer.offsets,
+                char_classes(),
+                config.normalize,
+                FEATURE_KINDS[config.features],
+                size,
+                np.uint64(config.seed),
+            )
             batch_keys, batch_counts = np.unique(found, return_counts=True)
             keys, counts = _merge_counts(keys, counts, batch_keys, batch_counts)
             n_docs += len(buffer)
@@ -122,8 +142,9 @@ def _batches(texts: Any, batch_size: int) -> Iterator[Any]:
         yield batch
 
 
-def _merge_counts(keys: np.ndarray, counts: np.ndarray, new_keys: np.ndarray,
-                  new_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _merge_counts(
+    keys: np.ndarray, counts: np.ndarray, new_keys: np.ndarray, new_counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     all_keys = np.concatenate([keys, new_keys])
     all_counts = np.concatenate([counts, new_counts])
     order = np.argsort(all_keys, kind="stable")

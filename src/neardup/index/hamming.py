@@ -33,7 +33,9 @@ def _as_fingerprints(x: object, name: str) -> np.ndarray:
         return arr.reshape(-1, 1)
     if arr.ndim == 2 and arr.shape[1] in (1, 2):
         return arr
-    raise ValueError(f"{name} has shape {arr.shape}; expected (n,) for 64-bit or (n, 2) for 128-bit fingerprints")
+    raise ValueError(
+        f"{name} has shape {arr.shape}; expected (n,) for 64-bit or (n, 2) for 128-bit fingerprints"
+    )
 
 
 def _as_one_fingerprint(x: object, name: str) -> np.ndarray:
@@ -42,8 +44,10 @@ def _as_one_fingerprint(x: object, name: str) -> np.ndarray:
     if row.shape[0] == 2 and row.shape[1] == 1 and not isinstance(x, (int, np.integer)):
         row = row.reshape(1, 2)  # a 128-bit row [lo, hi] given as a 1-d array
     if row.shape[0] != 1:
-        raise ValueError(f"{name} must be one fingerprint, got {row.shape[0]}; "
-                         "use hamming_many or hamming_pairwise for arrays")
+        raise ValueError(
+            f"{name} must be one fingerprint, got {row.shape[0]}; "
+            "use hamming_many or hamming_pairwise for arrays"
+        )
     return row
 
 

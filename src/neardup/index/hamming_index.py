@@ -2,7 +2,8 @@
 
 Permuted tables (Manku, Jain & Das Sarma, WWW 2007; layout in ``plan.py``, kernels in
 ``_kernels/index.py``) up to max_distance 7, multi-index hashing (Norouzi, Punjani & Fleet,
-CVPR 2012; kernels in ``_kernels/mih.py``) beyond, up to 8 on 64 bits and 16 on 128 bits. Every query and self-join result is verified with XOR + popcount, so
+CVPR 2012; kernels in ``_kernels/mih.py``) beyond, up to 8 on 64 bits and 16 on 128 bits. Every
+query and self-join result is verified with XOR + popcount, so
 nothing within the radius is missed and nothing outside it is returned.
 
 Updates without rebuilding. The tables cover the *main* items. :meth:`HammingIndex.add` appends
@@ -31,8 +32,8 @@ import numpy as np
 from .._errors import ConfigError, FormatError
 from .._kernels import index as kernels
 from .._kernels import mih as mih_kernels
-from .hamming import _as_fingerprints, _as_one_fingerprint
 from . import storage
+from .hamming import _as_fingerprints, _as_one_fingerprint
 from .plan import IndexPlan, _check_distance, row_bits
 
 FORMAT = "neardup.HammingIndex"
@@ -46,8 +47,16 @@ DELTA_FRACTION = 8
 """Auto-compaction: when delta items + tombstones exceed
 ``min(max(DELTA_MIN, n_main // DELTA_FRACTION), DELTA_MAX)``."""
 
-_ARRAYS = ("fingerprints", "ids", "sorted_ids", "tables", "directory", "delta_fingerprints",
-           "delta_ids", "tombstones")
+_ARRAYS = (
+    "fingerprints",
+    "ids",
+    "sorted_ids",
+    "tables",
+    "directory",
+    "delta_fingerprints",
+    "delta_ids",
+    "tombstones",
+)
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
 
 
@@ -122,16 +131,23 @@ class HammingIndex:
         (array([10, 11]), array([0, 2]))
     """
 
-    def __init__(self, bits: int = 64, max_distance: int = 3, plan: object = "auto",
-                 fingerprint_config: dict | None = None) -> None:
+    def __init__(
+        self,
+        bits: int = 64,
+        max_distance: int = 3,
+        plan: object = "auto",
+        fingerprint_config: dict | None = None,
+    ) -> None:
         if fingerprint_config is not None:
             try:
                 if not isinstance(fingerprint_config, dict):
                     raise TypeError("not a dict")
                 fingerprint_config = json.loads(json.dumps(fingerprint_config))
             except (TypeError, ValueError) as e:
-                raise ConfigError(f"fingerprint_config must be a JSON-able dict such as "
-                                  f"FingerprintConfig.to_dict(), got {fingerprint_config!r} ({e})") from e
+                raise ConfigError(
+                    f"fingerprint_config must be a JSON-able dict such as "
+                    f"FingerprintConfig.to_dict(), got {fingerprint_config!r} ({e})"
+                ) from e
         self.fingerprint_config = fingerprint_config
         self.auto_compact = True
         self.bits = bits
@@ -162,10 +178,15 @@ class HammingIndex:
         return bool(_member(self._sorted_ids, one)[0] and not _member(self._dead, one)[0])
 
     def __repr__(self) -> str:
-        pending = (f", delta={len(self._delta_ids)}, removed={len(self._dead)}"
-                   if len(self._delta_ids) or len(self._dead) else "")
-        return (f"HammingIndex(bits={self.bits}, max_distance={self.max_distance}, n={len(self)}"
-                f"{pending}, {self.plan.describe(self._ids.shape[0])})")
+        pending = (
+            f", delta={len(self._delta_ids)}, removed={len(self._dead)}"
+            if len(self._delta_ids) or len(self._dead)
+            else ""
+        )
+        return (
+            f"HammingIndex(bits={self.bits}, max_distance={self.max_distance}, n={len(self)}"
+            f"{pending}, {self.plan.describe(self._ids.shape[0])})"
+        )
 
     @property
     def ids(self) -> np.ndarray:
@@ -178,9 +199,16 @@ class HammingIndex:
     def nbytes(self) -> int:
         """Bytes held by tables and directories, fingerprints and ids, the delta and tombstones
         included (memory-mapped arrays count in full)."""
-        return int(self._tables.nbytes + self._directory.nbytes + self._fps.nbytes
-                   + self._ids.nbytes + self._sorted_ids.nbytes + self._delta_fps.nbytes
-                   + self._delta_ids.nbytes + self._dead.nbytes)
+        return int(
+            self._tables.nbytes
+            + self._directory.nbytes
+            + self._fps.nbytes
+            + self._ids.nbytes
+            + self._sorted_ids.nbytes
+            + self._delta_fps.nbytes
+            + self._delta_ids.nbytes
+            + self._dead.nbytes
+        )
 
     def add(self, fingerprints: object, ids: object = None) -> None:
         """Store a batch of fingerprints: into the delta, searched at once; the tables are
@@ -220,7 +248,7 @@ class HammingIndex:
         arr = np.asarray(ids)
         if arr.size == 0 and arr.dtype.kind == "f":
             arr = arr.astype(np.int64)
-        if arr.dtype.kind not in "iu" or arr.dtype == np.uint64 and arr.size and arr.max() >= 2**63:
+        if arr.dtype.kind not in "iu" or (arr.dtype == np.uint64 and arr.size and arr.max() >= 2**63):
             raise TypeError(f"ids must be int64, got dtype {arr.dtype}")
         arr = arr.astype(np.int64).reshape(-1)
         ordered = np.sort(arr)
@@ -231,8 +259,10 @@ class HammingIndex:
         in_main = ~in_delta & _member(self._sorted_ids, arr) & ~_member(self._dead, arr)
         absent = arr[~(in_delta | in_main)]
         if absent.size:
-            raise ConfigError(f"{absent.size} ids are not in the index, e.g. {int(absent[0])}; "
-                              "remove only live ids (check `id in index`)")
+            raise ConfigError(
+                f"{absent.size} ids are not in the index, e.g. {int(absent[0])}; "
+                "remove only live ids (check `id in index`)"
+            )
         keep = ~np.isin(self._delta_ids, arr[in_delta])
         delta_fps, delta_ids = self._delta_fps[keep], self._delta_ids[keep]
         dead = np.union1d(self._dead, arr[in_main]).astype(np.int64)
@@ -273,24 +303,29 @@ class HammingIndex:
 
         Returns ``(ids, distances)``, both int64, sorted by distance then id.
         """
-        if isinstance(fingerprint, (int, np.unsignedinteger)) and 0 <= fingerprint < 2**64 \
-                and not isinstance(fingerprint, bool):  # the common case, kept lean
-            row = np.array([[fingerprint, 0][:self._words]], dtype=np.uint64)
+        if (
+            isinstance(fingerprint, (int, np.unsignedinteger))
+            and 0 <= fingerprint < 2**64
+            and not isinstance(fingerprint, bool)
+        ):  # the common case, kept lean
+            row = np.array([[fingerprint, 0][: self._words]], dtype=np.uint64)
         else:
             row = _as_one_fingerprint(fingerprint, "fingerprint")
             if row.shape[1] < self._words:
                 row = np.pad(row, ((0, 0), (0, self._words - row.shape[1])))
             elif row.shape[1] > self._words:
-                raise ValueError(f"fingerprint has {64 * row.shape[1]} bits; this index holds "
-                                 f"{self.bits}-bit fingerprints")
+                raise ValueError(
+                    f"fingerprint has {64 * row.shape[1]} bits; this index holds {self.bits}-bit fingerprints"
+                )
         if len(self._dead) or len(self._delta_ids) or not self._ids.shape[0]:
             _, found, dist = self._search(row, max_distance)
         else:  # main rows only: nothing to filter or merge
             _, found, dist = self._search_main(row, self._radius(max_distance))
         return found, dist
 
-    def query_batch(self, fingerprints: object,
-                    max_distance: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def query_batch(
+        self, fingerprints: object, max_distance: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Matches of many fingerprints, in CSR form, searched in parallel.
 
         Returns ``(offsets, ids, distances)``: int64 ``offsets`` of shape (q + 1,); query i's
@@ -356,23 +391,46 @@ class HammingIndex:
             "written_by": f"neardup {__version__}",
             "bits": self.bits,
             "max_distance": self.max_distance,
-            "plan": {"name": plan.name, "spec": spec, "strategy": plan.strategy,
-                     "num_blocks": plan.num_blocks,
-                     "block_sizes": list(plan.block_sizes), "tables": [list(t) for t in plan.tables],
-                     "stored_key_bits": list(plan.stored_key_bits(n_main)),
-                     "row_bits": row_bits(n_main),
-                     "directory_bits": plan.directory_bits(n_main)},
-            "counts": {"main": n_main, "delta": int(self._delta_ids.shape[0]),
-                       "tombstones": int(self._dead.shape[0]), "live": len(self)},
+            "plan": {
+                "name": plan.name,
+                "spec": spec,
+                "strategy": plan.strategy,
+                "num_blocks": plan.num_blocks,
+                "block_sizes": list(plan.block_sizes),
+                "tables": [list(t) for t in plan.tables],
+                "stored_key_bits": list(plan.stored_key_bits(n_main)),
+                "row_bits": row_bits(n_main),
+                "directory_bits": plan.directory_bits(n_main),
+            },
+            "counts": {
+                "main": n_main,
+                "delta": int(self._delta_ids.shape[0]),
+                "tombstones": int(self._dead.shape[0]),
+                "live": len(self),
+            },
             "fingerprint_config": self.fingerprint_config,
         }
-        arrays = dict(zip(_ARRAYS, (self._fps, self._ids, self._sorted_ids, self._tables,
-                                    self._directory, self._delta_fps, self._delta_ids, self._dead)))
+        arrays = dict(
+            zip(
+                _ARRAYS,
+                (
+                    self._fps,
+                    self._ids,
+                    self._sorted_ids,
+                    self._tables,
+                    self._directory,
+                    self._delta_fps,
+                    self._delta_ids,
+                    self._dead,
+                ),
+            )
+        )
         return storage.write_file(path, meta, arrays)
 
     @classmethod
-    def open(cls, path: str | os.PathLike, verify: bool | None = None,
-             fingerprint_config: dict | None = None) -> HammingIndex:
+    def open(
+        cls, path: str | os.PathLike, verify: bool | None = None, fingerprint_config: dict | None = None
+    ) -> HammingIndex:
         """An index saved by :meth:`save`, its tables, fingerprints and ids memory-mapped
         read-only: nothing is read but the header, so a large index opens in milliseconds.
 
@@ -397,9 +455,17 @@ class HammingIndex:
 
         try:
             plan_meta, counts = header["plan"], header["counts"]
-            index = cls(header["bits"], header["max_distance"],
-                        IndexPlan(header["bits"], header["max_distance"], plan_meta["num_blocks"],
-                                  plan_meta["name"], plan_meta.get("strategy", "tables")))
+            index = cls(
+                header["bits"],
+                header["max_distance"],
+                IndexPlan(
+                    header["bits"],
+                    header["max_distance"],
+                    plan_meta["num_blocks"],
+                    plan_meta["name"],
+                    plan_meta.get("strategy", "tables"),
+                ),
+            )
             if plan_meta["spec"] is not None:  # "auto", a preset or a number of blocks
                 IndexPlan.choose(index.bits, index.max_distance, plan_meta["spec"], 0)  # valid?
                 index._plan_spec = plan_meta["spec"]
@@ -408,17 +474,25 @@ class HammingIndex:
         except (KeyError, TypeError, ValueError) as e:  # ConfigError is a ValueError
             raise bad(f"the header does not describe an index ({type(e).__name__}: {e})") from e
         plan, words = index.plan, index._words
-        if (plan_meta.get("block_sizes") != list(plan.block_sizes)
-                or plan_meta.get("tables") != [list(t) for t in plan.tables]
-                or plan_meta.get("stored_key_bits") != list(plan.stored_key_bits(n))
-                or plan_meta.get("row_bits") != row_bits(n)
-                or plan_meta.get("directory_bits", plan.directory_bits(n))
-                != plan.directory_bits(n)):
+        if (
+            plan_meta.get("block_sizes") != list(plan.block_sizes)
+            or plan_meta.get("tables") != [list(t) for t in plan.tables]
+            or plan_meta.get("stored_key_bits") != list(plan.stored_key_bits(n))
+            or plan_meta.get("row_bits") != row_bits(n)
+            or plan_meta.get("directory_bits", plan.directory_bits(n)) != plan.directory_bits(n)
+        ):
             raise bad(f"its table layout differs from what this release builds for {plan.describe(n)}")
         layout = cls._layout_arrays(plan, n)
-        shapes = {"fingerprints": (n, words), "ids": (n,), "sorted_ids": (n,),
-                  "tables": (plan.num_tables, n), "directory": (plan.num_tables, 2**layout.dbits + 1),
-                  "delta_fingerprints": (m, words), "delta_ids": (m,), "tombstones": (dead,)}
+        shapes = {
+            "fingerprints": (n, words),
+            "ids": (n,),
+            "sorted_ids": (n,),
+            "tables": (plan.num_tables, n),
+            "directory": (plan.num_tables, 2**layout.dbits + 1),
+            "delta_fingerprints": (m, words),
+            "delta_ids": (m,),
+            "tombstones": (dead,),
+        }
         if header["format_version"] == 1:  # no directories: built below
             del shapes["directory"]
         for name, shape in shapes.items():
@@ -426,9 +500,11 @@ class HammingIndex:
                 got = arrays[name].shape if name in arrays else "missing"
                 raise bad(f"array {name!r} has shape {got}, the header's counts say {shape}")
         if fingerprint_config is not None and stored_config != fingerprint_config:
-            raise FormatError(f"{path}: built with fingerprint config {stored_config!r}, not "
-                              f"{fingerprint_config!r}; fingerprints made with different configs "
-                              "cannot be compared: rebuild the index or fingerprint with its config")
+            raise FormatError(
+                f"{path}: built with fingerprint config {stored_config!r}, not "
+                f"{fingerprint_config!r}; fingerprints made with different configs "
+                "cannot be compared: rebuild the index or fingerprint with its config"
+            )
         index.fingerprint_config = stored_config
         index._fps, index._ids = arrays["fingerprints"], arrays["ids"]
         index._sorted_ids, index._tables = arrays["sorted_ids"], arrays["tables"]
@@ -437,8 +513,7 @@ class HammingIndex:
         if index._directory is None:
             index._directory = cls._fill_directory(index._tables, layout)
         elif index._directory.dtype != _directory_dtype(n):
-            raise bad(f"array 'directory' has dtype {index._directory.dtype}, expected "
-                      f"{_directory_dtype(n)}")
+            raise bad(f"array 'directory' has dtype {index._directory.dtype}, expected {_directory_dtype(n)}")
         # The delta and tombstones are small and change: copy them into memory.
         index._delta_fps = np.array(arrays["delta_fingerprints"])
         index._delta_ids = np.array(arrays["delta_ids"])
@@ -454,7 +529,8 @@ class HammingIndex:
         if not 0 <= max_distance <= self.max_distance:
             raise ConfigError(
                 f"max_distance={max_distance} is outside [0, {self.max_distance}] served by this "
-                f"index; build one with HammingIndex(max_distance={max_distance}) to search farther")
+                f"index; build one with HammingIndex(max_distance={max_distance}) to search farther"
+            )
         return int(max_distance)
 
     def _search(self, queries: np.ndarray, max_distance: int | None):
@@ -510,10 +586,29 @@ class HammingIndex:
         queries and fingerprints (and ids)."""
         lay = self._layout
         if self.plan.strategy == "mih":
-            return mih_kernels, (self._tables, self._directory, lay.starts, lay.sizes, lay.kept,
-                                 lay.widths, lay.rowbits, lay.dbits, k)
-        return kernels, (self._tables, self._directory, lay.starts, lay.sizes, lay.kept, lay.widths,
-                         lay.masks, lay.rowbits, lay.dbits, k)
+            return mih_kernels, (
+                self._tables,
+                self._directory,
+                lay.starts,
+                lay.sizes,
+                lay.kept,
+                lay.widths,
+                lay.rowbits,
+                lay.dbits,
+                k,
+            )
+        return kernels, (
+            self._tables,
+            self._directory,
+            lay.starts,
+            lay.sizes,
+            lay.kept,
+            lay.widths,
+            lay.masks,
+            lay.rowbits,
+            lay.dbits,
+            k,
+        )
 
     def _coerce_batch(self, fingerprints: object, name: str) -> np.ndarray:
         if isinstance(fingerprints, (int, np.integer)):
@@ -521,8 +616,10 @@ class HammingIndex:
         fps = _as_fingerprints(fingerprints, name)
         if fps.shape[1] != self._words:
             want = "(n,)" if self._words == 1 else "(n, 2)"
-            raise ValueError(f"{name} has shape {np.shape(fingerprints)}; this {self.bits}-bit index "
-                             f"takes uint64 arrays of shape {want}")
+            raise ValueError(
+                f"{name} has shape {np.shape(fingerprints)}; this {self.bits}-bit index "
+                f"takes uint64 arrays of shape {want}"
+            )
         return np.ascontiguousarray(fps, dtype=np.uint64)
 
     def _coerce_ids(self, ids: object, n: int) -> np.ndarray:
@@ -535,7 +632,7 @@ class HammingIndex:
         arr = np.asarray(ids)
         if arr.size == 0 and arr.dtype.kind == "f":
             arr = arr.astype(np.int64)  # an empty list
-        if arr.dtype.kind not in "iu" or arr.dtype == np.uint64 and arr.size and arr.max() >= 2**63:
+        if arr.dtype.kind not in "iu" or (arr.dtype == np.uint64 and arr.size and arr.max() >= 2**63):
             raise TypeError(f"ids must be int64, got dtype {arr.dtype}")
         arr = arr.astype(np.int64)
         if arr.shape != (n,):
@@ -544,8 +641,9 @@ class HammingIndex:
         repeated = ordered[1:][ordered[1:] == ordered[:-1]]
         if repeated.size:
             raise ConfigError(f"ids repeat within the batch, e.g. {int(repeated[0])}; ids must be distinct")
-        present = arr[(_member(self._sorted_ids, arr) & ~_member(self._dead, arr))
-                      | np.isin(arr, self._delta_ids)]
+        present = arr[
+            (_member(self._sorted_ids, arr) & ~_member(self._dead, arr)) | np.isin(arr, self._delta_ids)
+        ]
         if present.size:
             raise ConfigError(f"ids already stored, e.g. {int(present[0])}; ids must be distinct")
         return arr
@@ -558,7 +656,9 @@ class HammingIndex:
             kept=np.array(plan.tables, dtype=np.int64).reshape(plan.num_tables, -1),
             masks=np.array([sum(1 << j for j in t) for t in plan.tables], dtype=np.uint64),
             widths=np.array(plan.stored_key_bits(n), dtype=np.int64),
-            rowbits=row_bits(n), dbits=plan.directory_bits(n))
+            rowbits=row_bits(n),
+            dbits=plan.directory_bits(n),
+        )
 
     @classmethod
     def _build(cls, fps: np.ndarray, layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
@@ -567,8 +667,9 @@ class HammingIndex:
         # with 4 KiB pages every probe of a 10^8-entry table also misses the TLB.
         tables = np.empty((layout.kept.shape[0], fps.shape[0]), dtype=np.uint64)
         if fps.shape[0]:
-            kernels.build_entries(fps, layout.starts, layout.sizes, layout.kept, layout.widths,
-                                  layout.rowbits, tables)
+            kernels.build_entries(
+                fps, layout.starts, layout.sizes, layout.kept, layout.widths, layout.rowbits, tables
+            )
             tables.sort(axis=1)
         return tables, cls._fill_directory(tables, layout)
 

@@ -74,7 +74,8 @@ def _check_distance(max_distance: object, bits: object = 64) -> int:
         raise ConfigError(
             f"max_distance={max_distance} is not served for bits={bits}: it must be in "
             f"[0, {limit}] (permuted tables up to {MAX_DISTANCE}, multi-index hashing beyond; "
-            "limits: 8 at 64 bits, 16 at 128 bits)")
+            "limits: 8 at 64 bits, 16 at 128 bits)"
+        )
     return max_distance
 
 
@@ -120,26 +121,31 @@ class IndexPlan:
             if not low <= b <= 64:
                 raise ConfigError(
                     f"num_blocks={b} is not allowed for a multi-index plan at bits={self.bits}: it "
-                    f"must be in [{low}, 64] (blocks of at most 64 bits)")
+                    f"must be in [{low}, 64] (blocks of at most 64 bits)"
+                )
             if self.probes_per_query() > MAX_PROBES:
                 raise ConfigError(
                     f"num_blocks={b} with max_distance={k} needs {self.probes_per_query():,} probes "
                     f"per query (radius {self.radius} per block), more than {MAX_PROBES:,}; "
-                    "choose more blocks")
+                    "choose more blocks"
+                )
             return
         if k > MAX_DISTANCE:
             raise ConfigError(
                 f"max_distance={k} is not served by permuted tables: they serve [0, {MAX_DISTANCE}]; "
-                "use plan='mih' or 'auto' (multi-index hashing)")
+                "use plan='mih' or 'auto' (multi-index hashing)"
+            )
         low = max(k + 1, self.bits // 64)
         if not low <= b <= 64:
             raise ConfigError(
                 f"num_blocks={b} is not allowed for bits={self.bits}, max_distance={k}: it must be "
-                f"in [{low}, 64] (more blocks than max_distance, blocks of at most 64 bits)")
+                f"in [{low}, 64] (more blocks than max_distance, blocks of at most 64 bits)"
+            )
         if math.comb(b, k) > MAX_TABLES:
             raise ConfigError(
                 f"num_blocks={b} with max_distance={k} needs {math.comb(b, k)} tables, more than "
-                f"{MAX_TABLES}; choose fewer blocks")
+                f"{MAX_TABLES}; choose fewer blocks"
+            )
 
     @classmethod
     def choose(cls, bits: int, max_distance: int, plan: object = "auto", n: int = 0) -> IndexPlan:
@@ -151,11 +157,12 @@ class IndexPlan:
             if (plan.bits, plan.max_distance) != (bits, k):
                 raise ConfigError(
                     f"plan is for bits={plan.bits}, max_distance={plan.max_distance}; the index has "
-                    f"bits={bits}, max_distance={k}")
+                    f"bits={bits}, max_distance={k}"
+                )
             return plan
         if isinstance(plan, int) and not isinstance(plan, bool):
             return cls(bits, k, plan, strategy="tables" if k <= MAX_DISTANCE else "mih")
-        if plan == "mih" or plan == "auto" and k > MAX_DISTANCE:
+        if plan == "mih" or (plan == "auto" and k > MAX_DISTANCE):
             return cls._multi_index(bits, k, n, str(plan))
         if plan == "auto":
             options = [p for p in (cls._preset(bits, k, name) for name in PRESETS) if p is not None]
@@ -165,16 +172,21 @@ class IndexPlan:
             return min(options, key=lambda p: p.expected_candidates(n))
         if isinstance(plan, str) and plan in PRESETS:
             if k > MAX_DISTANCE:
-                raise ConfigError(f"plan={plan!r} is a permuted-table preset, served up to "
-                                  f"max_distance={MAX_DISTANCE}; at {k} choose 'auto' or 'mih'")
+                raise ConfigError(
+                    f"plan={plan!r} is a permuted-table preset, served up to "
+                    f"max_distance={MAX_DISTANCE}; at {k} choose 'auto' or 'mih'"
+                )
             p = cls._preset(bits, k, plan)
             if p is None:
-                raise ConfigError(f"plan={plan!r} needs more than {MAX_TABLES} tables at "
-                                  f"max_distance={k}; choose 'compact' or 'balanced'")
+                raise ConfigError(
+                    f"plan={plan!r} needs more than {MAX_TABLES} tables at "
+                    f"max_distance={k}; choose 'compact' or 'balanced'"
+                )
             return p
         valid = ", ".join(repr(name) for name in ("auto", *PRESETS, "mih"))
-        raise ConfigError(f"plan={plan!r} is not allowed; choose one of {valid}, a number of "
-                          "blocks, or an IndexPlan")
+        raise ConfigError(
+            f"plan={plan!r} is not allowed; choose one of {valid}, a number of blocks, or an IndexPlan"
+        )
 
     @classmethod
     def _preset(cls, bits: int, k: int, name: str) -> IndexPlan | None:
@@ -191,8 +203,11 @@ class IndexPlan:
         n = 1M: ~0.5 us a probe, ~0.06 us a candidate). Block counts run from the fewest that
         fit the width to k + 1 (radius 0; more blocks only shorten keys)."""
         low = bits // 64
-        options = [cls(bits, k, m, name, "mih") for m in range(low, max(low, k + 1) + 1)
-                   if m * _probes(-(-bits // m), k // m) <= MAX_PROBES]
+        options = [
+            cls(bits, k, m, name, "mih")
+            for m in range(low, max(low, k + 1) + 1)
+            if m * _probes(-(-bits // m), k // m) <= MAX_PROBES
+        ]
         steps = max(1.0, math.log2(n + 1) / 2)
         return min(options, key=lambda p: p.probes_per_query(n) * steps + p.expected_candidates(n))
 
@@ -252,7 +267,7 @@ class IndexPlan:
     def directory_bits(self, n: int) -> int:
         """Top key bits each table's directory indexes for ``n`` fingerprints: ``2**dbits``
         buckets of 16 to 32 entries (0 below 32 fingerprints), never more than the shortest key."""
-        return max(0, min(min(self.stored_key_bits(n)), n.bit_length() - 5))
+        return max(0, min(*self.stored_key_bits(n), n.bit_length() - 5))
 
     def directory_bytes(self, n: int) -> int:
         """Bytes of the tables' directories for ``n`` fingerprints (uint32 positions, uint64 from
@@ -278,12 +293,18 @@ class IndexPlan:
         sizes = self.block_sizes
         keys = self.stored_key_bits(n)
         key_range = f"{min(keys)}" if min(keys) == max(keys) else f"{min(keys)}-{max(keys)}"
-        mih = (f" (multi-index hashing, radius {self.radius} per block, "
-               f"{self.probes_per_query(n):,} probes per query)" if self.strategy == "mih" else "")
-        return (f"plan {self.name!r}: {self.bits}-bit, max_distance={self.max_distance}, "
-                f"{self.num_blocks} blocks of {','.join(map(str, sizes))} bits, "
-                f"{self.num_tables} tables keyed on {key_range} bits{mih}; for n={n:,}: "
-                f"~{self.expected_candidates(n):.3g} candidates per query (random fingerprints), "
-                f"{self.table_bytes(n) / 2**20:,.1f} MiB of tables + "
-                f"{self.directory_bytes(n) / 2**20:,.1f} MiB of directories + "
-                f"{n * (self.bits // 8 + 8) / 2**20:,.1f} MiB of fingerprints and ids")
+        mih = (
+            f" (multi-index hashing, radius {self.radius} per block, "
+            f"{self.probes_per_query(n):,} probes per query)"
+            if self.strategy == "mih"
+            else ""
+        )
+        return (
+            f"plan {self.name!r}: {self.bits}-bit, max_distance={self.max_distance}, "
+            f"{self.num_blocks} blocks of {','.join(map(str, sizes))} bits, "
+            f"{self.num_tables} tables keyed on {key_range} bits{mih}; for n={n:,}: "
+            f"~{self.expected_candidates(n):.3g} candidates per query (random fingerprints), "
+            f"{self.table_bytes(n) / 2**20:,.1f} MiB of tables + "
+            f"{self.directory_bytes(n) / 2**20:,.1f} MiB of directories + "
+            f"{n * (self.bits // 8 + 8) / 2**20:,.1f} MiB of fingerprints and ids"
+        )

@@ -69,8 +69,13 @@ def _layout(meta: dict, arrays: dict[str, np.ndarray], crcs: dict[str, str]) -> 
     while True:
         at = start
         for name, arr in arrays.items():
-            entries[name] = {"offset": at, "dtype": _dtype_name(arr), "shape": list(arr.shape),
-                             "nbytes": int(arr.nbytes), "crc32": crcs.get(name, _CRC_PLACEHOLDER)}
+            entries[name] = {
+                "offset": at,
+                "dtype": _dtype_name(arr),
+                "shape": list(arr.shape),
+                "nbytes": int(arr.nbytes),
+                "crc32": crcs.get(name, _CRC_PLACEHOLDER),
+            }
             at = _align(at + arr.nbytes)
         header["file_size"] = at if arrays else start
         raw = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
@@ -99,7 +104,7 @@ def write_file(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray
             flat = arr.reshape(-1).view(np.uint8)
             crc = 0
             for s in range(0, flat.shape[0], _CHUNK):
-                piece = memoryview(flat[s:s + _CHUNK])
+                piece = memoryview(flat[s : s + _CHUNK])
                 crc = zlib.crc32(piece, crc)
                 f.write(piece)
             crcs[name] = f"{crc:08x}"
@@ -114,8 +119,9 @@ def write_file(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray
     return int(header["file_size"])
 
 
-def read_file(path: str | os.PathLike, format_name: str, format_versions: tuple[int, ...],
-              verify: bool | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+def read_file(
+    path: str | os.PathLike, format_name: str, format_versions: tuple[int, ...], verify: bool | None = None
+) -> tuple[dict, dict[str, np.ndarray]]:
     """The header and the arrays (read-only ``np.memmap`` views) of a file from ``write_file``.
 
     Raises :class:`~neardup.FormatError` naming ``path`` when the file is not of format
@@ -131,12 +137,16 @@ def read_file(path: str | os.PathLike, format_name: str, format_versions: tuple[
         with open(path, "rb") as f:
             prefix = f.read(_PREFIX.size)
             if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
-                raise bad(f"not a neardup index file (starts with {prefix[:8]!r}, expected "
-                          f"{MAGIC!r}); open files written by HammingIndex.save")
+                raise bad(
+                    f"not a neardup index file (starts with {prefix[:8]!r}, expected "
+                    f"{MAGIC!r}); open files written by HammingIndex.save"
+                )
             _, length, crc = _PREFIX.unpack(prefix)
             if length > size - _PREFIX.size:
-                raise bad(f"truncated: the header needs {length} bytes, the file has "
-                          f"{size - _PREFIX.size} after its prefix; save the index again")
+                raise bad(
+                    f"truncated: the header needs {length} bytes, the file has "
+                    f"{size - _PREFIX.size} after its prefix; save the index again"
+                )
             raw = f.read(length)
     except OSError as e:
         raise FormatError(f"{path}: cannot read the index file: {e}") from e
@@ -147,16 +157,21 @@ def read_file(path: str | os.PathLike, format_name: str, format_versions: tuple[
     except ValueError as e:
         raise bad(f"the header is not valid JSON ({e})") from e
     if not isinstance(header, dict) or header.get("format") != format_name:
-        raise bad(f"format {header.get('format') if isinstance(header, dict) else None!r} is not "
-                  f"{format_name!r}")
+        raise bad(
+            f"format {header.get('format') if isinstance(header, dict) else None!r} is not {format_name!r}"
+        )
     if header.get("format_version") not in format_versions:
         readable = ", ".join(map(str, format_versions))
-        raise bad(f"written with format version {header.get('format_version')!r}; this release of "
-                  f"neardup reads versions {readable}: rebuild the index with this release "
-                  "and save it again")
+        raise bad(
+            f"written with format version {header.get('format_version')!r}; this release of "
+            f"neardup reads versions {readable}: rebuild the index with this release "
+            "and save it again"
+        )
     if header.get("file_size") != size:
-        raise bad(f"the header says {header.get('file_size')} bytes, the file has {size}: truncated "
-                  "or appended to; save the index again")
+        raise bad(
+            f"the header says {header.get('file_size')} bytes, the file has {size}: truncated "
+            "or appended to; save the index again"
+        )
     entries = header.get("arrays")
     if not isinstance(entries, dict):
         raise bad("the header lists no arrays")
@@ -172,13 +187,21 @@ def read_file(path: str | os.PathLike, format_name: str, format_versions: tuple[
             dtype = _DTYPES[e["dtype"]]
         except (KeyError, TypeError, ValueError) as exc:
             raise bad(f"array {name!r} has a malformed entry {e!r}") from exc
-        if offset % ALIGN or offset < data_start or offset + nbytes > size or min(shape, default=0) < 0 \
-                or nbytes != dtype.itemsize * int(np.prod(shape, dtype=np.int64)):
-            raise bad(f"array {name!r} (offset {offset}, {nbytes} bytes, shape {list(shape)}) does "
-                      f"not fit the {size}-byte file; save the index again")
-        view = whole[offset:offset + nbytes]
+        if (
+            offset % ALIGN
+            or offset < data_start
+            or offset + nbytes > size
+            or min(shape, default=0) < 0
+            or nbytes != dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+        ):
+            raise bad(
+                f"array {name!r} (offset {offset}, {nbytes} bytes, shape {list(shape)}) does "
+                f"not fit the {size}-byte file; save the index again"
+            )
+        view = whole[offset : offset + nbytes]
         if verify and f"{zlib.crc32(memoryview(view)):08x}" != e.get("crc32"):
-            raise bad(f"array {name!r} is corrupt (CRC-32 mismatch); restore the file or save the "
-                      "index again")
+            raise bad(
+                f"array {name!r} is corrupt (CRC-32 mismatch); restore the file or save the index again"
+            )
         arrays[name] = view.view(dtype).reshape(shape)
     return header, arrays

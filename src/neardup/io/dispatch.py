@@ -17,12 +17,18 @@ from .sources import Source
 from .tables import kept_table_records, read_csv, read_parquet
 from .writers import TableWriter, copy_file
 
-_READERS = {"jsonl": read_jsonl, "lines": read_lines, "csv": read_csv, "tsv": read_csv,
-            "parquet": read_parquet}
+_READERS = {
+    "jsonl": read_jsonl,
+    "lines": read_lines,
+    "csv": read_csv,
+    "tsv": read_csv,
+    "parquet": read_parquet,
+}
 
 
-def read_documents(sources: list[Source], options: ReadOptions,
-                   rejects: Rejects) -> Iterator[tuple[Batch, int | np.ndarray]]:
+def read_documents(
+    sources: list[Source], options: ReadOptions, rejects: Rejects
+) -> Iterator[tuple[Batch, int | np.ndarray]]:
     """(batch, position in ``sources`` of its source, or of each document's source) for
     every document of every source, in order. A file with no document at all is rejected."""
     position = 0
@@ -44,8 +50,15 @@ def read_documents(sources: list[Source], options: ReadOptions,
         position += 1
 
 
-def write_kept(source: Source, rows: np.ndarray, spans: np.ndarray, writer: TableWriter | None,
-               folder: Path | None, options: ReadOptions, written: set[str]) -> None:
+def write_kept(
+    source: Source,
+    rows: np.ndarray,
+    spans: np.ndarray,
+    writer: TableWriter | None,
+    folder: Path | None,
+    options: ReadOptions,
+    written: set[str],
+) -> None:
     """Append the kept documents of ``source`` (their sorted ``rows``, and their ``spans``
     for line-based files) to the output: the lines as they are when the formats match, else
     records; one-document files are copied to ``folder``."""

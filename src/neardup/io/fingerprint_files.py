@@ -79,34 +79,42 @@ def read_fingerprints(path: str | os.PathLike) -> FingerprintFile:
             line = line.rstrip("\n")
             doc_id, tab, value = line.rpartition("\t")
             if not tab or len(value) != bits // 4:
-                raise FormatError(f"{path}:{number}: expected ID<TAB>HEX with {bits // 4} hex digits, "
-                                  f"got {line[:80]!r}")
+                raise FormatError(
+                    f"{path}:{number}: expected ID<TAB>HEX with {bits // 4} hex digits, got {line[:80]!r}"
+                )
             try:
                 values.append(int(value, 16))
             except ValueError:
                 raise FormatError(f"{path}:{number}: {value!r} is not hexadecimal") from None
             ids.append(doc_id)
     words = bits // 64
-    fingerprints = np.array([[(v >> (64 * w)) & (2**64 - 1) for w in range(words)] for v in values],
-                            dtype=np.uint64).reshape(len(values), words)
+    fingerprints = np.array(
+        [[(v >> (64 * w)) & (2**64 - 1) for w in range(words)] for v in values], dtype=np.uint64
+    ).reshape(len(values), words)
     return FingerprintFile(config, ids, fingerprints.reshape(-1) if words == 1 else fingerprints)
 
 
 def _parse_header(line: str, path: str | os.PathLike) -> dict[str, Any]:
     prefix = f"# {FORMAT} v"
     if not line.startswith(prefix):
-        raise FormatError(f"{path}:1: not a neardup fingerprint file (its first line should start "
-                          f"with {prefix!r}); make one with `neardup fingerprint`")
-    version, _, description = line[len(prefix):].partition(" ")
+        raise FormatError(
+            f"{path}:1: not a neardup fingerprint file (its first line should start "
+            f"with {prefix!r}); make one with `neardup fingerprint`"
+        )
+    version, _, description = line[len(prefix) :].partition(" ")
     if version != str(FORMAT_VERSION):
-        raise FormatError(f"{path}:1: fingerprint file format v{version} is not readable by this "
-                          f"release, which reads v{FORMAT_VERSION}")
+        raise FormatError(
+            f"{path}:1: fingerprint file format v{version} is not readable by this "
+            f"release, which reads v{FORMAT_VERSION}"
+        )
     try:
         config = json.loads(description)
     except json.JSONDecodeError as e:
         raise FormatError(f"{path}:1: the config in the header is not JSON ({e})") from None
     if config.get("fingerprint_version") != FINGERPRINT_VERSION or config.get("bits") not in (64, 128):
-        raise FormatError(f"{path}:1: fingerprints of spec version {config.get('fingerprint_version')} "
-                          f"and {config.get('bits')} bits cannot be read by this release "
-                          f"(spec version {FINGERPRINT_VERSION}, 64 or 128 bits)")
+        raise FormatError(
+            f"{path}:1: fingerprints of spec version {config.get('fingerprint_version')} "
+            f"and {config.get('bits')} bits cannot be read by this release "
+            f"(spec version {FINGERPRINT_VERSION}, 64 or 128 bits)"
+        )
     return config

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -68,12 +68,15 @@ def line_blocks(source: Source, options: ReadOptions, rejects: Rejects) -> Itera
                     offset += len(chunk) if end < 0 else end + 1
                     if end < 0:
                         continue
-                    chunk, skipping, line = chunk[end + 1:], False, line + 1
+                    chunk, skipping, line = chunk[end + 1 :], False, line + 1
                 data = carry + chunk if carry else chunk
                 cut = data.rfind(b"\n") + 1
                 if cut == 0 and len(data) > limit:
-                    rejects.reject(f"{source.name}:{line}", f"a line of over {limit >> 20} MiB, over the "
-                                   f"document limit (--max-document-mb)", "document too large")
+                    rejects.reject(
+                        f"{source.name}:{line}",
+                        f"a line of over {limit >> 20} MiB, over the document limit (--max-document-mb)",
+                        "document too large",
+                    )
                     offset += len(data)
                     carry, skipping = b"", True
                     continue
@@ -86,8 +89,9 @@ def line_blocks(source: Source, options: ReadOptions, rejects: Rejects) -> Itera
             if carry and not skipping:
                 yield Block(carry, line, offset, raw.tell())
     except (OSError, pa.ArrowInvalid) as e:  # a corrupt or cut compressed stream
-        raise FormatError(f"{source.name}: cannot be read as {source.compression or 'plain'} "
-                          f"data ({e})") from None
+        raise FormatError(
+            f"{source.name}: cannot be read as {source.compression or 'plain'} data ({e})"
+        ) from None
 
 
 class JsonlParser:
@@ -119,9 +123,13 @@ class JsonlParser:
         for id_type in (self.id_type, pa.int64()):
             fields = [(text_field, pa.string())] + ([(id_field, id_type)] if id_field else [])
             try:
-                table = pa_json.read_json(pa.BufferReader(block), read_options=pa_json.ReadOptions(
-                    use_threads=False, block_size=len(block) + 1), parse_options=pa_json.ParseOptions(
-                    explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore"))
+                table = pa_json.read_json(
+                    pa.BufferReader(block),
+                    read_options=pa_json.ReadOptions(use_threads=False, block_size=len(block) + 1),
+                    parse_options=pa_json.ParseOptions(
+                        explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore"
+                    ),
+                )
             except pa.ArrowInvalid as e:
                 if id_field and f"Column(/{id_field}) changed from string to number" in str(e):
                     continue
@@ -131,8 +139,11 @@ class JsonlParser:
         else:
             return None
         texts = table.column(0)
-        if (table.num_rows != n_records or any(column.null_count for column in table.columns)
-                or pc.max(pc.binary_length(texts)).as_py() > self.options.max_document_bytes):
+        if (
+            table.num_rows != n_records
+            or any(column.null_count for column in table.columns)
+            or pc.max(pc.binary_length(texts)).as_py() > self.options.max_document_bytes
+        ):
             return None
         try:
             texts.validate(full=True)  # pyarrow's JSON reader does not check UTF-8
@@ -140,8 +151,9 @@ class JsonlParser:
             return None
         return table
 
-    def _parse_slow(self, block: Block, starts: np.ndarray, ends: np.ndarray, numbers: np.ndarray,
-                    spans: np.ndarray) -> Batch | None:
+    def _parse_slow(
+        self, block: Block, starts: np.ndarray, ends: np.ndarray, numbers: np.ndarray, spans: np.ndarray
+    ) -> Batch | None:
         texts: list[str] = []
         ids: list[str] = []
         good: list[int] = []
@@ -153,16 +165,24 @@ class JsonlParser:
                 good.append(k)
         if not good:
             return None
-        return Batch(_string_array(texts), numbers[good],
-                     pa.array(ids, pa.string()) if self.options.id_field else None, block.consumed, spans[good])
+        return Batch(
+            _string_array(texts),
+            numbers[good],
+            pa.array(ids, pa.string()) if self.options.id_field else None,
+            block.consumed,
+            spans[good],
+        )
 
     def _record(self, line: bytes, where: str) -> tuple[str, str] | None:
         reject = self.rejects.reject
         try:
             record = json.loads(line)
         except UnicodeDecodeError as e:
-            return reject(where, f"not valid UTF-8 (byte 0x{line[e.start]:02x} at column {e.start + 1})",
-                          "invalid UTF-8")
+            return reject(
+                where,
+                f"not valid UTF-8 (byte 0x{line[e.start]:02x} at column {e.start + 1})",
+                "invalid UTF-8",
+            )
         except ValueError as e:
             detail = f"{e.msg} at column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
             return reject(where, f"not valid JSON ({detail})", "not valid JSON")
@@ -172,21 +192,31 @@ class JsonlParser:
         if text is None:
             return None
         if not isinstance(text, str):
-            return reject(where, f"field {self.options.text_field!r} is a JSON {json_type(text)}, "
-                          f"not a string", "text not a string")
+            return reject(
+                where,
+                f"field {self.options.text_field!r} is a JSON {json_type(text)}, not a string",
+                "text not a string",
+            )
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > self.options.max_document_bytes:
-            return reject(where, f"a text of {size / 2**20:.1f} MiB, over the limit of "
-                          f"{self.options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
-                          "document too large")
+            return reject(
+                where,
+                f"a text of {size / 2**20:.1f} MiB, over the limit of "
+                f"{self.options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
+                "document too large",
+            )
         doc_id = ""
         if self.options.id_field is not None:
             value = self._field(record, self.options.id_field, where, "--id-field")
             if value is None:
                 return None
             if isinstance(value, bool) or not isinstance(value, (str, int)):
-                return reject(where, f"field {self.options.id_field!r} is a JSON {json_type(value)}; "
-                              f"ids must be strings or integers", "id not a string or integer")
+                return reject(
+                    where,
+                    f"field {self.options.id_field!r} is a JSON {json_type(value)}; "
+                    f"ids must be strings or integers",
+                    "id not a string or integer",
+                )
             doc_id = str(value)
         return text, doc_id
 
@@ -196,8 +226,9 @@ class JsonlParser:
         if field in record:
             return self.rejects.reject(where, f"field {field!r} is null", f"{field!r} null")
         fields = ", ".join(repr(k) for k in list(record)[:10]) or "none"
-        return self.rejects.reject(where, f"no field {field!r} (fields: {fields}); name another "
-                                   f"with {flag}", f"no {field!r} field")
+        return self.rejects.reject(
+            where, f"no field {field!r} (fields: {fields}); name another with {flag}", f"no {field!r} field"
+        )
 
 
 def read_jsonl(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
@@ -210,9 +241,8 @@ def read_jsonl(source: Source, options: ReadOptions, rejects: Rejects) -> Iterat
     with ThreadPoolExecutor(_PARSERS, thread_name_prefix="neardup-jsonl") as pool:
         for block in line_blocks(source, options, rejects):
             pending.append(pool.submit(parser.parse, block))
-            if len(pending) > _PARSERS:
-                if (batch := pending.popleft().result()) is not None:
-                    yield batch
+            if len(pending) > _PARSERS and (batch := pending.popleft().result()) is not None:
+                yield batch
         while pending:
             if (batch := pending.popleft().result()) is not None:
                 yield batch
@@ -229,35 +259,55 @@ def read_lines(source: Source, options: ReadOptions, rejects: Rejects) -> Iterat
             if too_long.any():
                 raise ValueError("a line over the size limit")
             data, offsets = gather(buf, starts, ends, records, _NO_BYTES)
-            texts = pa.Array.from_buffers(pa.large_binary(), records.size,
-                                          [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+            texts = pa.Array.from_buffers(
+                pa.large_binary(), records.size, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+            )
             texts = texts.cast(pa.large_string())  # checks UTF-8
         except (ValueError, pa.ArrowInvalid):
-            records = _check_lines(block.data, starts, ends, records, block.first_line, source, options, rejects)
+            records = _check_lines(
+                block.data, starts, ends, records, block.first_line, source, options, rejects
+            )
             data, offsets = gather(buf, starts, ends, records, _NO_BYTES)
-            texts = pa.Array.from_buffers(pa.large_string(), records.size,
-                                          [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+            texts = pa.Array.from_buffers(
+                pa.large_string(), records.size, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+            )
         if records.size:
-            yield Batch(texts, block.first_line + records, None, block.consumed, line_spans(block, starts, records))
+            yield Batch(
+                texts, block.first_line + records, None, block.consumed, line_spans(block, starts, records)
+            )
 
 
-def _check_lines(block: bytes, starts: np.ndarray, ends: np.ndarray, records: np.ndarray,
-                 first_line: int, source: Source, options: ReadOptions, rejects: Rejects) -> np.ndarray:
+def _check_lines(
+    block: bytes,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    records: np.ndarray,
+    first_line: int,
+    source: Source,
+    options: ReadOptions,
+    rejects: Rejects,
+) -> np.ndarray:
     """The records that are valid UTF-8 within the size limit; the others are rejected."""
     good = []
     for r in records.tolist():
         where = f"{source.name}:{first_line + r}"
         size = int(ends[r] - starts[r])
         if size > options.max_document_bytes:
-            rejects.reject(where, f"a line of {size / 2**20:.1f} MiB, over the limit of "
-                           f"{options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
-                           "document too large")
+            rejects.reject(
+                where,
+                f"a line of {size / 2**20:.1f} MiB, over the limit of "
+                f"{options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
+                "document too large",
+            )
             continue
         try:
-            block[starts[r]:ends[r]].decode("utf-8")
+            block[starts[r] : ends[r]].decode("utf-8")
         except UnicodeDecodeError as e:
-            rejects.reject(where, f"not valid UTF-8 (byte 0x{block[starts[r] + e.start]:02x} at "
-                           f"column {e.start + 1})", "invalid UTF-8")
+            rejects.reject(
+                where,
+                f"not valid UTF-8 (byte 0x{block[starts[r] + e.start]:02x} at column {e.start + 1})",
+                "invalid UTF-8",
+            )
             continue
         good.append(r)
     return np.array(good, dtype=np.int64)
@@ -291,7 +341,7 @@ def copy_spans(source: Source, spans: np.ndarray, options: ReadOptions) -> Itera
     breaks = np.flatnonzero(spans[1:, 0] != spans[:-1, 1]) + 1
     run_starts = spans[np.append(0, breaks), 0]
     run_ends = spans[np.append(breaks - 1, len(spans) - 1), 1]
-    raw, stream = open_stream(source)
+    _raw, stream = open_stream(source)
     seekable = source.compression is None
     run, offset, last = 0, 0, b"\n"
     with stream:
@@ -308,14 +358,15 @@ def copy_spans(source: Source, spans: np.ndarray, options: ReadOptions) -> Itera
                 firsts = np.maximum(run_starts[run:stop], offset) - offset
                 lasts = np.minimum(run_ends[run:stop], end) - offset
                 if stop - run > _MAX_SLICES:  # many short runs: one copy beats many writes
-                    data, _ = gather(np.frombuffer(block, dtype=np.uint8), firsts, lasts,
-                                     np.arange(stop - run), _NO_BYTES)
+                    data, _ = gather(
+                        np.frombuffer(block, dtype=np.uint8), firsts, lasts, np.arange(stop - run), _NO_BYTES
+                    )
                     yield memoryview(data)
                 else:  # a few long runs: written straight from the block read
                     view = memoryview(block)
                     for first, after in zip(firsts.tolist(), lasts.tolist()):
                         yield view[first:after]
-                last = block[int(lasts[-1]) - 1:int(lasts[-1])] if lasts[-1] > 0 else last
+                last = block[int(lasts[-1]) - 1 : int(lasts[-1])] if lasts[-1] > 0 else last
             run += int(np.searchsorted(run_ends[run:stop], end, side="right"))
             offset = end
     if last != b"\n":

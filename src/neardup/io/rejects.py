@@ -55,6 +55,13 @@ class Rejects:
 
 def json_type(value: object) -> str:
     """The JSON name of a parsed value's type, for messages."""
-    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number",
-             float: "number", type(None): "null"}
+    names = {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "number",
+        float: "number",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)

@@ -21,9 +21,14 @@ OUTPUT_FORMATS = ("jsonl", "parquet", "csv", "tsv", "lines", "text")
 COMPRESSIONS = ("gzip", "zstd", "bz2", "none")
 
 _FORMAT_SUFFIXES = {
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
-    ".parquet": "parquet", ".pq": "parquet",
-    ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
 }
 _COMPRESSION_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd", ".bz2": "bz2"}
 
@@ -64,8 +69,9 @@ def split_suffixes(name: str) -> tuple[str | None, str | None]:
     return fmt, compression
 
 
-def find_sources(inputs: list[str], *, format: str | None = None, compression: str | None = None,
-                 lines: bool = False) -> list[Source]:
+def find_sources(
+    inputs: list[str], *, format: str | None = None, compression: str | None = None, lines: bool = False
+) -> list[Source]:
     """The input files of ``inputs`` (files and folders, walked recursively and sorted), in
     order. A file's format comes from its suffix (``.jsonl``, ``.parquet``, ``.csv``,
     ``.tsv``, ...); any other file is text, one document per file, or one per line when
@@ -73,7 +79,9 @@ def find_sources(inputs: list[str], *, format: str | None = None, compression: s
     if format is not None and format not in INPUT_FORMATS:
         raise ConfigError(f"input format {format!r} is not known; choose one of {', '.join(INPUT_FORMATS)}")
     if compression is not None and compression not in COMPRESSIONS:
-        raise ConfigError(f"compression {compression!r} is not known; choose one of {', '.join(COMPRESSIONS)}")
+        raise ConfigError(
+            f"compression {compression!r} is not known; choose one of {', '.join(COMPRESSIONS)}"
+        )
     if not inputs:
         raise ConfigError("no input given: name files or folders of documents")
     sources = []
@@ -93,8 +101,9 @@ def find_sources(inputs: list[str], *, format: str | None = None, compression: s
     return sources
 
 
-def _source(path: Path, name: str, relative: str, format: str | None, compression: str | None,
-            lines: bool) -> Source:
+def _source(
+    path: Path, name: str, relative: str, format: str | None, compression: str | None, lines: bool
+) -> Source:
     named_format, named_compression = split_suffixes(path.name)
     fmt = format or named_format or ("lines" if lines else "text")
     if compression is None:
@@ -102,8 +111,10 @@ def _source(path: Path, name: str, relative: str, format: str | None, compressio
     elif compression == "none":
         compression = None
     if fmt == "parquet" and compression is not None:
-        raise ConfigError(f"{name}: Parquet compresses its own columns; name the file .parquet, "
-                          f"without a {compression} suffix")
+        raise ConfigError(
+            f"{name}: Parquet compresses its own columns; name the file .parquet, "
+            f"without a {compression} suffix"
+        )
     return Source(path, name, fmt, compression, path.stat().st_size, relative)
 
 

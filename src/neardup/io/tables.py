@@ -41,23 +41,30 @@ class _CsvReader:
         self.rejects = rejects
         self.raw: pa.NativeFile | None = None
         self.failed: tuple[int, int] | None = None
-        parse = pa_csv.ParseOptions(delimiter=_delimiter(source), newlines_in_values=True,
-                                    invalid_row_handler=self._bad_row)
+        parse = pa_csv.ParseOptions(
+            delimiter=_delimiter(source), newlines_in_values=True, invalid_row_handler=self._bad_row
+        )
         read = pa_csv.ReadOptions(block_size=options.block_bytes)
         try:  # a first look for the column names; bad rows are for the real read to report
-            sniff = pa_csv.ParseOptions(delimiter=_delimiter(source), newlines_in_values=True,
-                                        invalid_row_handler=lambda row: "skip")
-            names = pa_csv.open_csv(open_stream(source)[1], read_options=read, parse_options=sniff).schema.names
+            sniff = pa_csv.ParseOptions(
+                delimiter=_delimiter(source), newlines_in_values=True, invalid_row_handler=lambda row: "skip"
+            )
+            names = pa_csv.open_csv(
+                open_stream(source)[1], read_options=read, parse_options=sniff
+            ).schema.names
         except pa.ArrowInvalid as e:
             if "Empty CSV file" in str(e):
                 self.reader = None
                 return
             raise self._error(e) from None
         self.raw, stream = open_stream(source)
-        convert = pa_csv.ConvertOptions(column_types={name: pa.string() for name in names},
-                                        strings_can_be_null=False)
+        convert = pa_csv.ConvertOptions(
+            column_types={name: pa.string() for name in names}, strings_can_be_null=False
+        )
         try:  # pyarrow parses the first block here already
-            self.reader = pa_csv.open_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
+            self.reader = pa_csv.open_csv(
+                stream, read_options=read, parse_options=parse, convert_options=convert
+            )
         except (pa.ArrowInvalid, OSError) as e:
             raise self._error(e) from None
 
@@ -66,7 +73,9 @@ class _CsvReader:
         if self.rejects.errors == "raise":
             self.failed = (row.expected_columns, row.actual_columns)
             return "error"
-        self.rejects.reject(f"{self.source.name}: the row {row.text[:80]!r}", problem, "wrong number of fields")
+        self.rejects.reject(
+            f"{self.source.name}: the row {row.text[:80]!r}", problem, "wrong number of fields"
+        )
         return "skip"
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
@@ -80,8 +89,11 @@ class _CsvReader:
     def _error(self, e: Exception) -> FormatError:
         if self.failed is not None:  # raises, naming the line
             expected, actual = self.failed
-            self.rejects.reject(_locate_bad_row(self.source, expected),
-                                f"{actual} fields where the header has {expected}", "wrong number of fields")
+            self.rejects.reject(
+                _locate_bad_row(self.source, expected),
+                f"{actual} fields where the header has {expected}",
+                "wrong number of fields",
+            )
         return FormatError(f"{self.source.name}: cannot be read as {_kind(self.source)} ({e})")
 
 
@@ -119,11 +131,17 @@ def read_parquet(source: Source, options: ReadOptions, rejects: Rejects) -> Iter
     schema = parquet.schema_arrow
     _check_columns(source, schema, options)
     text_type = schema.field(options.text_field).type
-    if not (pa.types.is_string(text_type) or pa.types.is_large_string(text_type)
-            or pa.types.is_binary(text_type) or pa.types.is_large_binary(text_type)
-            or pa.types.is_string_view(text_type)):
-        raise FormatError(f"{source.name}: column {options.text_field!r} holds {text_type}, not text; "
-                          f"name the text column with --text-field")
+    if not (
+        pa.types.is_string(text_type)
+        or pa.types.is_large_string(text_type)
+        or pa.types.is_binary(text_type)
+        or pa.types.is_large_binary(text_type)
+        or pa.types.is_string_view(text_type)
+    ):
+        raise FormatError(
+            f"{source.name}: column {options.text_field!r} holds {text_type}, not text; "
+            f"name the text column with --text-field"
+        )
     columns = [options.text_field] + ([options.id_field] if options.id_field else [])
     batches = _parquet_batches(source, parquet, columns)
     done = [0]
@@ -151,19 +169,23 @@ def _check_columns(source: Source, schema: pa.Schema, options: ReadOptions) -> N
     for field, flag in ((options.text_field, "--text-field"), (options.id_field, "--id-field")):
         if field is not None and field not in schema.names:
             columns = ", ".join(repr(n) for n in schema.names[:20])
-            raise FormatError(f"{source.name}: no column {field!r} (columns: {columns}); "
-                              f"name another with {flag}")
+            raise FormatError(
+                f"{source.name}: no column {field!r} (columns: {columns}); name another with {flag}"
+            )
 
 
-def _parquet_batches(source: Source, parquet: pq.ParquetFile, columns: list[str] | None) -> Iterator[pa.RecordBatch]:
+def _parquet_batches(
+    source: Source, parquet: pq.ParquetFile, columns: list[str] | None
+) -> Iterator[pa.RecordBatch]:
     try:
         yield from parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=columns)
     except (pa.ArrowInvalid, OSError) as e:
         raise FormatError(f"{source.name}: cannot be read as Parquet ({e})") from None
 
 
-def _documents(source: Source, batches: Iterator[pa.RecordBatch], options: ReadOptions,
-               rejects: Rejects, consumed: Any) -> Iterator[Batch]:
+def _documents(
+    source: Source, batches: Iterator[pa.RecordBatch], options: ReadOptions, rejects: Rejects, consumed: Any
+) -> Iterator[Batch]:
     """Batches of documents from record batches: rows without a usable text or id are
     rejected, naming their row."""
     first_row = 1
@@ -182,29 +204,42 @@ def _documents(source: Source, batches: Iterator[pa.RecordBatch], options: ReadO
             yield Batch(texts, rows, ids, consumed())
 
 
-def _bad_rows(source: Source, texts: pa.Array, ids: pa.Array | None, first_row: int,
-              options: ReadOptions, rejects: Rejects) -> np.ndarray | None:
+def _bad_rows(
+    source: Source,
+    texts: pa.Array,
+    ids: pa.Array | None,
+    first_row: int,
+    options: ReadOptions,
+    rejects: Rejects,
+) -> np.ndarray | None:
     """A bool mask of the rows to leave out (None when all are good); each is rejected."""
     bad = np.zeros(len(texts), dtype=bool)
     for column, field in ((texts, options.text_field), (ids, options.id_field)):
         if column is not None and column.null_count:
             for r in np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False)).tolist():
-                rejects.reject(f"{source.name}:row {first_row + r}", f"column {field!r} is empty (null)",
-                               f"{field!r} null")
+                rejects.reject(
+                    f"{source.name}:row {first_row + r}",
+                    f"column {field!r} is empty (null)",
+                    f"{field!r} null",
+                )
                 bad[r] = True
     sizes = pc.fill_null(pc.binary_length(texts), 0).to_numpy(zero_copy_only=False)
     for r in np.flatnonzero(sizes > options.max_document_bytes).tolist():
-        rejects.reject(f"{source.name}:row {first_row + r}", f"a text of {sizes[r] / 2**20:.1f} MiB, over "
-                       f"the limit of {options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
-                       "document too large")
+        rejects.reject(
+            f"{source.name}:row {first_row + r}",
+            f"a text of {sizes[r] / 2**20:.1f} MiB, over "
+            f"the limit of {options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
+            "document too large",
+        )
         bad[r] = True
     if (pa.types.is_binary(texts.type) or pa.types.is_large_binary(texts.type)) and not _utf8(texts):
         for r in np.flatnonzero(~bad).tolist():
             try:
                 texts[r].as_py().decode("utf-8")
             except UnicodeDecodeError:
-                rejects.reject(f"{source.name}:row {first_row + r}", "the text is not valid UTF-8",
-                               "invalid UTF-8")
+                rejects.reject(
+                    f"{source.name}:row {first_row + r}", "the text is not valid UTF-8", "invalid UTF-8"
+                )
                 bad[r] = True
     return bad if bad.any() else None
 

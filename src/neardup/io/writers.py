@@ -29,17 +29,22 @@ def output_format(path: str, format: str | None, sources: list[Source]) -> tuple
     if chosen is None:
         formats = sorted({source.format for source in sources})
         if len(formats) > 1:
-            raise ConfigError(f"the inputs mix formats ({', '.join(formats)}); name the output "
-                              f"format with --format or the output's suffix (.jsonl, .parquet, .csv)")
+            raise ConfigError(
+                f"the inputs mix formats ({', '.join(formats)}); name the output "
+                f"format with --format or the output's suffix (.jsonl, .parquet, .csv)"
+            )
         chosen = formats[0]
     if chosen not in OUTPUT_FORMATS:
         raise ConfigError(f"output format {chosen!r} is not known; choose one of {', '.join(OUTPUT_FORMATS)}")
     if chosen in ("parquet", "text") and compression is not None:
-        raise ConfigError(f"{path}: {chosen} output is not compressed as a whole; drop the "
-                          f".{compression} suffix")
+        raise ConfigError(
+            f"{path}: {chosen} output is not compressed as a whole; drop the .{compression} suffix"
+        )
     if chosen == "text" and any(source.format != "text" for source in sources):
-        raise ConfigError("text output (a folder, one file per document) needs inputs that are "
-                          "one document per file; choose another --format")
+        raise ConfigError(
+            "text output (a folder, one file per document) needs inputs that are "
+            "one document per file; choose another --format"
+        )
     return chosen, compression
 
 
@@ -50,8 +55,9 @@ class TableWriter:
     null), so JSONL blocks whose types pyarrow inferred differently still make one table.
     """
 
-    def __init__(self, path: Path, format: str, compression: str | None = None,
-                 text_field: str = "text") -> None:
+    def __init__(
+        self, path: Path, format: str, compression: str | None = None, text_field: str = "text"
+    ) -> None:
         self.path = path
         self.format = format
         self.compression = compression
@@ -73,8 +79,10 @@ class TableWriter:
         elif self.format == "lines":
             texts = batch.column(self.text_field).to_pylist()
             if any("\n" in text for text in texts):
-                raise FormatError(f"a kept text holds a line break, which a lines file cannot; "
-                                  f"write {self.path.name} as JSONL, CSV or Parquet instead")
+                raise FormatError(
+                    f"a kept text holds a line break, which a lines file cannot; "
+                    f"write {self.path.name} as JSONL, CSV or Parquet instead"
+                )
             self._sink.write("".join(f"{text}\n" for text in texts).encode())
         else:
             self._writer.write_batch(batch)
@@ -105,10 +113,13 @@ class TableWriter:
         if self.format in ("csv", "tsv"):
             nested = [f for f in schema if pa.types.is_nested(f.type)]
             if nested:
-                raise FormatError(f"field {nested[0].name!r} holds {nested[0].type}, which "
-                                  f"{self.format.upper()} cannot; write JSONL or Parquet instead")
-            options = pa_csv.WriteOptions(delimiter="\t" if self.format == "tsv" else ",",
-                                          quoting_style="needed")
+                raise FormatError(
+                    f"field {nested[0].name!r} holds {nested[0].type}, which "
+                    f"{self.format.upper()} cannot; write JSONL or Parquet instead"
+                )
+            options = pa_csv.WriteOptions(
+                delimiter="\t" if self.format == "tsv" else ",", quoting_style="needed"
+            )
             self._writer = pa_csv.CSVWriter(self._sink, schema, write_options=options)
 
     def _conform(self, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -116,9 +127,11 @@ class TableWriter:
             return batch
         extra = [name for name in batch.schema.names if name not in self.schema.names]
         if extra:
-            raise FormatError(f"field {extra[0]!r} first appears after the output's columns were "
-                              f"fixed ({', '.join(self.schema.names)}); write JSONL to keep every "
-                              f"record as it is")
+            raise FormatError(
+                f"field {extra[0]!r} first appears after the output's columns were "
+                f"fixed ({', '.join(self.schema.names)}); write JSONL to keep every "
+                f"record as it is"
+            )
         columns = []
         for field in self.schema:
             if field.name not in batch.schema.names:
@@ -127,17 +140,21 @@ class TableWriter:
             try:
                 columns.append(batch.column(field.name).cast(field.type))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                raise FormatError(f"field {field.name!r} holds {batch.schema.field(field.name).type} "
-                                  f"in some records and {field.type} in others ({e}); write JSONL "
-                                  f"to keep every record as it is") from None
+                raise FormatError(
+                    f"field {field.name!r} holds {batch.schema.field(field.name).type} "
+                    f"in some records and {field.type} in others ({e}); write JSONL "
+                    f"to keep every record as it is"
+                ) from None
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
 
 
 def copy_file(source: Source, folder: Path, written: set[str]) -> None:
     """Copy a kept one-document file into ``folder`` at its relative path."""
     if source.relative in written:
-        raise FormatError(f"two kept inputs would both be {folder.name}/{source.relative}; "
-                          f"deduplicate them into separate outputs or write another --format")
+        raise FormatError(
+            f"two kept inputs would both be {folder.name}/{source.relative}; "
+            f"deduplicate them into separate outputs or write another --format"
+        )
     written.add(source.relative)
     target = folder / source.relative
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -149,7 +166,10 @@ def write_table(table: pa.Table, path: Path, format: str) -> None:
     if format == "parquet":
         pq.write_table(table, str(path))
     elif format in ("csv", "tsv"):
-        pa_csv.write_csv(table, str(path), pa_csv.WriteOptions(
-            delimiter="\t" if format == "tsv" else ",", quoting_style="needed"))
+        pa_csv.write_csv(
+            table,
+            str(path),
+            pa_csv.WriteOptions(delimiter="\t" if format == "tsv" else ",", quoting_style="needed"),
+        )
     else:
         raise ConfigError(f"{path.name}: write clusters and pairs as .parquet, .csv or .tsv, not {format}")

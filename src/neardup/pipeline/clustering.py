@@ -23,8 +23,9 @@ def _int64(x: object, name: str) -> np.ndarray:
 REPRESENTATIVES = ("lowest-id", "first", "longest")
 
 
-def clusters(i: object, j: object, ids: object, *, representative: str = "lowest-id",
-             lengths: object = None) -> np.ndarray:
+def clusters(
+    i: object, j: object, ids: object, *, representative: str = "lowest-id", lengths: object = None
+) -> np.ndarray:
     """The cluster of every item: the representative of its connected component in the graph
     whose edges are the pairs ``(i[e], j[e])``.
 
@@ -41,8 +42,10 @@ def clusters(i: object, j: object, ids: object, *, representative: str = "lowest
     The labels depend only on the components, never on the order of the pairs.
     """
     if representative not in REPRESENTATIVES:
-        raise ConfigError(f"representative={representative!r} is not allowed; choose one of "
-                          + ", ".join(repr(r) for r in REPRESENTATIVES))
+        raise ConfigError(
+            f"representative={representative!r} is not allowed; choose one of "
+            + ", ".join(repr(r) for r in REPRESENTATIVES)
+        )
     if isinstance(ids, (int, np.integer)) and not isinstance(ids, bool):
         if ids < 0:
             raise ValueError(f"ids={ids} must be a non-negative count or an array of ids")
@@ -71,8 +74,7 @@ def clusters(i: object, j: object, ids: object, *, representative: str = "lowest
     return all_ids[priority[root[rank]]]
 
 
-def _priority(all_ids: np.ndarray, by_id: np.ndarray, representative: str,
-              lengths: object) -> np.ndarray:
+def _priority(all_ids: np.ndarray, by_id: np.ndarray, representative: str, lengths: object) -> np.ndarray:
     """Positions in ``ids``, best representative first."""
     if representative == "lowest-id":
         return by_id

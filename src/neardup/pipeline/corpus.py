@@ -53,8 +53,7 @@ class MemoryCorpus:
             stop = min(start + _MEMORY_BATCH, n)
             texts = self.texts[start:stop]
             positions = np.arange(start, stop, dtype=np.int64)
-            ids = None if self.ids is None else pa.array(
-                [str(i) for i in self.ids[start:stop]], pa.string())
+            ids = None if self.ids is None else pa.array([str(i) for i in self.ids[start:stop]], pa.string())
             if isinstance(texts, list):
                 texts, good = _only_texts(texts, start, rejects)
                 positions = positions[good]
@@ -83,17 +82,25 @@ def _only_texts(texts: list, start: int, rejects: Rejects) -> tuple[list, np.nda
     return [t for t, ok in zip(texts, good) if ok], good
 
 
-def open_corpus(data: Any, *, text_field: str, id_field: str | None, options: ReadOptions,
-                input_format: str | None = None, compression: str | None = None,
-                lines: bool = False) -> FileCorpus | MemoryCorpus:
+def open_corpus(
+    data: Any,
+    *,
+    text_field: str,
+    id_field: str | None,
+    options: ReadOptions,
+    input_format: str | None = None,
+    compression: str | None = None,
+    lines: bool = False,
+) -> FileCorpus | MemoryCorpus:
     """The corpus of ``data``: a path (str or ``os.PathLike``) or a list of ``Path`` objects
     are files; a list of texts, a pandas or polars DataFrame or a pyarrow Table (column
     ``text_field``, ids from ``id_field``) are in memory."""
     if isinstance(data, (str, os.PathLike)):
         data = [data]
     if isinstance(data, (list, tuple)) and data and all(isinstance(d, os.PathLike) for d in data):
-        sources = find_sources([os.fspath(d) for d in data], format=input_format,
-                               compression=compression, lines=lines)
+        sources = find_sources(
+            [os.fspath(d) for d in data], format=input_format, compression=compression, lines=lines
+        )
         return FileCorpus(sources, options)
     if isinstance(data, (list, tuple)):
         return MemoryCorpus(list(data))
@@ -101,12 +108,16 @@ def open_corpus(data: Any, *, text_field: str, id_field: str | None, options: Re
         return MemoryCorpus(data)
     table = _as_table(data)
     if table is None:
-        raise TypeError(f"cannot deduplicate a {type(data).__name__}: pass a list of texts, a pandas "
-                        f"or polars DataFrame, a pyarrow Table, or file paths (str or Path)")
+        raise TypeError(
+            f"cannot deduplicate a {type(data).__name__}: pass a list of texts, a pandas "
+            f"or polars DataFrame, a pyarrow Table, or file paths (str or Path)"
+        )
     for field, name in ((text_field, "text_field"), (id_field, "id_field")):
         if field is not None and field not in table.column_names:
-            raise KeyError(f"no column {field!r} (columns: {', '.join(map(repr, table.column_names))}); "
-                           f"name the column with {name}=")
+            raise KeyError(
+                f"no column {field!r} (columns: {', '.join(map(repr, table.column_names))}); "
+                f"name the column with {name}="
+            )
     ids = table.column(id_field).to_pylist() if id_field else None
     return MemoryCorpus(table.column(text_field), ids)
 

@@ -21,8 +21,6 @@ from .._atomic import atomic_dir, atomic_path
 from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._progress import Progress
-from .clustering import clusters
-from .corpus import MemoryCorpus, open_corpus
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..index.hamming import distance_for_cosine
 from ..index.hamming_index import HammingIndex
@@ -31,6 +29,8 @@ from ..io.dispatch import write_kept as _write_kept
 from ..io.rejects import Rejects
 from ..io.sources import split_suffixes
 from ..io.writers import TableWriter, output_format, write_table
+from .clustering import clusters
+from .corpus import MemoryCorpus, open_corpus
 from .verify import FeatureTable, check_verify
 
 KEEP = ("first", "longest", "shortest", "lowest-id")
@@ -56,8 +56,10 @@ class DedupStats:
     def format(self) -> str:
         """The summary, a few lines for stderr."""
         kept = self.documents - self.duplicates - self.against_matches
-        lines = [f"read {self.documents:,} documents ({self.text_bytes / MiB:,.1f} MiB of text)"
-                 + (f", skipped {self.skipped:,}:" if self.skipped else "")]
+        lines = [
+            f"read {self.documents:,} documents ({self.text_bytes / MiB:,.1f} MiB of text)"
+            + (f", skipped {self.skipped:,}:" if self.skipped else "")
+        ]
         if self.skipped:
             lines.append(self.skip_summary)
         pairs = f"{self.pairs:,} near-duplicate pairs"
@@ -67,9 +69,13 @@ class DedupStats:
         removed = f"removed {self.duplicates:,} near-duplicates"
         if self.against_matches:
             removed += f" and {self.against_matches:,} near-duplicates of the index"
-        lines.append(f"{removed}, kept {kept:,} documents; {self.removed_text_bytes / MiB:,.1f} MiB "
-                     f"of text saved ({100 * self.removed_text_bytes / max(self.text_bytes, 1):.1f}%)")
-        lines.append("time: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in self.seconds.items()))
+        lines.append(
+            f"{removed}, kept {kept:,} documents; {self.removed_text_bytes / MiB:,.1f} MiB "
+            f"of text saved ({100 * self.removed_text_bytes / max(self.text_bytes, 1):.1f}%)"
+        )
+        lines.append(
+            "time: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in self.seconds.items())
+        )
         return "\n".join(lines)
 
 
@@ -141,9 +147,12 @@ class DedupResult:
         if self.matched is not None:
             members |= self.matched >= 0
         at = np.flatnonzero(members)
-        columns = {"id": self.ids_at(at), "cluster": self.labels[at],
-                   "representative": self.ids_at(self.representatives[at]),
-                   "distance": self.distances[at]}
+        columns = {
+            "id": self.ids_at(at),
+            "cluster": self.labels[at],
+            "representative": self.ids_at(self.representatives[at]),
+            "distance": self.distances[at],
+        }
         if self.matched is not None:
             matched = self.matched[at]
             columns["against"] = pa.array(matched, mask=matched < 0)
@@ -161,15 +170,27 @@ class DedupResult:
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per document: id, kept, cluster, representative (id),
         distance (to it); with ``against``, the matched index id (-1 for none)."""
-        columns = {"id": self.ids, "kept": self.kept, "cluster": self.labels,
-                   "representative": self.ids_at(self.representatives), "distance": self.distances}
+        columns = {
+            "id": self.ids,
+            "kept": self.kept,
+            "cluster": self.labels,
+            "representative": self.ids_at(self.representatives),
+            "distance": self.distances,
+        }
         if self.matched is not None:
             columns["against"] = self.matched
         return pa.table(columns).to_pandas()
 
-    def write(self, output: str | os.PathLike | None = None, *, format: str | None = None,
-              clusters: str | os.PathLike | None = None, pairs: str | os.PathLike | None = None,
-              save_index: str | os.PathLike | None = None, progress: Progress | None = None) -> None:
+    def write(
+        self,
+        output: str | os.PathLike | None = None,
+        *,
+        format: str | None = None,
+        clusters: str | os.PathLike | None = None,
+        pairs: str | os.PathLike | None = None,
+        save_index: str | os.PathLike | None = None,
+        progress: Progress | None = None,
+    ) -> None:
         """Write the outputs, all atomically: each goes to a temporary file beside it and
         replaces its target only once every output is complete (an error or Ctrl-C leaves
         the targets as they were).
@@ -195,22 +216,33 @@ class DedupResult:
                 with progress.stage("save index", unit="docs"):
                     self._index_to_save().save(stack.enter_context(atomic_path(save_index)))
 
-    def _write_output(self, stack: contextlib.ExitStack, output: Path, format: str | None,
-                      progress: Progress) -> None:
+    def _write_output(
+        self, stack: contextlib.ExitStack, output: Path, format: str | None, progress: Progress
+    ) -> None:
         corpus = self._corpus
         if isinstance(corpus, MemoryCorpus):
-            fmt, compression = output_format(str(output), format or split_suffixes(output.name)[0] or "jsonl", [])
+            fmt, compression = output_format(
+                str(output), format or split_suffixes(output.name)[0] or "jsonl", []
+            )
             writer = TableWriter(stack.enter_context(atomic_path(output)), fmt, compression)
             at = np.flatnonzero(self.kept)
-            texts = pc.take(corpus.texts, pa.array(at)) if not isinstance(corpus.texts, list) \
+            texts = (
+                pc.take(corpus.texts, pa.array(at))
+                if not isinstance(corpus.texts, list)
                 else pa.array([corpus.texts[p] for p in at.tolist()])
+            )
             writer.write(pa.record_batch({"id": pa.array(self.ids_at(at)), "text": texts}))
             writer.close()
             return
         fmt, compression = output_format(str(output), format, corpus.sources)
         folder = stack.enter_context(atomic_dir(output)) if fmt == "text" else None
-        writer = None if folder else TableWriter(stack.enter_context(atomic_path(output)), fmt, compression,
-                                                 corpus.options.text_field)
+        writer = (
+            None
+            if folder
+            else TableWriter(
+                stack.enter_context(atomic_path(output)), fmt, compression, corpus.options.text_field
+            )
+        )
         at = np.flatnonzero(self.kept)
         owners, rows = self._owners[at], self.rows[at]
         bounds = np.searchsorted(owners, np.arange(len(corpus.sources) + 1))
@@ -221,8 +253,9 @@ class DedupResult:
             for position, source in enumerate(corpus.sources):
                 if bounds[position + 1] > bounds[position]:
                     piece = slice(bounds[position], bounds[position + 1])
-                    _write_kept(source, rows[piece], self._spans[at[piece]], writer, folder,
-                                corpus.options, written)
+                    _write_kept(
+                        source, rows[piece], self._spans[at[piece]], writer, folder, corpus.options, written
+                    )
                     done += source.size
                     stage.update(done, int(bounds[position + 1] - bounds[position]))
             if writer is not None:
@@ -234,20 +267,36 @@ class DedupResult:
         if index is not None:
             first = int(index.ids.max()) + 1 if len(index) else 0
         else:
-            index = HammingIndex(bits=self.config.bits, max_distance=self.max_distance,
-                                 fingerprint_config=self.config.to_dict())
+            index = HammingIndex(
+                bits=self.config.bits,
+                max_distance=self.max_distance,
+                fingerprint_config=self.config.to_dict(),
+            )
         index.add(self.fingerprints, ids=np.arange(first, first + len(self), dtype=np.int64))
         return index
 
 
-def dedup(data: Any, *, max_distance: int | None = None, similarity: float | None = None,
-          keep: str = "first", verify: tuple[str, float] | None = None,
-          against: str | os.PathLike | HammingIndex | None = None, text_field: str = "text",
-          id_field: str | None = None, config: FingerprintConfig | None = None,
-          n_jobs: int | None = None, errors: str = "raise", input_format: str | None = None,
-          compression: str | None = None, lines: bool = False, max_document_mb: float = 32,
-          block_mb: float = 16, progress: Progress | None = None,
-          **fingerprint_options: Any) -> DedupResult:
+def dedup(
+    data: Any,
+    *,
+    max_distance: int | None = None,
+    similarity: float | None = None,
+    keep: str = "first",
+    verify: tuple[str, float] | None = None,
+    against: str | os.PathLike | HammingIndex | None = None,
+    text_field: str = "text",
+    id_field: str | None = None,
+    config: FingerprintConfig | None = None,
+    n_jobs: int | None = None,
+    errors: str = "raise",
+    input_format: str | None = None,
+    compression: str | None = None,
+    lines: bool = False,
+    max_document_mb: float = 32,
+    block_mb: float = 16,
+    progress: Progress | None = None,
+    **fingerprint_options: Any,
+) -> DedupResult:
     """Find the near-duplicates of a corpus and choose one document to keep per cluster.
 
     Args:
@@ -280,22 +329,36 @@ def dedup(data: Any, *, max_distance: int | None = None, similarity: float | Non
     if config is None:
         config = FingerprintConfig(**fingerprint_options)
     elif fingerprint_options:
-        raise ConfigError(f"pass either config= or fingerprint options, not both: {sorted(fingerprint_options)}")
+        raise ConfigError(
+            f"pass either config= or fingerprint options, not both: {sorted(fingerprint_options)}"
+        )
     if keep not in KEEP:
         raise ConfigError(f"keep={keep!r} is not allowed; choose one of {', '.join(KEEP)}")
     k = _radius(max_distance, similarity, config.bits)
     checked_verify = check_verify(verify)
-    options = ReadOptions(text_field=text_field, id_field=id_field,
-                          max_document_bytes=int(max_document_mb * MiB), block_bytes=int(block_mb * MiB))
-    corpus = open_corpus(data, text_field=text_field, id_field=id_field, options=options,
-                         input_format=input_format, compression=compression, lines=lines)
+    options = ReadOptions(
+        text_field=text_field,
+        id_field=id_field,
+        max_document_bytes=int(max_document_mb * MiB),
+        block_bytes=int(block_mb * MiB),
+    )
+    corpus = open_corpus(
+        data,
+        text_field=text_field,
+        id_field=id_field,
+        options=options,
+        input_format=input_format,
+        compression=compression,
+        lines=lines,
+    )
     against_index = _open_against(against, config, k)
     progress = progress or Progress(enabled=False)
     rejects = Rejects(errors)
     stats = DedupStats(input_bytes=corpus.total_bytes or 0)
 
-    fps, lengths, rows, owners, ids, spans = _fingerprint_all(corpus, Fingerprinter(config), rejects,
-                                                              progress, n_jobs)
+    fps, lengths, rows, owners, ids, spans = _fingerprint_all(
+        corpus, Fingerprinter(config), rejects, progress, n_jobs
+    )
     n = len(rows)
     with progress.stage("pairs", unit="pairs"):
         index = HammingIndex(bits=config.bits, max_distance=k)
@@ -309,7 +372,12 @@ def dedup(data: Any, *, max_distance: int | None = None, similarity: float | Non
         with progress.stage("verify", total=corpus.total_bytes):
             pair_similarity = _exact_similarity(corpus, first, second, metric, config)
         good = pair_similarity >= threshold
-        first, second, distance, pair_similarity = first[good], second[good], distance[good], pair_similarity[good]
+        first, second, distance, pair_similarity = (
+            first[good],
+            second[good],
+            distance[good],
+            pair_similarity[good],
+        )
     matched = None
     if against_index is not None:
         with progress.stage("against index", unit="docs"):
@@ -334,9 +402,26 @@ def dedup(data: Any, *, max_distance: int | None = None, similarity: float | Non
     stats.text_bytes, stats.removed_text_bytes = int(lengths.sum()), int(lengths[~kept].sum())
     stats.pairs, stats.clusters = len(first), int((sizes > 1).sum())
     stats.seconds = progress.seconds
-    result = DedupResult(config, k, fps, kept, labels.astype(np.int64), representatives, distances,
-                         (first, second, distance), pair_similarity, matched, rows, stats,
-                         corpus, owners, ids, lengths, against_index, spans)
+    result = DedupResult(
+        config,
+        k,
+        fps,
+        kept,
+        labels.astype(np.int64),
+        representatives,
+        distances,
+        (first, second, distance),
+        pair_similarity,
+        matched,
+        rows,
+        stats,
+        corpus,
+        owners,
+        ids,
+        lengths,
+        against_index,
+        spans,
+    )
     return result
 
 
@@ -347,8 +432,11 @@ def _radius(max_distance: int | None, similarity: float | None, bits: int) -> in
         return distance_for_cosine(similarity, bits)
     if max_distance is None:
         return 3 * bits // 64
-    if isinstance(max_distance, bool) or not isinstance(max_distance, (int, np.integer)) \
-            or not 0 <= max_distance <= bits:
+    if (
+        isinstance(max_distance, bool)
+        or not isinstance(max_distance, (int, np.integer))
+        or not 0 <= max_distance <= bits
+    ):
         raise ConfigError(f"max_distance={max_distance!r} must be an integer in [0, {bits}]")
     return int(max_distance)
 
@@ -359,18 +447,25 @@ def _open_against(against: Any, config: FingerprintConfig, k: int) -> HammingInd
     index = against if isinstance(against, HammingIndex) else HammingIndex.open(against)
     name = against if not isinstance(against, HammingIndex) else "the index"
     if index.bits != config.bits:
-        raise ConfigError(f"{name} holds {index.bits}-bit fingerprints; this run makes {config.bits}-bit ones")
+        raise ConfigError(
+            f"{name} holds {index.bits}-bit fingerprints; this run makes {config.bits}-bit ones"
+        )
     if index.fingerprint_config is not None and index.fingerprint_config != config.to_dict():
-        raise ConfigError(f"{name} was built with another fingerprint config "
-                          f"({index.fingerprint_config}); deduplicate with the same options")
+        raise ConfigError(
+            f"{name} was built with another fingerprint config "
+            f"({index.fingerprint_config}); deduplicate with the same options"
+        )
     if k > index.max_distance:
-        raise ConfigError(f"{name} serves radius {index.max_distance} at most; this run asks {k}: "
-                          f"lower max_distance or rebuild the index with a larger one")
+        raise ConfigError(
+            f"{name} serves radius {index.max_distance} at most; this run asks {k}: "
+            f"lower max_distance or rebuild the index with a larger one"
+        )
     return index
 
 
-def _fingerprint_all(corpus: Any, fingerprinter: Fingerprinter, rejects: Rejects, progress: Progress,
-                     n_jobs: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray]:
+def _fingerprint_all(
+    corpus: Any, fingerprinter: Fingerprinter, rejects: Rejects, progress: Progress, n_jobs: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray]:
     """(fingerprints, text lengths in bytes, rows, source positions, ids or None, spans: -1
     where a source is not line-based)."""
     fps, lengths, rows, owners, ids, spans = [], [], [], [], [], []
@@ -379,34 +474,43 @@ def _fingerprint_all(corpus: Any, fingerprinter: Fingerprinter, rejects: Rejects
             fps.append(fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs))
             lengths.append(_text_lengths(batch.texts))
             rows.append(batch.rows)
-            owners.append(np.broadcast_to(np.int32(owner), len(batch)) if np.ndim(owner) == 0
-                          else owner.astype(np.int32))
+            owners.append(
+                np.broadcast_to(np.int32(owner), len(batch))
+                if np.ndim(owner) == 0
+                else owner.astype(np.int32)
+            )
             if batch.ids is not None:
                 ids.append(batch.ids)
             spans.append(batch.spans if batch.spans is not None else np.full((len(batch), 2), -1, np.int64))
             stage.update(batch.consumed, len(batch))
     words = fingerprinter.config.bits // 64
     empty_fps = np.zeros((0,) if words == 1 else (0, 2), dtype=np.uint64)
-    return (np.concatenate(fps) if fps else empty_fps,
-            np.concatenate(lengths) if lengths else np.zeros(0, np.int64),
-            np.concatenate(rows) if rows else np.zeros(0, np.int64),
-            np.concatenate(owners) if owners else np.zeros(0, np.int32),
-            pa.chunked_array(ids, pa.string()) if ids else None,
-            np.concatenate(spans) if spans else np.zeros((0, 2), np.int64))
+    return (
+        np.concatenate(fps) if fps else empty_fps,
+        np.concatenate(lengths) if lengths else np.zeros(0, np.int64),
+        np.concatenate(rows) if rows else np.zeros(0, np.int64),
+        np.concatenate(owners) if owners else np.zeros(0, np.int32),
+        pa.chunked_array(ids, pa.string()) if ids else None,
+        np.concatenate(spans) if spans else np.zeros((0, 2), np.int64),
+    )
 
 
 def _text_lengths(texts: Any) -> np.ndarray:
     if isinstance(texts, list):
-        return np.fromiter((len(t.encode("utf-8", "surrogatepass")) if isinstance(t, str) else len(t)
-                            for t in texts), dtype=np.int64, count=len(texts))
+        return np.fromiter(
+            (len(t.encode("utf-8", "surrogatepass")) if isinstance(t, str) else len(t) for t in texts),
+            dtype=np.int64,
+            count=len(texts),
+        )
     lengths = pc.binary_length(texts)
     if isinstance(lengths, pa.ChunkedArray):
         lengths = lengths.combine_chunks()
     return lengths.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _exact_similarity(corpus: Any, first: np.ndarray, second: np.ndarray, metric: str,
-                      config: FingerprintConfig) -> np.ndarray:
+def _exact_similarity(
+    corpus: Any, first: np.ndarray, second: np.ndarray, metric: str, config: FingerprintConfig
+) -> np.ndarray:
     """Exact similarity of each candidate pair, from a second read of the texts of just the
     documents in some pair."""
     wanted = np.unique(np.concatenate([first, second]))
@@ -416,20 +520,25 @@ def _exact_similarity(corpus: Any, first: np.ndarray, second: np.ndarray, metric
         lo, hi = np.searchsorted(wanted, [start, start + len(batch)])
         if hi > lo:
             local = pa.array(wanted[lo:hi] - start)
-            texts = [batch.texts[p] for p in local.to_pylist()] if isinstance(batch.texts, list) \
+            texts = (
+                [batch.texts[p] for p in local.to_pylist()]
+                if isinstance(batch.texts, list)
                 else batch.texts.take(local)
+            )
             parts.append(FeatureTable.of(texts, config))
         start += len(batch)
     table = FeatureTable.concat(parts)
     return table.similarity(np.searchsorted(wanted, first), np.searchsorted(wanted, second), metric, config)
 
 
-def _representatives(first: np.ndarray, second: np.ndarray, n: int, keep: str, lengths: np.ndarray,
-                     ids: Any) -> np.ndarray:
+def _representatives(
+    first: np.ndarray, second: np.ndarray, n: int, keep: str, lengths: np.ndarray, ids: Any
+) -> np.ndarray:
     """The position of each document's representative under ``keep``."""
     if keep == "longest" or keep == "shortest":
-        return clusters(first, second, n, representative="longest",
-                        lengths=lengths if keep == "longest" else -lengths)
+        return clusters(
+            first, second, n, representative="longest", lengths=lengths if keep == "longest" else -lengths
+        )
     if keep == "first" or ids is None:
         # Default ids (file:line, or positions) sort as the input does.
         return clusters(first, second, n, representative="first")

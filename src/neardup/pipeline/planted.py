@@ -77,10 +77,12 @@ plant cover food sun four between state keep eye never last let thought city tre
 start might story saw far sea draw left late run while press close night real life few north"""
 
 _LETTERS = {  # (onsets, nuclei, codas) of pseudo-syllables
-    "en": ("b c d f g h j k l m n p r s t v w z st tr pl br ch sh th gr cl", "a e i o u ea ou ai",
-           "- n r s t l nd st ng m"),
-    "ru": ("б в г д ж з к л м н п р с т ф х ц ч ш щ ст пр кр", "а е и о у ы э ю я",
-           "- н т й л р с к м ть"),
+    "en": (
+        "b c d f g h j k l m n p r s t v w z st tr pl br ch sh th gr cl",
+        "a e i o u ea ou ai",
+        "- n r s t l nd st ng m",
+    ),
+    "ru": ("б в г д ж з к л м н п р с т ф х ц ч ш щ ст пр кр", "а е и о у ы э ю я", "- н т й л р с к м ть"),
 }
 _ARABIC = "ابتثجحخدذرزسشصضطظعغفقكلمنهوي"  # U+0627..U+064A less the rare and the tatweel
 _COMMA = {"en": ",", "ru": ",", "zh": "\uff0c", "ar": "\u060c"}
@@ -145,6 +147,7 @@ def _draw(rng: random.Random, script: str, k: int) -> list[str]:
 
 # --- originals and rendering ----------------------------------------------------------------
 
+
 def _original(rng: random.Random, script: str, n_words: int) -> Doc:
     """A document of exactly ``n_words`` words."""
     lengths, left = [], n_words
@@ -184,6 +187,7 @@ def _render(doc: Doc, script: str) -> str:
 
 
 # --- edits ----------------------------------------------------------------------------------
+
 
 def edit_count(edit_rate: float, n_words: int) -> int:
     """Words an edit at ``edit_rate`` touches in a document of ``n_words`` words:
@@ -228,8 +232,9 @@ def _edit_words(rng: random.Random, doc: Doc, script: str, kind: str, m: int) ->
     return [[_edit_sentence(rng, s, ops.get(next(number)), fresh, script) for s in p] for p in doc]
 
 
-def _edit_sentence(rng: random.Random, sentence: list[str], ops: dict[int, str] | None,
-                   fresh: Iterator[str], script: str) -> list[str]:
+def _edit_sentence(
+    rng: random.Random, sentence: list[str], ops: dict[int, str] | None, fresh: Iterator[str], script: str
+) -> list[str]:
     if not ops:
         return sentence
     comma = _COMMA[script]
@@ -244,7 +249,7 @@ def _edit_sentence(rng: random.Random, sentence: list[str], ops: dict[int, str] 
             word, old = next(fresh), token.rstrip(comma)
             while word == old:  # a substitute that changes nothing is no edit
                 word = _draw(rng, script, 1)[0]
-            out.append(word + token[len(old):])
+            out.append(word + token[len(old) :])
         elif op == "format":
             out.append(_format_token(rng, token, wi == 0, script))
     return out
@@ -267,20 +272,46 @@ def _reorder(rng: random.Random, doc: Doc, rate: float) -> Doc:
 
 
 _BOILERPLATE = {  # zh: words split by spaces here, joined when used
-    "en": ("Home | News | Sport | Weather | Contact us", "Skip to main content",
-           "We use cookies to improve your experience. By continuing you accept our cookie policy.",
-           "Read more", "Share this article", "Sign up for our newsletter to get the latest stories",
-           "Related articles", "Terms of use | Privacy policy | All rights reserved"),
-    "ru": ("Главная | Новости | Спорт | Погода | Контакты", "Перейти к содержанию",
-           "Мы используем куки, чтобы сайт работал лучше. Продолжая, вы соглашаетесь с политикой.",
-           "Читать далее", "Поделиться статьей", "Подпишитесь на нашу рассылку",
-           "Похожие статьи", "Условия использования | Все права защищены"),
-    "ar": ("الرئيسية | الأخبار | الرياضة | الطقس | اتصل بنا", "انتقل إلى المحتوى",
-           "نستخدم ملفات تعريف الارتباط لتحسين تجربتك على موقعنا.", "اقرأ المزيد",
-           "شارك هذا المقال", "اشترك في النشرة البريدية", "مقالات ذات صلة", "جميع الحقوق محفوظة"),
-    "zh": ("首页 ｜ 新闻 ｜ 体育 ｜ 天气 ｜ 联系 我们", "跳 到 主要 内容",
-           "本 网站 使用 缓存 改善 您 的 体验 ， 继续 浏览 即 表示 您 同意 我们 的 政策 。",
-           "阅读 更多", "分享 本 文", "订阅 我们 的 新闻 邮件", "相关 文章", "版权 所有"),
+    "en": (
+        "Home | News | Sport | Weather | Contact us",
+        "Skip to main content",
+        "We use cookies to improve your experience. By continuing you accept our cookie policy.",
+        "Read more",
+        "Share this article",
+        "Sign up for our newsletter to get the latest stories",
+        "Related articles",
+        "Terms of use | Privacy policy | All rights reserved",
+    ),
+    "ru": (
+        "Главная | Новости | Спорт | Погода | Контакты",
+        "Перейти к содержанию",
+        "Мы используем куки, чтобы сайт работал лучше. Продолжая, вы соглашаетесь с политикой.",
+        "Читать далее",
+        "Поделиться статьей",
+        "Подпишитесь на нашу рассылку",
+        "Похожие статьи",
+        "Условия использования | Все права защищены",
+    ),
+    "ar": (
+        "الرئيسية | الأخبار | الرياضة | الطقس | اتصل بنا",
+        "انتقل إلى المحتوى",
+        "نستخدم ملفات تعريف الارتباط لتحسين تجربتك على موقعنا.",
+        "اقرأ المزيد",
+        "شارك هذا المقال",
+        "اشترك في النشرة البريدية",
+        "مقالات ذات صلة",
+        "جميع الحقوق محفوظة",
+    ),
+    "zh": (
+        "首页 ｜ 新闻 ｜ 体育 ｜ 天气 ｜ 联系 我们",
+        "跳 到 主要 内容",
+        "本 网站 使用 缓存 改善 您 的 体验 ， 继续 浏览 即 表示 您 同意 我们 的 政策 。",
+        "阅读 更多",
+        "分享 本 文",
+        "订阅 我们 的 新闻 邮件",
+        "相关 文章",
+        "版权 所有",
+    ),
 }
 
 
@@ -310,8 +341,10 @@ def _variant(rng: random.Random, doc: Doc, script: str, kind: str, rate: float) 
 
 # --- corpora --------------------------------------------------------------------------------
 
-def _group(stream: object, number: int, script: str, n_words: int,
-           edits: list[tuple[str, float]]) -> list[PlantedDoc]:
+
+def _group(
+    stream: object, number: int, script: str, n_words: int, edits: list[tuple[str, float]]
+) -> list[PlantedDoc]:
     # One RNG per document: an original does not depend on the corpus size or the edit settings.
     doc = _original(random.Random(f"neardup.planted/{stream}/{number}/0"), script, n_words)
     name = f"{script}-{number:06d}"
@@ -328,10 +361,16 @@ def _check(name: str, values: tuple, allowed: tuple) -> None:
         raise ConfigError(f"{name}={values!r} must be a non-empty tuple of {', '.join(map(repr, allowed))}")
 
 
-def planted_corpus(n_originals: int, *, variants_per_original: int = 1,
-                   edit_rates: tuple[float, ...] = (0.01, 0.02, 0.05, 0.10, 0.20, 0.40),
-                   edit_kinds: tuple[str, ...] = ("mixed",), scripts: tuple[str, ...] = ("en",),
-                   words_per_doc: int = 300, seed: int = 0) -> list[PlantedDoc]:
+def planted_corpus(
+    n_originals: int,
+    *,
+    variants_per_original: int = 1,
+    edit_rates: tuple[float, ...] = (0.01, 0.02, 0.05, 0.10, 0.20, 0.40),
+    edit_kinds: tuple[str, ...] = ("mixed",),
+    scripts: tuple[str, ...] = ("en",),
+    words_per_doc: int = 300,
+    seed: int = 0,
+) -> list[PlantedDoc]:
     """A corpus of ``n_originals`` originals, each with ``variants_per_original`` variants, in
     a deterministic shuffled order (duplicates are not adjacent).
 
@@ -353,8 +392,11 @@ def planted_corpus(n_originals: int, *, variants_per_original: int = 1,
     A rate of 0.0 makes an exact copy. Raises :class:`ConfigError` on an unknown script or
     kind, a rate outside [0, 1], or a count below its minimum.
     """
-    for name, value, least in (("n_originals", n_originals, 0), ("words_per_doc", words_per_doc, 1),
-                               ("variants_per_original", variants_per_original, 0)):
+    for name, value, least in (
+        ("n_originals", n_originals, 0),
+        ("words_per_doc", words_per_doc, 1),
+        ("variants_per_original", variants_per_original, 0),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ConfigError(f"{name}={value!r} must be an integer >= {least}")
     _check("scripts", tuple(scripts), SCRIPTS)
@@ -389,12 +431,23 @@ def planted_pairs(docs: list[PlantedDoc], *, siblings: bool = True) -> list[tupl
 
 
 _EXAMPLE = (  # (script, originals, the edits of each one's variants)
-    ("en", 8, (("format", 0.05),)), ("en", 3, (("format", 0.02), ("format", 0.05))),
-    ("en", 3, (("substitute", 0.01),)), ("en", 2, (("boilerplate", 0.05),)),
-    ("en", 1, (("delete", 0.02),)), ("en", 1, (("insert", 0.02),)), ("en", 1, (("mixed", 0.05),)),
-    ("en", 6, ()), ("ru", 2, (("format", 0.05),)), ("ru", 1, (("substitute", 0.02),)), ("ru", 1, ()),
-    ("zh", 2, (("format", 0.05),)), ("zh", 1, (("mixed", 0.02),)), ("zh", 1, ()),
-    ("ar", 2, (("format", 0.05),)), ("ar", 1, (("reorder", 0.05),)), ("ar", 1, ()),
+    ("en", 8, (("format", 0.05),)),
+    ("en", 3, (("format", 0.02), ("format", 0.05))),
+    ("en", 3, (("substitute", 0.01),)),
+    ("en", 2, (("boilerplate", 0.05),)),
+    ("en", 1, (("delete", 0.02),)),
+    ("en", 1, (("insert", 0.02),)),
+    ("en", 1, (("mixed", 0.05),)),
+    ("en", 6, ()),
+    ("ru", 2, (("format", 0.05),)),
+    ("ru", 1, (("substitute", 0.02),)),
+    ("ru", 1, ()),
+    ("zh", 2, (("format", 0.05),)),
+    ("zh", 1, (("mixed", 0.02),)),
+    ("zh", 1, ()),
+    ("ar", 2, (("format", 0.05),)),
+    ("ar", 1, (("reorder", 0.05),)),
+    ("ar", 1, ()),
 )
 
 

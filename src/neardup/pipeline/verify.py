@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ..fingerprint.buffers import iter_buffers
 from .._config import FingerprintConfig
 from .._errors import ConfigError
-from .._kernels.similarity import pair_similarity
 from .._kernels.simhash import feature_counts
+from .._kernels.similarity import pair_similarity
+from ..fingerprint.buffers import iter_buffers
 from ..fingerprint.features import FEATURE_KINDS, char_classes
 
 METRICS = ("jaccard", "cosine")
@@ -70,9 +70,18 @@ class FeatureTable:
         """The features of ``texts`` (anything ``Fingerprinter.fingerprint_batch`` takes),
         extracted as the fingerprint extracts them."""
         size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
-        parts = [feature_counts(b.data, b.offsets, char_classes(), config.normalize,
-                                FEATURE_KINDS[config.features], size, np.uint64(config.seed))
-                 for b in iter_buffers(texts, config.normalize)]
+        parts = [
+            feature_counts(
+                b.data,
+                b.offsets,
+                char_classes(),
+                config.normalize,
+                FEATURE_KINDS[config.features],
+                size,
+                np.uint64(config.seed),
+            )
+            for b in iter_buffers(texts, config.normalize)
+        ]
         return cls.concat([cls(*part) for part in parts])
 
     @classmethod
@@ -80,10 +89,14 @@ class FeatureTable:
         if not tables:
             return cls(np.zeros(1, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.int64))
         starts = np.cumsum([0] + [t.doc_offsets[-1] for t in tables[:-1]])
-        doc_offsets = np.concatenate([tables[0].doc_offsets[:1]]
-                                     + [t.doc_offsets[1:] + s for t, s in zip(tables, starts)])
-        return cls(doc_offsets, np.concatenate([t.hashes for t in tables]),
-                   np.concatenate([t.counts for t in tables]))
+        doc_offsets = np.concatenate(
+            [tables[0].doc_offsets[:1]] + [t.doc_offsets[1:] + s for t, s in zip(tables, starts)]
+        )
+        return cls(
+            doc_offsets,
+            np.concatenate([t.hashes for t in tables]),
+            np.concatenate([t.counts for t in tables]),
+        )
 
     def __len__(self) -> int:
         return self.doc_offsets.shape[0] - 1
@@ -92,10 +105,16 @@ class FeatureTable:
         """float64 weight of each feature, as the fingerprint weighs it."""
         return feature_weights(self.hashes, self.counts, config)
 
-    def similarity(self, first: np.ndarray, second: np.ndarray, metric: str,
-                   config: FingerprintConfig) -> np.ndarray:
+    def similarity(
+        self, first: np.ndarray, second: np.ndarray, metric: str, config: FingerprintConfig
+    ) -> np.ndarray:
         """float64, shape (m,): ``metric`` ("jaccard" of the feature sets, or "cosine" of the
         weight vectors) of documents ``first[p]`` and ``second[p]`` (positions here)."""
-        return pair_similarity(self.doc_offsets, self.hashes, self.weights(config),
-                               np.ascontiguousarray(first, dtype=np.int64),
-                               np.ascontiguousarray(second, dtype=np.int64), metric == "cosine")
+        return pair_similarity(
+            self.doc_offsets,
+            self.hashes,
+            self.weights(config),
+            np.ascontiguousarray(first, dtype=np.int64),
+            np.ascontiguousarray(second, dtype=np.int64),
+            metric == "cosine",
+        )

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..fingerprint.buffers import prepare_bytes, prepare_str
 from .._config import FingerprintConfig
 from .._kernels.simhash import feature_spans
+from ..fingerprint.buffers import prepare_bytes, prepare_str
 from ..fingerprint.features import FEATURE_KINDS, char_classes
 from ..index.hamming import estimate_cosine
 from ..pipeline.verify import feature_weights as weigh
@@ -64,23 +64,26 @@ class Explanation:
     def format(self) -> str:
         """A readable multi-line account, as ``neardup explain`` prints it."""
         c = self.config
-        size = f" n={c.ngram_size}" if c.features == "char-ngrams" else \
-            f" k={c.shingle_size}" if c.features == "word-shingles" else ""
+        size = (
+            f" n={c.ngram_size}"
+            if c.features == "char-ngrams"
+            else f" k={c.shingle_size}"
+            if c.features == "word-shingles"
+            else ""
+        )
         digits = self.bits // 4
         lines = [
             f"config: {self.bits} bits, {c.features}{size}, {c.weighting} weights"
             f"{'' if c.normalize else ', not normalised'}",
             f"fingerprint a: {self.fingerprint_a:0{digits}x}",
             f"fingerprint b: {self.fingerprint_b:0{digits}x}",
-            f"distance: {self.distance} of {self.bits} bits "
-            f"(estimated cosine {self.estimated_cosine:.3f})",
+            f"distance: {self.distance} of {self.bits} bits (estimated cosine {self.estimated_cosine:.3f})",
             f"exact cosine: {self.cosine:.3f} (weighted features)",
             f"exact jaccard: {self.jaccard:.3f} (distinct features: a {self.features_a}, "
             f"b {self.features_b}, shared {self.shared})",
         ]
         if not self.differing:
-            lines.append(f"{self.n_differing} features differ" if self.n_differing else
-                         "no feature differs")
+            lines.append(f"{self.n_differing} features differ" if self.n_differing else "no feature differs")
             return "\n".join(lines)
         lines.append(f"features that differ most ({len(self.differing)} of {self.n_differing}):")
         lines.append(f"  {'weight a':>9} {'weight b':>9}  feature")
@@ -104,11 +107,17 @@ def document_features(text: str | bytes, config: FingerprintConfig) -> tuple[np.
         raise TypeError(f"text is {type(text).__name__}, not str or bytes")
     size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
     hashes, first, last, chars, ok = feature_spans(
-        np.frombuffer(data, dtype=np.uint8), char_classes(), config.normalize,
-        FEATURE_KINDS[config.features], size, np.uint64(config.seed))
+        np.frombuffer(data, dtype=np.uint8),
+        char_classes(),
+        config.normalize,
+        FEATURE_KINDS[config.features],
+        size,
+        np.uint64(config.seed),
+    )
     if not ok:
-        raise RuntimeError("neardup's feature spans disagree with its fingerprint kernel; "
-                           "please report this with the text")
+        raise RuntimeError(
+            "neardup's feature spans disagree with its fingerprint kernel; please report this with the text"
+        )
     raw = chars.tobytes()
     return hashes, [raw[s:e].decode("utf-8") for s, e in zip(first.tolist(), last.tolist())]
 
@@ -119,8 +128,9 @@ def feature_weights(hashes: np.ndarray, config: FingerprintConfig) -> dict[int, 
     return dict(zip(keys.tolist(), weigh(keys, counts, config).tolist()))
 
 
-def explain(a: str | bytes, b: str | bytes, config: FingerprintConfig | None = None, *,
-            top: int = 10, **options: Any) -> Explanation:
+def explain(
+    a: str | bytes, b: str | bytes, config: FingerprintConfig | None = None, *, top: int = 10, **options: Any
+) -> Explanation:
     """Compare texts ``a`` and ``b`` under ``config`` (or keyword ``options`` for one, as
     :class:`FingerprintConfig` takes): fingerprints, distance, exact Jaccard and cosine, and the
     ``top`` features whose weights differ most (largest difference first; ties by text).
@@ -138,18 +148,32 @@ def explain(a: str | bytes, b: str | bytes, config: FingerprintConfig | None = N
     wa, wb = feature_weights(hashes_a, config), feature_weights(hashes_b, config)
     shared = wa.keys() & wb.keys()
     union = len(wa.keys() | wb.keys())
-    norms = math.sqrt(math.fsum(w * w for w in wa.values())) * \
-        math.sqrt(math.fsum(w * w for w in wb.values()))
+    norms = math.sqrt(math.fsum(w * w for w in wa.values())) * math.sqrt(
+        math.fsum(w * w for w in wb.values())
+    )
     dot = math.fsum(wa[h] * wb[h] for h in shared)
-    differing = sorted((Feature(texts[h], h, wa.get(h, 0.0), wb.get(h, 0.0))
-                        for h in wa.keys() | wb.keys() if wa.get(h, 0.0) != wb.get(h, 0.0)),
-                       key=lambda f: (-abs(f.weight_a - f.weight_b), f.text, f.hash))
+    differing = sorted(
+        (
+            Feature(texts[h], h, wa.get(h, 0.0), wb.get(h, 0.0))
+            for h in wa.keys() | wb.keys()
+            if wa.get(h, 0.0) != wb.get(h, 0.0)
+        ),
+        key=lambda f: (-abs(f.weight_a - f.weight_b), f.text, f.hash),
+    )
     fa, fb = fingerprinter.fingerprint(a), fingerprinter.fingerprint(b)
     distance = bin(fa ^ fb).count("1")
     return Explanation(
-        config=config, fingerprint_a=fa, fingerprint_b=fb, distance=distance, bits=config.bits,
+        config=config,
+        fingerprint_a=fa,
+        fingerprint_b=fb,
+        distance=distance,
+        bits=config.bits,
         estimated_cosine=float(estimate_cosine(distance, config.bits)),
         jaccard=len(shared) / union if union else 1.0,
         cosine=min(1.0, dot / norms) if norms else float(not wa and not wb),
-        features_a=len(wa), features_b=len(wb), shared=len(shared),
-        n_differing=len(differing), differing=tuple(differing[:top]))
+        features_a=len(wa),
+        features_b=len(wb),
+        shared=len(shared),
+        n_differing=len(differing),
+        differing=tuple(differing[:top]),
+    )

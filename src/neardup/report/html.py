@@ -40,12 +40,12 @@ def _need(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        raise ImportError(f"the report needs {module.split('.')[0]}, which is not installed: "
-                          f"{_EXTRA}") from e
+        raise ImportError(f"the report needs {module.split('.')[0]}, which is not installed: {_EXTRA}") from e
 
 
-def _read(path: str | os.PathLike, columns: dict[str, str], optional: dict[str, str],
-          what: str) -> dict[str, np.ndarray]:
+def _read(
+    path: str | os.PathLike, columns: dict[str, str], optional: dict[str, str], what: str
+) -> dict[str, np.ndarray]:
     """The named columns of a Parquet or CSV file as numpy arrays: ids as str (object), integers
     as int64, floats as float64 (null -> NaN). A missing column raises FormatError."""
     pa = _need("pyarrow")
@@ -60,18 +60,25 @@ def _read(path: str | os.PathLike, columns: dict[str, str], optional: dict[str, 
             csv = _need("pyarrow.csv")
             types = {c: pa.string() for c, kind in wanted.items() if kind == "str"}
             delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-            table = csv.read_csv(path, parse_options=csv.ParseOptions(delimiter=delimiter),
-                                 convert_options=csv.ConvertOptions(column_types=types))
+            table = csv.read_csv(
+                path,
+                parse_options=csv.ParseOptions(delimiter=delimiter),
+                convert_options=csv.ConvertOptions(column_types=types),
+            )
             names = table.column_names
         else:
-            raise FormatError(f"{path}: a {what} file must end in .parquet, .csv or .tsv, "
-                              f"not {path.suffix or 'no extension'!r}")
+            raise FormatError(
+                f"{path}: a {what} file must end in .parquet, .csv or .tsv, "
+                f"not {path.suffix or 'no extension'!r}"
+            )
     except (OSError, pa.ArrowException) as e:
         raise FormatError(f"{path}: cannot read the {what} file ({e})") from None
     for column in columns:
         if column not in names:
-            raise FormatError(f"{path}: the {what} file has no column {column!r}; it needs "
-                              f"{', '.join(columns)} (found {', '.join(names) or 'none'})")
+            raise FormatError(
+                f"{path}: the {what} file has no column {column!r}; it needs "
+                f"{', '.join(columns)} (found {', '.join(names) or 'none'})"
+            )
     types = {"str": pa.string(), "int": pa.int64(), "float": pa.float64()}
     out = {}
     for column, kind in wanted.items():
@@ -79,8 +86,10 @@ def _read(path: str | os.PathLike, columns: dict[str, str], optional: dict[str, 
             try:
                 array = table.column(column).cast(types[kind])
             except pa.ArrowException as e:
-                raise FormatError(f"{path}: column {column!r} of the {what} file is not "
-                                  f"{'text' if kind == 'str' else 'numeric'} ({e})") from None
+                raise FormatError(
+                    f"{path}: column {column!r} of the {what} file is not "
+                    f"{'text' if kind == 'str' else 'numeric'} ({e})"
+                ) from None
             if kind == "int" and array.null_count:
                 raise FormatError(f"{path}: column {column!r} of the {what} file has empty values")
             out[column] = array.to_numpy(zero_copy_only=False)
@@ -150,8 +159,9 @@ def _sample(text: str | None) -> str:
     return html.escape(cut)
 
 
-def _clusters_html(data: dict[str, np.ndarray], texts: Mapping[str, str] | None, top: int,
-                   members: int) -> str:
+def _clusters_html(
+    data: dict[str, np.ndarray], texts: Mapping[str, str] | None, top: int, members: int
+) -> str:
     ids, cluster, rep, dist = data["id"], data["cluster"], data["representative"], data["distance"]
     labels, sizes = np.unique(cluster, return_counts=True)
     order = np.lexsort((labels, -sizes))[:top]
@@ -161,9 +171,11 @@ def _clusters_html(data: dict[str, np.ndarray], texts: Mapping[str, str] | None,
     for label, size in zip(labels[order].tolist(), sizes[order].tolist()):
         rows = np.flatnonzero(cluster == label)
         rows = rows[np.lexsort((ids[rows].astype(str), dist[rows], ids[rows] != rep[rows]))]
-        parts.append(f"<h3>Cluster {label}: {size:,} documents, representative "
-                     f"<code>{html.escape(str(rep[rows[0]]))}</code></h3><table><tr><th>id</th>"
-                     f"<th>distance</th>{'<th>text</th>' if texts is not None else ''}</tr>")
+        parts.append(
+            f"<h3>Cluster {label}: {size:,} documents, representative "
+            f"<code>{html.escape(str(rep[rows[0]]))}</code></h3><table><tr><th>id</th>"
+            f"<th>distance</th>{'<th>text</th>' if texts is not None else ''}</tr>"
+        )
         for r in rows[:members].tolist():
             row = f"<td>{html.escape(str(ids[r]))}</td><td class=n>{int(dist[r])}</td>"
             if texts is not None:
@@ -175,9 +187,15 @@ def _clusters_html(data: dict[str, np.ndarray], texts: Mapping[str, str] | None,
     return "\n".join(parts)
 
 
-def write_report(out_dir: str | os.PathLike, *, clusters: str | os.PathLike | None = None,
-                 pairs: str | os.PathLike | None = None, texts: Mapping[str, str] | None = None,
-                 top: int = 10, members: int = 20) -> Path:
+def write_report(
+    out_dir: str | os.PathLike,
+    *,
+    clusters: str | os.PathLike | None = None,
+    pairs: str | os.PathLike | None = None,
+    texts: Mapping[str, str] | None = None,
+    top: int = 10,
+    members: int = 20,
+) -> Path:
     """Write an HTML report of dedup results into ``out_dir`` (created if missing).
 
     Args:
@@ -194,8 +212,14 @@ def write_report(out_dir: str | os.PathLike, *, clusters: str | os.PathLike | No
     """
     if clusters is None and pairs is None:
         raise ValueError("write_report needs clusters=, pairs= or both")
-    if isinstance(top, bool) or not isinstance(top, int) or top < 0 or \
-            isinstance(members, bool) or not isinstance(members, int) or members < 1:
+    if (
+        isinstance(top, bool)
+        or not isinstance(top, int)
+        or top < 0
+        or isinstance(members, bool)
+        or not isinstance(members, int)
+        or members < 1
+    ):
         raise ValueError(f"top={top!r} must be an integer >= 0 and members={members!r} >= 1")
     summary: list[tuple[str, Any]] = []
     plots: list[tuple[str, bytes]] = []
@@ -204,42 +228,81 @@ def write_report(out_dir: str | os.PathLike, *, clusters: str | os.PathLike | No
         data = _read(clusters, CLUSTER_COLUMNS, {}, "clusters")
         sizes = np.unique(data["cluster"], return_counts=True)[1]
         others = data["distance"][data["id"] != data["representative"]]
-        summary += [("documents in clusters", data["id"].size), ("clusters", sizes.size),
-                    ("documents beyond one per cluster", data["id"].size - sizes.size)]
+        summary += [
+            ("documents in clusters", data["id"].size),
+            ("clusters", sizes.size),
+            ("documents beyond one per cluster", data["id"].size - sizes.size),
+        ]
         summary += [(f"{k} cluster size", v) for k, v in _stats(sizes).items()]
         summary += [(f"{k} distance to representative", v) for k, v in _stats(others).items()]
-        plots.append(("cluster_sizes.png", _png(_sizes, sizes, "Clusters by size",
-                                                "documents in the cluster", "clusters")))
-        plots.append(("representative_distances.png", _png(
-            _integer_bars, others, "Distance to the cluster's representative",
-            "Hamming distance (bits)", "documents")))
+        plots.append(
+            (
+                "cluster_sizes.png",
+                _png(_sizes, sizes, "Clusters by size", "documents in the cluster", "clusters"),
+            )
+        )
+        plots.append(
+            (
+                "representative_distances.png",
+                _png(
+                    _integer_bars,
+                    others,
+                    "Distance to the cluster's representative",
+                    "Hamming distance (bits)",
+                    "documents",
+                ),
+            )
+        )
         body = _clusters_html(data, texts, top, members)
     if pairs is not None:
         data = _read(pairs, PAIR_COLUMNS, {"similarity": "float"}, "pairs")
         summary.append(("pairs", data["distance"].size))
         summary += [(f"{k} pair distance", v) for k, v in _stats(data["distance"]).items()]
-        plots.insert(0, ("pair_distances.png", _png(_integer_bars, data["distance"],
-                                                     "Distance of near-duplicate pairs",
-                                                     "Hamming distance (bits)", "pairs")))
+        plots.insert(
+            0,
+            (
+                "pair_distances.png",
+                _png(
+                    _integer_bars,
+                    data["distance"],
+                    "Distance of near-duplicate pairs",
+                    "Hamming distance (bits)",
+                    "pairs",
+                ),
+            ),
+        )
         if "similarity" in data:
             summary += [(f"{k} similarity", v) for k, v in _stats(data["similarity"]).items()]
-            plots.insert(1, ("similarity.png", _png(_similarity, data["similarity"],
-                                                    "Verified similarity of pairs",
-                                                    "similarity", "pairs")))
+            plots.insert(
+                1,
+                (
+                    "similarity.png",
+                    _png(
+                        _similarity, data["similarity"], "Verified similarity of pairs", "similarity", "pairs"
+                    ),
+                ),
+            )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, png in plots:
         with atomic_write(out / name, "wb") as f:
             f.write(png)
-    sources = ", ".join(f"{what} <code>{html.escape(str(path))}</code>"
-                        for what, path in (("clusters", clusters), ("pairs", pairs)) if path is not None)
+    sources = ", ".join(
+        f"{what} <code>{html.escape(str(path))}</code>"
+        for what, path in (("clusters", clusters), ("pairs", pairs))
+        if path is not None
+    )
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td class=n>{_number(v)}</td></tr>" for k, v in summary)
-    images = "".join(f'<img alt="{name[:-4]}" src="data:image/png;base64,'
-                     f'{base64.b64encode(png).decode("ascii")}">' for name, png in plots)
-    page = (f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>neardup report</title>"
-            f"<style>{_CSS}</style></head><body><h1>neardup report</h1><p class=muted>From "
-            f"{sources}.</p><h2>Summary</h2><table>{rows}</table><h2>Plots</h2>{images}\n"
-            f"{body}\n</body></html>\n")
+    images = "".join(
+        f'<img alt="{name[:-4]}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
+        for name, png in plots
+    )
+    page = (
+        f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>neardup report</title>"
+        f"<style>{_CSS}</style></head><body><h1>neardup report</h1><p class=muted>From "
+        f"{sources}.</p><h2>Summary</h2><table>{rows}</table><h2>Plots</h2>{images}\n"
+        f"{body}\n</body></html>\n"
+    )
     index = out / "index.html"
     with atomic_write(index, "wb") as f:
         f.write(page.encode("utf-8"))
