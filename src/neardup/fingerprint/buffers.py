@@ -7,7 +7,7 @@ normalisation the kernels cannot apply as they tokenise, or UTF-8 repair; ``prep
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -220,7 +220,7 @@ def raw_buffers(texts: Any, errors: str = "raise", piece_docs: int | None = None
         raise TypeError("fingerprint_batch takes a batch of documents; for one text use fingerprint()")
     if _is_arrow(texts):
         pieces: Iterable[Any] = texts.chunks if hasattr(texts, "chunks") else [texts]
-        make = _from_arrow_array
+        make: Callable[[Any, str], TextBuffer] = _from_arrow_array
     else:
         if isinstance(texts, np.ndarray):
             if texts.ndim != 1:

@@ -10,6 +10,7 @@ import functools
 import itertools
 import operator
 import unicodedata
+from collections.abc import Iterable
 from importlib import resources
 from typing import NamedTuple
 
@@ -125,7 +126,7 @@ def normalization_table() -> NormalizationTable:
     nfkc = nfkc_joined.split("\0")
     folded = nfkc_joined.casefold().split("\0")
 
-    def per_code_point(values) -> np.ndarray:
+    def per_code_point(values: Iterable[bool]) -> np.ndarray:
         out = np.zeros(TABLE_LIMIT, dtype=bool)
         out[:0x80] = True  # ASCII is stable and (up to case, which the kernels lower) folded
         out[code_points] = np.fromiter(values, dtype=bool, count=len(code_points))

@@ -66,6 +66,7 @@ def write_kept(
         if folder is not None:
             copy_file(source, folder, written)
             return
+        assert writer is not None  # the caller makes a writer wherever it makes no folder
         text = read_file_bytes(source).decode("utf-8")
         writer.write(pa.RecordBatch.from_pydict({"id": [source.name], options.text_field: [text]}))
         return

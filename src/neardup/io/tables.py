@@ -121,6 +121,7 @@ def read_csv(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator
     reader = _CsvReader(source, options, rejects)
     if reader.reader is None:
         return
+    assert reader.raw is not None  # opened together with reader.reader
     _check_columns(source, reader.reader.schema, options)
     yield from _documents(source, iter(reader), options, rejects, reader.raw.tell)
 

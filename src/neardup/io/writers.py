@@ -123,17 +123,19 @@ class TableWriter:
             self._writer = pa_csv.CSVWriter(self._sink, schema, write_options=options)
 
     def _conform(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        if batch.schema == self.schema:
+        schema = self.schema
+        assert schema is not None, "write() fixes the schema before conforming a batch"
+        if batch.schema == schema:
             return batch
-        extra = [name for name in batch.schema.names if name not in self.schema.names]
+        extra = [name for name in batch.schema.names if name not in schema.names]
         if extra:
             raise FormatError(
                 f"field {extra[0]!r} first appears after the output's columns were "
-                f"fixed ({', '.join(self.schema.names)}); write JSONL to keep every "
+                f"fixed ({', '.join(schema.names)}); write JSONL to keep every "
                 f"record as it is"
             )
         columns = []
-        for field in self.schema:
+        for field in schema:
             if field.name not in batch.schema.names:
                 columns.append(pa.nulls(batch.num_rows, field.type))
                 continue
@@ -145,7 +147,7 @@ class TableWriter:
                     f"in some records and {field.type} in others ({e}); write JSONL "
                     f"to keep every record as it is"
                 ) from None
-        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+        return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def copy_file(source: Source, folder: Path, written: set[str]) -> None:

@@ -224,15 +224,15 @@ class DedupResult:
             fmt, compression = output_format(
                 str(output), format or split_suffixes(output.name)[0] or "jsonl", []
             )
-            writer = TableWriter(stack.enter_context(atomic_path(output)), fmt, compression)
+            memory_writer = TableWriter(stack.enter_context(atomic_path(output)), fmt, compression)
             at = np.flatnonzero(self.kept)
             texts = (
                 pc.take(corpus.texts, pa.array(at))
                 if not isinstance(corpus.texts, list)
                 else pa.array([corpus.texts[p] for p in at.tolist()])
             )
-            writer.write(pa.record_batch({"id": pa.array(self.ids_at(at)), "text": texts}))
-            writer.close()
+            memory_writer.write(pa.record_batch({"id": pa.array(self.ids_at(at)), "text": texts}))
+            memory_writer.close()
             return
         fmt, compression = output_format(str(output), format, corpus.sources)
         folder = stack.enter_context(atomic_dir(output)) if fmt == "text" else None
@@ -244,6 +244,8 @@ class DedupResult:
             )
         )
         at = np.flatnonzero(self.kept)
+        assert self._spans is not None  # a file corpus records every document's span
+        spans = self._spans[at]
         owners, rows = self._owners[at], self.rows[at]
         bounds = np.searchsorted(owners, np.arange(len(corpus.sources) + 1))
         written: set[str] = set()
@@ -253,9 +255,7 @@ class DedupResult:
             for position, source in enumerate(corpus.sources):
                 if bounds[position + 1] > bounds[position]:
                     piece = slice(bounds[position], bounds[position + 1])
-                    _write_kept(
-                        source, rows[piece], self._spans[at[piece]], writer, folder, corpus.options, written
-                    )
+                    _write_kept(source, rows[piece], spans[piece], writer, folder, corpus.options, written)
                     done += source.size
                     stage.update(done, int(bounds[position + 1] - bounds[position]))
             if writer is not None:

@@ -318,7 +318,8 @@ _BOILERPLATE = {  # zh: words split by spaces here, joined when used
 def _boilerplate(rng: random.Random, script: str, m: int) -> str:
     """Site furniture (nav bar, cookie notice, footer) of at least ``m`` words."""
     lines = _BOILERPLATE[script]
-    start, block, count = rng.randrange(len(lines)), [], 0
+    start, count = rng.randrange(len(lines)), 0
+    block: list[str] = []
     while count < m:
         line = lines[(start + len(block)) % len(lines)]
         count += len(re.findall(r"\w+", line))

@@ -48,6 +48,7 @@ def feature_weights(hashes: np.ndarray, counts: np.ndarray, config: FingerprintC
     if config.weighting == "sublinear":
         return 1.0 + np.log(counts)
     idf = config.idf
+    assert idf is not None  # FingerprintConfig requires one for tfidf
     at = np.searchsorted(idf.hashes, hashes)
     known = at < len(idf.hashes)
     known[known] = idf.hashes[at[known]] == hashes[known]
