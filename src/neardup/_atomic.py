@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
-import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -19,6 +19,22 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
     removed and ``path`` is untouched."""
     with atomic_path(path) as tmp, open(tmp, mode) as f:
         yield f
+
+
+def _create(target: Path, make: Callable[[Path], None]) -> Path:
+    """A new, unused temporary path beside ``target``, made by ``make``.
+
+    Not ``tempfile.mkstemp``/``mkdtemp``: they create mode 0600/0700, which the rename keeps,
+    so an output would be unreadable to the other users and services a plain ``open()`` serves.
+    Created with 0666/0777, the process's umask applies as it does to any new file."""
+    for _ in range(100):
+        tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            make(tmp)
+        except FileExistsError:
+            continue
+        return tmp
+    raise FileExistsError(f"no unused temporary name beside {target}")
 
 
 def _fsync_dir(path: Path) -> None:
@@ -36,10 +52,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     once the block ends without error the file there is fsynced and renamed to ``path``,
     else removed."""
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
+    tmp = _create(target, lambda name: os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)))
     try:
-        yield Path(tmp)
+        yield tmp
         fd = os.open(tmp, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -60,7 +75,7 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     target = Path(path)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise FileExistsError(f"{target} exists and is not an empty folder; remove it or write elsewhere")
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    tmp = _create(target, lambda name: os.mkdir(name, 0o777))
     try:
         yield tmp
         os.replace(tmp, target)

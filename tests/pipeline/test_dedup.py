@@ -219,3 +219,19 @@ def test_bad_items_in_a_list_are_named_or_skipped():
     assert result.rows.tolist() == [0, 2]
     assert result.stats.skipped == 2
     assert result.kept.tolist() == [True, False]
+
+
+def test_summary_sizes_use_a_unit_that_fits():
+    from neardup.pipeline.job import format_bytes
+
+    assert [format_bytes(n) for n in (0, 812, 3500, 2**20 - 1, 5 * 2**30)] == [
+        "0 B",
+        "812 B",
+        "3.4 KiB",
+        "1.0 MiB",
+        "5.0 GiB",
+    ]
+    text = "a small page about the weather in the northern valleys tomorrow"
+    summary = neardup.dedup([text, text + "!", "something else entirely"]).stats.format()
+    assert "0.0 MiB" not in summary
+    assert f"read 3 documents ({2 * len(text) + 1 + len('something else entirely')} B of text)" in summary

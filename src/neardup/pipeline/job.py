@@ -36,6 +36,18 @@ from .verify import FeatureTable, check_verify
 KEEP = ("first", "longest", "shortest", "lowest-id")
 
 
+def format_bytes(n: int) -> str:
+    """``n`` bytes in the unit that shows it as 1 to 1,023.9: "812 B", "3.4 KiB", "2.0 GiB"."""
+    if n < 1024:
+        return f"{n:,} B"
+    size = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        size /= 1024
+        if round(size, 1) < 1024 or unit == "TiB":
+            break
+    return f"{size:,.1f} {unit}"
+
+
 @dataclass
 class DedupStats:
     """What a run did, for its summary."""
@@ -57,7 +69,7 @@ class DedupStats:
         """The summary, a few lines for stderr."""
         kept = self.documents - self.duplicates - self.against_matches
         lines = [
-            f"read {self.documents:,} documents ({self.text_bytes / MiB:,.1f} MiB of text)"
+            f"read {self.documents:,} documents ({format_bytes(self.text_bytes)} of text)"
             + (f", skipped {self.skipped:,}:" if self.skipped else "")
         ]
         if self.skipped:
@@ -70,7 +82,7 @@ class DedupStats:
         if self.against_matches:
             removed += f" and {self.against_matches:,} near-duplicates of the index"
         lines.append(
-            f"{removed}, kept {kept:,} documents; {self.removed_text_bytes / MiB:,.1f} MiB "
+            f"{removed}, kept {kept:,} documents; {format_bytes(self.removed_text_bytes)} "
             f"of text saved ({100 * self.removed_text_bytes / max(self.text_bytes, 1):.1f}%)"
         )
         lines.append(
