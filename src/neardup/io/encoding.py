@@ -19,3 +19,33 @@ def decode_bytes(data: bytes) -> str:
     """Text of UTF-8 ``data``; each ill-formed sequence becomes U+FFFD (Unicode's "maximal
     subpart" practice, as Python's ``errors="replace"`` does)."""
     return data.decode("utf-8", errors="replace")
+
+
+# Checked longest first: UTF-32 LE's mark begins with UTF-16 LE's.
+_FOREIGN_MARKS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def foreign_encoding(head: bytes) -> str | None:
+    """``"UTF-16"`` or ``"UTF-32"`` when ``head``, a file's first bytes, starts with that
+    encoding's byte-order mark; None otherwise (neardup reads UTF-8, with or without a mark)."""
+    for mark, name in _FOREIGN_MARKS:
+        if head.startswith(mark):
+            return name
+    return None
+
+
+def not_utf8_problem(head: bytes) -> str | None:
+    """What to tell the user about a file whose first bytes are ``head``, when they mark it
+    as UTF-16 or UTF-32; None for anything else."""
+    encoding = foreign_encoding(head)
+    if encoding is None:
+        return None
+    return (
+        f"the file is {encoding} (it starts with a {encoding} byte-order mark), and neardup reads "
+        f"UTF-8; convert it first (iconv -f {encoding} -t UTF-8)"
+    )

@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from .._errors import FormatError
 from .batch import Batch, ReadOptions
+from .encoding import not_utf8_problem
 from .lines import open_stream
 from .rejects import Rejects
 from .sources import Source
@@ -41,6 +42,10 @@ def read_text_files(
         data = read_file_bytes(source)
         if not data:
             rejects.reject(source.name, "an empty file", "empty file")
+            continue
+        problem = not_utf8_problem(data)
+        if problem is not None:
+            rejects.reject(source.name, problem, "not UTF-8 (UTF-16 or UTF-32)")
             continue
         if len(data) > options.max_document_bytes:
             rejects.reject(

@@ -22,7 +22,7 @@ import pyarrow.json as pa_json
 from .._errors import FormatError
 from .._kernels.lines import gather, split_lines
 from .batch import Batch, ReadOptions
-from .encoding import encode_text
+from .encoding import encode_text, not_utf8_problem
 from .rejects import Rejects, json_type
 from .sources import Source
 
@@ -62,7 +62,14 @@ def line_blocks(source: Source, options: ReadOptions, rejects: Rejects) -> Itera
     skipping = False
     try:
         with stream:
+            first = True
             while chunk := stream.read(options.block_bytes):
+                if first:
+                    first = False
+                    problem = not_utf8_problem(chunk)
+                    if problem is not None:
+                        rejects.reject(source.name, problem, "not UTF-8 (UTF-16 or UTF-32)")
+                        return
                 if skipping:
                     end = chunk.find(b"\n")
                     offset += len(chunk) if end < 0 else end + 1

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from .._errors import FormatError
 from .batch import Batch, ReadOptions
+from .encoding import not_utf8_problem
 from .lines import open_stream
 from .rejects import Rejects
 from .sources import Source
@@ -97,6 +98,16 @@ class _CsvReader:
         return FormatError(f"{self.source.name}: cannot be read as {_kind(self.source)} ({e})")
 
 
+def _head(source: Source) -> bytes:
+    """The first bytes of ``source``, decompressed (empty if it cannot be read: the reader
+    proper says why)."""
+    try:
+        with open_stream(source)[1] as stream:
+            return stream.read(4)
+    except (OSError, pa.ArrowInvalid):
+        return b""
+
+
 def _locate_bad_row(source: Source, expected: int) -> str:
     """``file:line`` of the first row whose field count is not ``expected`` (Python's csv
     module, on the error path only: pyarrow does not tell the line)."""
@@ -118,6 +129,10 @@ def _kind(source: Source) -> str:
 
 def read_csv(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
     """The documents of a CSV or TSV file with a header row."""
+    problem = not_utf8_problem(_head(source))
+    if problem is not None:
+        rejects.reject(source.name, problem, "not UTF-8 (UTF-16 or UTF-32)")
+        return
     reader = _CsvReader(source, options, rejects)
     if reader.reader is None:
         return

@@ -21,13 +21,14 @@ from .sources import OUTPUT_FORMATS, Source, split_suffixes
 
 def output_format(path: str, format: str | None, sources: list[Source]) -> tuple[str, str | None]:
     """(format, compression) of an output: ``format`` if given, else the one its name says
-    (``kept.parquet``, ``kept.jsonl.zst``, ``kept.txt``), else that of all the inputs."""
+    (``kept.parquet``, ``kept.jsonl.zst``, ``kept.txt``), else that of all the inputs (JSONL
+    for texts given in memory, which have no ``sources``)."""
     named, compression = split_suffixes(Path(path).name)
     if named is None and Path(path).name.lower().removesuffix(f".{compression or ''}").endswith(".txt"):
         named = "lines"
     chosen = format or named
     if chosen is None:
-        formats = sorted({source.format for source in sources})
+        formats = sorted({source.format for source in sources}) or ["jsonl"]
         if len(formats) > 1:
             raise ConfigError(
                 f"the inputs mix formats ({', '.join(formats)}); name the output "
@@ -39,6 +40,13 @@ def output_format(path: str, format: str | None, sources: list[Source]) -> tuple
     if chosen in ("parquet", "text") and compression is not None:
         raise ConfigError(
             f"{path}: {chosen} output is not compressed as a whole; drop the .{compression} suffix"
+        )
+    if chosen == "lines" and any(source.format == "text" for source in sources):
+        stem = Path(path).name.split(".")[0] or "kept"
+        raise ConfigError(
+            f"{path}: a lines file holds one document per line, but the inputs are one document "
+            f"per file, whose texts may hold line breaks; write them to a folder, one file each "
+            f"(-o {stem}/ or --format text), or as JSONL, CSV or Parquet (-o {stem}.jsonl)"
         )
     if chosen == "text" and any(source.format != "text" for source in sources):
         raise ConfigError(
@@ -56,9 +64,15 @@ class TableWriter:
     """
 
     def __init__(
-        self, path: Path, format: str, compression: str | None = None, text_field: str = "text"
+        self,
+        path: Path,
+        format: str,
+        compression: str | None = None,
+        text_field: str = "text",
+        name: str | None = None,
     ) -> None:
         self.path = path
+        self.name = name or path.name  # the output's own name, for messages: path may be temporary
         self.format = format
         self.compression = compression
         self.text_field = text_field
@@ -81,7 +95,7 @@ class TableWriter:
             if any("\n" in text for text in texts):
                 raise FormatError(
                     f"a kept text holds a line break, which a lines file cannot; "
-                    f"write {self.path.name} as JSONL, CSV or Parquet instead"
+                    f"write {self.name} as JSONL, CSV or Parquet instead"
                 )
             self._sink.write("".join(f"{text}\n" for text in texts).encode())
         else:
@@ -101,7 +115,7 @@ class TableWriter:
         if self._sink is not None:
             self._sink.close()
         elif self.schema is None and self.format in ("parquet", "csv", "tsv"):
-            raise FormatError(f"no document is kept, so {self.path.name} has no columns to write")
+            raise FormatError(f"no document is kept, so {self.name} has no columns to write")
 
     def _open(self, schema: pa.Schema) -> None:
         self.schema = schema

@@ -233,10 +233,15 @@ class DedupResult:
     ) -> None:
         corpus = self._corpus
         if isinstance(corpus, MemoryCorpus):
-            fmt, compression = output_format(
-                str(output), format or split_suffixes(output.name)[0] or "jsonl", []
+            fmt, compression = output_format(str(output), format, [])
+            if fmt == "text":
+                raise ConfigError(
+                    "text output copies one-document files, and these texts came from memory; "
+                    "write JSONL, CSV, Parquet or lines (.txt)"
+                )
+            memory_writer = TableWriter(
+                stack.enter_context(atomic_path(output)), fmt, compression, name=output.name
             )
-            memory_writer = TableWriter(stack.enter_context(atomic_path(output)), fmt, compression)
             at = np.flatnonzero(self.kept)
             texts = (
                 pc.take(corpus.texts, pa.array(at))
@@ -252,7 +257,11 @@ class DedupResult:
             None
             if folder
             else TableWriter(
-                stack.enter_context(atomic_path(output)), fmt, compression, corpus.options.text_field
+                stack.enter_context(atomic_path(output)),
+                fmt,
+                compression,
+                corpus.options.text_field,
+                name=output.name,
             )
         )
         at = np.flatnonzero(self.kept)
