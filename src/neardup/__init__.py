@@ -51,11 +51,11 @@ _LAZY = {
     "write_report": "report.html",
 }
 
-__all__ = [
-    "FINGERPRINT_VERSION",
+__all__ = [  # sorted case-insensitively (tests/test_public_api.py)
     "ConfigError",
     "DedupResult",
     "Explanation",
+    "FINGERPRINT_VERSION",
     "FingerprintConfig",
     "Fingerprinter",
     "FormatError",
