@@ -143,7 +143,8 @@ def test_verify_keeps_the_pairs_whose_exact_similarity_reaches_the_threshold(cor
     )
 )
 def test_dedup_of_small_lists_matches_components(texts):
-    result = neardup.dedup(texts, max_distance=3)
+    # Compared as any other, the empty text's fingerprint 0 joins like the rest.
+    result = neardup.dedup(texts, max_distance=3, featureless="compare")
     pairs = brute_pairs(result.fingerprints, 3) if texts else set()
     label = components(len(texts), pairs)
     assert result.kept.tolist() == [label[p] == p for p in range(len(texts))]
@@ -235,3 +236,40 @@ def test_summary_sizes_use_a_unit_that_fits():
     summary = neardup.dedup([text, text + "!", "something else entirely"]).stats.format()
     assert "0.0 MiB" not in summary
     assert f"read 3 documents ({2 * len(text) + 1 + len('something else entirely')} B of text)" in summary
+
+
+BLANK = ["", "   ", "\t\n", "...", "!! ?", "\u3000\u3000"]  # different texts, none with a word
+
+
+@pytest.mark.parametrize("features", ["word-shingles", "words"])
+def test_documents_without_features_are_kept_and_compared_with_nothing(features):
+    texts = [*BLANK, "a real page about rivers and hills", "a real page about rivers and hills!"]
+    result = neardup.dedup(texts, features=features)
+    assert result.kept.tolist() == [True] * len(BLANK) + [True, False]
+    assert len(set(result.labels[: len(BLANK)].tolist())) == len(BLANK)  # each its own cluster
+    assert result.pairs[0].tolist() == [len(BLANK)]
+    assert result.stats.featureless == len(BLANK)
+    assert f"{len(BLANK)} documents had no features" in result.stats.format()
+
+
+def test_documents_without_features_compared_or_dropped_on_request():
+    texts = [*BLANK, "a real page about rivers and hills"]
+    compared = neardup.dedup(texts, featureless="compare")
+    assert compared.kept.tolist() == [True] + [False] * (len(BLANK) - 1) + [True]  # fingerprint 0 each
+    dropped = neardup.dedup(texts, featureless="drop")
+    assert dropped.kept.tolist() == [False] * len(BLANK) + [True]
+    assert "kept 1 documents" in dropped.stats.format()
+    with pytest.raises(neardup.ConfigError, match=r"featureless='nope'.*keep, drop, compare"):
+        neardup.dedup(texts, featureless="nope")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet=" .,!?-ab\u00e9\u6771\n", max_size=12), min_size=1, max_size=12))
+def test_featureless_is_exactly_the_documents_with_no_features(texts):
+    for features in ("word-shingles", "char-ngrams"):
+        result = neardup.dedup(texts, features=features)
+        no_features = [not naive_features(t, features) for t in texts]
+        assert result.stats.featureless == sum(no_features)
+        # Every document without features is kept alone; no pair involves one.
+        involved = set(result.pairs[0].tolist()) | set(result.pairs[1].tolist())
+        assert not involved & {p for p, none in enumerate(no_features) if none}

@@ -34,6 +34,11 @@ from .corpus import MemoryCorpus, open_corpus
 from .verify import FeatureTable, check_verify
 
 KEEP = ("first", "longest", "shortest", "lowest-id")
+FEATURELESS = ("keep", "drop", "compare")
+"""What to do with documents that have no features (empty, blank, or for word features only
+punctuation): every such text gets fingerprint 0, so compared like the others they would all be
+near-duplicates of each other. ``"keep"``: keep each, compared with nothing; ``"drop"``: leave
+them out of the output; ``"compare"``: compare them as any other document."""
 
 
 def format_bytes(n: int) -> str:
@@ -62,23 +67,38 @@ class DedupStats:
     clusters: int = 0
     duplicates: int = 0
     against_matches: int = 0
+    featureless: int = 0
+    featureless_policy: str = "keep"
     removed_text_bytes: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
 
     def format(self) -> str:
         """The summary, a few lines for stderr."""
-        kept = self.documents - self.duplicates - self.against_matches
+        dropped = self.featureless if self.featureless_policy == "drop" else 0
+        kept = self.documents - self.duplicates - self.against_matches - dropped
         lines = [
             f"read {self.documents:,} documents ({format_bytes(self.text_bytes)} of text)"
             + (f", skipped {self.skipped:,}:" if self.skipped else "")
         ]
         if self.skipped:
             lines.append(self.skip_summary)
+        if self.featureless:
+            what = {
+                "keep": "kept, each compared with nothing",
+                "drop": "dropped",
+                "compare": "compared as any other (all share fingerprint 0)",
+            }[self.featureless_policy]
+            lines.append(
+                f"{self.featureless:,} documents had no features (empty, blank or punctuation "
+                f"only): {what} (--featureless)"
+            )
         pairs = f"{self.pairs:,} near-duplicate pairs"
         if self.candidate_pairs != self.pairs:
             pairs += f" ({self.candidate_pairs:,} candidates before verification)"
         lines.append(f"{pairs} in {self.clusters:,} clusters")
         removed = f"removed {self.duplicates:,} near-duplicates"
+        if dropped:
+            removed += f" and {dropped:,} documents without features"
         if self.against_matches:
             removed += f" and {self.against_matches:,} near-duplicates of the index"
         lines.append(
@@ -315,6 +335,7 @@ def dedup(
     lines: bool = False,
     max_document_mb: float = 32,
     block_mb: float = 16,
+    featureless: str = "keep",
     progress: Progress | None = None,
     **fingerprint_options: Any,
 ) -> DedupResult:
@@ -345,6 +366,10 @@ def dedup(
         input_format, compression, lines: override what file names say.
         max_document_mb: a longer text is a bad record.
         block_mb: how much of a file is read at a time; bounds memory, changes no result.
+        featureless: documents with no features (empty, blank, or punctuation only for word
+            features), which all get fingerprint 0: ``"keep"`` each, compared with nothing;
+            ``"drop"`` them from the output; or ``"compare"`` them as any other document (they
+            are then all near-duplicates of each other).
         progress: a :class:`neardup._progress.Progress` to report to.
     """
     if config is None:
@@ -355,6 +380,10 @@ def dedup(
         )
     if keep not in KEEP:
         raise ConfigError(f"keep={keep!r} is not allowed; choose one of {', '.join(KEEP)}")
+    if featureless not in FEATURELESS:
+        raise ConfigError(
+            f"featureless={featureless!r} is not allowed; choose one of {', '.join(FEATURELESS)}"
+        )
     k = _radius(max_distance, similarity, config.bits)
     checked_verify = check_verify(verify)
     options = ReadOptions(
@@ -377,14 +406,18 @@ def dedup(
     rejects = Rejects(errors)
     stats = DedupStats(input_bytes=corpus.total_bytes or 0)
 
-    fps, lengths, rows, owners, ids, spans = _fingerprint_all(
+    fps, lengths, rows, owners, ids, spans, no_features = _fingerprint_all(
         corpus, Fingerprinter(config), rejects, progress, n_jobs
     )
     n = len(rows)
+    # Positions of the documents compared with others: all but those without features, unless
+    # asked to compare them too.
+    compared = np.arange(n) if featureless == "compare" else np.flatnonzero(~no_features)
     with progress.stage("pairs", unit="pairs"):
         index = HammingIndex(bits=config.bits, max_distance=k)
-        index.add(fps)
-        first, second, distance = index.pairs() if n > 1 else (np.zeros(0, np.int64),) * 3
+        index.add(fps[compared])
+        first, second, distance = index.pairs() if len(compared) > 1 else (np.zeros(0, np.int64),) * 3
+        first, second = compared[first], compared[second]
         del index
     stats.candidate_pairs = len(first)
     pair_similarity = None
@@ -402,10 +435,10 @@ def dedup(
     matched = None
     if against_index is not None:
         with progress.stage("against index", unit="docs"):
-            offsets, found, _ = against_index.query_batch(fps, max_distance=k)
+            offsets, found, _ = against_index.query_batch(fps[compared], max_distance=k)
             matched = np.full(n, -1, dtype=np.int64)
             hit = np.diff(offsets) > 0
-            matched[hit] = found[offsets[:-1][hit]]  # the nearest
+            matched[compared[hit]] = found[offsets[:-1][hit]]  # the nearest
     with progress.stage("clusters", unit="docs"):
         representatives = _representatives(first, second, n, keep, lengths, ids)
         _, labels = np.unique(representatives, return_inverse=True)
@@ -418,7 +451,10 @@ def dedup(
             stats.against_matches = int((kept & hit_cluster[labels]).sum())
             kept &= ~hit_cluster[labels]
             stats.duplicates = int(n - kept.sum()) - stats.against_matches
+        if featureless == "drop":
+            kept &= ~no_features  # each is its own cluster: dropping it touches no other
         distances = _distances(fps, representatives)
+    stats.featureless, stats.featureless_policy = int(no_features.sum()), featureless
     stats.documents, stats.skipped, stats.skip_summary = n, rejects.count, rejects.summary()
     stats.text_bytes, stats.removed_text_bytes = int(lengths.sum()), int(lengths[~kept].sum())
     stats.pairs, stats.clusters = len(first), int((sizes > 1).sum())
@@ -486,13 +522,15 @@ def _open_against(against: Any, config: FingerprintConfig, k: int) -> HammingInd
 
 def _fingerprint_all(
     corpus: Any, fingerprinter: Fingerprinter, rejects: Rejects, progress: Progress, n_jobs: int | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray, np.ndarray]:
     """(fingerprints, text lengths in bytes, rows, source positions, ids or None, spans: -1
-    where a source is not line-based)."""
-    fps, lengths, rows, owners, ids, spans = [], [], [], [], [], []
+    where a source is not line-based, whether each document has no features)."""
+    fps, lengths, rows, owners, ids, spans, no_features = [], [], [], [], [], [], []
     with progress.stage("read + fingerprint", total=corpus.total_bytes) as stage:
         for batch, owner in corpus.batches(rejects):
-            fps.append(fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs))
+            batch_fps = fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs)
+            fps.append(batch_fps)
+            no_features.append(_featureless(batch.texts, batch_fps, fingerprinter.config))
             lengths.append(_text_lengths(batch.texts))
             rows.append(batch.rows)
             owners.append(
@@ -513,7 +551,19 @@ def _fingerprint_all(
         np.concatenate(owners) if owners else np.zeros(0, np.int32),
         pa.chunked_array(ids, pa.string()) if ids else None,
         np.concatenate(spans) if spans else np.zeros((0, 2), np.int64),
+        np.concatenate(no_features) if no_features else np.zeros(0, bool),
     )
+
+
+def _featureless(texts: Any, fps: np.ndarray, config: FingerprintConfig) -> np.ndarray:
+    """bool, shape (n,): which of ``texts`` have no features. Such a text gets fingerprint 0,
+    which a text with features gets only by a 2**-64 chance, so only those are extracted."""
+    zero = np.flatnonzero(fps == 0 if fps.ndim == 1 else (fps == 0).all(axis=1))
+    out = np.zeros(fps.shape[0], dtype=bool)
+    if zero.size:
+        subset = [texts[p] for p in zero.tolist()] if isinstance(texts, list) else texts.take(zero)
+        out[zero] = np.diff(FeatureTable.of(subset, config).doc_offsets) == 0
+    return out
 
 
 def _text_lengths(texts: Any) -> np.ndarray:
