@@ -69,3 +69,20 @@ def representatives(
         else:
             best[c] = ids[min(positions, key=lambda p: (-lengths[p], ids[p]))]
     return [best[c] for c in component]
+
+
+def greedy(values: list[int], order: list[int], k: int) -> tuple[list[bool], list[int]]:
+    """Manku's online rule, one document at a time in ``order`` (positions, best first): a
+    document is kept unless a kept one within k came before it. Returns (kept, representative):
+    each position's representative is itself when kept, else the first kept one within k."""
+    kept = [False] * len(values)
+    representative = list(range(len(values)))
+    chosen: list[int] = []
+    for p in order:
+        near = [c for c in chosen if distance(values[c], values[p]) <= k]
+        if near:
+            representative[p] = near[0]
+        else:
+            kept[p] = True
+            chosen.append(p)
+    return kept, representative

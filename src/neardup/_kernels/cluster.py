@@ -34,3 +34,30 @@ def components(a, b, n):
     for v in range(n):
         parent[v] = _find(parent, v)
     return parent
+
+
+UNDECIDED, KEPT, REMOVED = 0, 1, 2
+
+
+@jit
+def keep_in_order(candidates, offsets, found, distance, state, representative, rep_distance):
+    """Manku's online rule over ``candidates`` (int64 ranks, best first): a candidate still
+    UNDECIDED is KEPT, and every UNDECIDED item within the radius of it (``found[offsets[i]:
+    offsets[i + 1]]``, with ``distance``) is REMOVED, its ``representative`` that candidate.
+
+    Kept in rank order, an item is removed exactly when a kept item ranked before it lies
+    within the radius: every item ranked before a candidate is decided before it. ``state``,
+    ``representative`` and ``rep_distance`` (int8, int64, int64; shape (m,)) are updated."""
+    for i in range(candidates.shape[0]):
+        c = candidates[i]
+        if state[c] != UNDECIDED:
+            continue
+        state[c] = KEPT
+        representative[c] = c
+        rep_distance[c] = 0
+        for e in range(offsets[i], offsets[i + 1]):
+            f = found[e]
+            if state[f] == UNDECIDED:
+                state[f] = REMOVED
+                representative[f] = c
+                rep_distance[f] = distance[e]

@@ -1,0 +1,123 @@
+"""Which documents a dedup keeps, in bounded memory however skewed the corpus.
+
+Identical fingerprints are collapsed first: a crawl's million copies of one page are one entry,
+whose members follow its *leader* (the member first in ``--keep`` order). Then, over the
+distinct fingerprints ranked by their leaders:
+
+- ``"greedy"`` (the default) is Manku's online rule run in ``--keep`` order: a fingerprint is
+  kept unless a kept one ranked before it lies within the radius, and a removed one names that
+  kept one as its representative. Every removed document has a kept near-duplicate, and no
+  pair list is built: only the kept fingerprints are searched for, in batches whose size adapts
+  so that a batch's matches stay bounded (one search of a near-identical family of 100,000
+  finds the family at once; random fingerprints are searched 65,536 at a time).
+- ``"components"``: connected components of the near-duplicate pairs between distinct
+  fingerprints (union-find), each represented by its best member. Components chain: a removed
+  document may lie far from the kept one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels.cluster import KEPT, REMOVED, components, keep_in_order
+from ..index.hamming_index import HammingIndex
+
+CLUSTERINGS = ("greedy", "components")
+
+_MATCH_BUDGET = 1 << 22
+"""Matches a search batch aims to stay under (two int64 arrays: 64 MiB)."""
+_MAX_BATCH = 1 << 16
+
+
+def collapse(fps: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Identical fingerprints as one entry each.
+
+    Args:
+        fps: uint64, shape (n,) or (n, 2).
+        order: int64, shape (n,): positions, best to keep first.
+
+    Returns ``(distinct, rank, leader)``: the distinct fingerprints ranked by their best member
+    (shape (m,) or (m, 2)); int64 shape (n,), the rank of each document's fingerprint; int64
+    shape (m,), the position of each rank's best member.
+    """
+    ranked = fps[order]
+    axis = None if ranked.ndim == 1 else 0  # rows of a 128-bit batch
+    values, first, inverse = np.unique(ranked, axis=axis, return_index=True, return_inverse=True)
+    by_leader = np.argsort(first, kind="stable")
+    rank_of_value = np.empty(by_leader.size, dtype=np.int64)
+    rank_of_value[by_leader] = np.arange(by_leader.size, dtype=np.int64)
+    rank = np.empty(fps.shape[0], dtype=np.int64)
+    rank[order] = rank_of_value[inverse.reshape(-1)]
+    return values[by_leader], rank, order[first[by_leader]]
+
+
+def keep_greedy(
+    distinct: np.ndarray, bits: int, max_distance: int, blocked: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Manku's rule over ``distinct`` fingerprints ranked best first (from :func:`collapse`).
+
+    ``blocked``, bool shape (m,), marks fingerprints removed beforehand (near an index of what
+    was seen): never kept, they remove nothing. Returns ``(kept, representative, distance)``:
+    bool shape (m,); int64 shape (m,), the rank of the kept fingerprint within the radius that
+    removed each one (itself when kept, -1 when blocked); int64 shape (m,), the distance to it.
+    """
+    m = distinct.shape[0]
+    state = np.zeros(m, dtype=np.int8)
+    representative = np.arange(m, dtype=np.int64)
+    distance = np.zeros(m, dtype=np.int64)
+    if blocked is not None:
+        state[blocked] = REMOVED
+        representative[blocked] = -1
+    index = HammingIndex(bits=bits, max_distance=max_distance)
+    index.add(distinct)  # ids are ranks
+    start, size = 0, 1
+    while start < m:
+        span = np.arange(start, min(m, start + max(4 * size, 4096)), dtype=np.int64)
+        candidates = span[state[span] == 0]
+        if candidates.size > size:
+            candidates = candidates[:size]
+            start = int(candidates[-1]) + 1
+        else:
+            start = int(span[-1]) + 1
+        if candidates.size == 0:
+            continue
+        offsets, found, found_distance = index.query_batch(distinct[candidates])
+        keep_in_order(candidates, offsets, found, found_distance, state, representative, distance)
+        # Grow the batch while its matches are few, shrink it when a family made them many.
+        if found.size * 2 < _MATCH_BUDGET:
+            size = min(size * 2, _MAX_BATCH)
+        elif found.size > _MATCH_BUDGET:
+            size = max(size // 2, 1)
+    return state == KEPT, representative, distance
+
+
+def keep_greedy_pairs(
+    m: int, first: np.ndarray, second: np.ndarray, pair_distance: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Manku's rule over ranks ``0 .. m - 1`` where only the given pairs of ranks (verified
+    ones, say) count as near-duplicates; returns as :func:`keep_greedy` does."""
+    ends = np.concatenate([first, second])
+    others = np.concatenate([second, first])
+    order = np.argsort(ends, kind="stable")
+    offsets = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ends, minlength=m), out=offsets[1:])
+    state = np.zeros(m, dtype=np.int8)
+    representative = np.arange(m, dtype=np.int64)
+    distance = np.zeros(m, dtype=np.int64)
+    keep_in_order(
+        np.arange(m, dtype=np.int64),
+        offsets,
+        np.ascontiguousarray(others[order], dtype=np.int64),
+        np.ascontiguousarray(np.concatenate([pair_distance, pair_distance])[order], dtype=np.int64),
+        state,
+        representative,
+        distance,
+    )
+    return state == KEPT, representative, distance
+
+
+def component_roots(m: int, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """int64, shape (m,): the best (lowest) rank of each rank's connected component."""
+    return components(
+        np.ascontiguousarray(first, dtype=np.int64), np.ascontiguousarray(second, dtype=np.int64), m
+    )
