@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import neardup
-from neardup.cli._input import EXAMPLE_DOCUMENTS
+from neardup.cli.fingerprint import EXAMPLE_DOCUMENTS
 
 HEADER = "# neardup fingerprints v1 "
 
@@ -62,15 +62,17 @@ def test_version(tmp_path):
     assert result.stdout.strip() == f"neardup {neardup.__version__} (fingerprint spec v1)"
 
 
-def test_help_and_version_do_not_import_numba(tmp_path):
+def test_help_and_version_do_not_import_numba_or_pyarrow(tmp_path):
     code = (
         "import sys\n"
         "from neardup import cli\n"
-        "for argv in (['--help'], ['--version'], ['fingerprint', '--help']):\n"
+        "for argv in (['--help'], ['--version'], ['fingerprint', '--help'], ['pairs', '--help'],\n"
+        "             ['index', 'build', '--help'], ['dedup', '--help']):\n"
         "    try:\n"
         "        cli.main(argv)\n"
         "    except SystemExit as e:\n"
         "        assert e.code == 0, (argv, e.code)\n"
+        "print('pyarrow imported:', 'pyarrow' in sys.modules)\n"
         "print('numba imported:', 'numba' in sys.modules)\n"
     )
     result = subprocess.run(
@@ -78,7 +80,7 @@ def test_help_and_version_do_not_import_numba(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "fingerprint" in result.stdout and "--text-field" in result.stdout
-    assert result.stdout.splitlines()[-1] == "numba imported: False"
+    assert result.stdout.splitlines()[-2:] == ["pyarrow imported: False", "numba imported: False"]
 
 
 @pytest.mark.parametrize("args", [["fingerprint"], ["fingerprint", "x.txt", "--batch-size", "0"]])

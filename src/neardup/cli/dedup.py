@@ -6,9 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from ..io.rejects import ERRORS
-from ..io.sources import COMPRESSIONS, INPUT_FORMATS, OUTPUT_FORMATS
-from .options import add_config_arguments, config_from_args
+from ..io.sources import OUTPUT_FORMATS
+from .options import add_config_arguments, add_input_arguments, config_from_args
 
 KEEP = ("first", "longest", "shortest", "lowest-id")
 
@@ -34,7 +33,7 @@ examples:
 """
 
 
-def add_dedup_command(commands: Any) -> None:
+def add_command(commands: Any) -> None:
     dedup = commands.add_parser(
         "dedup",
         help="remove near-duplicates from a corpus: keep one document per cluster",
@@ -42,7 +41,7 @@ def add_dedup_command(commands: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    dedup.set_defaults(handler=run_dedup, command_parser=dedup)
+    dedup.set_defaults(handler=run, command_parser=dedup)
     dedup.add_argument("inputs", nargs="*", metavar="INPUT", help="files or folders of documents")
     dedup.add_argument("-o", "--output", metavar="PATH", help="where to write the kept documents")
     dedup.add_argument(
@@ -55,52 +54,7 @@ def add_dedup_command(commands: Any) -> None:
     )
     dedup.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
 
-    read = dedup.add_argument_group("input")
-    read.add_argument(
-        "--text-field",
-        default="text",
-        metavar="NAME",
-        help="field or column holding the text (default: %(default)s)",
-    )
-    read.add_argument("--id-field", metavar="NAME", help="field or column holding the id")
-    read.add_argument(
-        "--input-format",
-        choices=INPUT_FORMATS,
-        help="the format of every input (default: from each file's name)",
-    )
-    read.add_argument(
-        "--compression",
-        choices=COMPRESSIONS,
-        help="the compression of every input (default: from each file's name)",
-    )
-    read.add_argument(
-        "--lines", action="store_true", help="text files hold one document per line, not one per file"
-    )
-    read.add_argument(
-        "--on-error",
-        choices=ERRORS,
-        default="raise",
-        help="a bad record (malformed, no text, invalid UTF-8, too large, an empty "
-        "file): stop with an error naming it (raise, the default) or leave it "
-        "out and list it in the summary (skip)",
-    )
-    read.add_argument(
-        "--max-document-mb",
-        type=float,
-        default=32,
-        metavar="MB",
-        help="a longer text is a bad record (default: %(default)s)",
-    )
-    read.add_argument(
-        "--block-mb",
-        type=float,
-        default=16,
-        metavar="MB",
-        help="input read at a time; bounds memory (default: %(default)s)",
-    )
-    read.add_argument(
-        "--n-jobs", type=int, default=None, metavar="N", help="threads to use (default: all cores)"
-    )
+    add_input_arguments(dedup)
 
     match = dedup.add_argument_group("near-duplicates")
     radius = match.add_mutually_exclusive_group()
@@ -163,7 +117,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         parser.error(f"--verify {metric} {threshold}: the threshold must be a number in [0, 1]")
 
 
-def run_dedup(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     verify = _check(args.command_parser, args)
     from pathlib import Path
 
@@ -215,7 +169,7 @@ def run_dedup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show_example(result: Any, documents: list) -> None:
+def _show_example(result: Any, documents: list[Any]) -> None:
     """Each cluster of the example with its texts, the kept one first."""
     import numpy as np
 
@@ -226,8 +180,7 @@ def _show_example(result: Any, documents: list) -> None:
         f"{result.max_distance} of {result.config.bits} bits); kept documents marked +"
     ]
     for label in np.flatnonzero(sizes > 1).tolist():
-        members = np.flatnonzero(result.labels == label)
-        members = sorted(members.tolist(), key=lambda p: not result.kept[p])
+        members = sorted(np.flatnonzero(result.labels == label).tolist(), key=lambda p: not result.kept[p])
         lines.append("")
         for p, doc_id in zip(members, result.ids_at(np.array(members))):
             mark = "+" if result.kept[p] else "-"

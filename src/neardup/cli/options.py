@@ -1,12 +1,146 @@
-"""The fingerprint options shared by the commands that make fingerprints."""
+"""The options shared by several commands, defined once: how to read documents (``dedup``,
+``fingerprint``, ``pairs``, ``index build``; ``--corpus`` of ``report`` and ``explain``) and
+how to fingerprint them.
+
+Light: nothing here imports numpy, numba or pyarrow until a handler asks.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING
 
 from .._config import BITS, FEATURES, WEIGHTINGS, FingerprintConfig
+from ..io.rejects import ERRORS
+from ..io.sources import COMPRESSIONS, INPUT_FORMATS
+
+if TYPE_CHECKING:
+    from ..io.batch import ReadOptions
 
 _DEFAULTS = FingerprintConfig()
+
+STDOUT = "-"
+"""``-o -``: write to stdout."""
+
+
+def positive_int(value: str) -> int:
+    """An argparse type: an integer >= 1."""
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return number
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The options of reading documents, as the group ``input`` of ``parser`` (returned, for
+    a command's own additions); :func:`read_options` turns them into ``ReadOptions``."""
+    read = parser.add_argument_group("input")
+    read.add_argument(
+        "--text-field",
+        default="text",
+        metavar="NAME",
+        help="field (JSONL) or column (CSV, TSV, Parquet) holding the text (default: %(default)s)",
+    )
+    read.add_argument(
+        "--id-field", metavar="NAME", help="field or column holding the id (default: see inputs below)"
+    )
+    read.add_argument(
+        "--input-format",
+        choices=INPUT_FORMATS,
+        help="the format of every input (default: from each file's name)",
+    )
+    read.add_argument(
+        "--compression",
+        choices=COMPRESSIONS,
+        help="the compression of every input (default: from each file's name)",
+    )
+    read.add_argument(
+        "--lines", action="store_true", help="text files hold one document per line, not one per file"
+    )
+    read.add_argument(
+        "--on-error",
+        choices=ERRORS,
+        default="raise",
+        help="a bad record (malformed, no text, too large, ...): stop with an error naming "
+        "its file and line (raise, the default) or leave it out and count it (skip)",
+    )
+    read.add_argument(
+        "--max-document-mb",
+        type=float,
+        default=32,
+        metavar="MB",
+        help="a longer text is a bad record (default: %(default)s)",
+    )
+    read.add_argument(
+        "--block-mb",
+        type=float,
+        default=16,
+        metavar="MB",
+        help="input read at a time; bounds memory (default: %(default)s)",
+    )
+    read.add_argument(
+        "--n-jobs", type=int, default=None, metavar="N", help="threads to use (default: all cores)"
+    )
+    return read
+
+
+def read_options(args: argparse.Namespace) -> ReadOptions:
+    """The ``ReadOptions`` of the input options."""
+    from ..io.batch import MiB, ReadOptions
+
+    return ReadOptions(
+        text_field=args.text_field,
+        id_field=args.id_field,
+        max_document_bytes=int(args.max_document_mb * MiB),
+        block_bytes=int(args.block_mb * MiB),
+    )
+
+
+def add_corpus_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--corpus INPUT...`` and how to read it, as ``neardup dedup`` was told."""
+    corpus = parser.add_argument_group("corpus")
+    corpus.add_argument("--corpus", nargs="+", metavar="INPUT", help=what)
+    corpus.add_argument("--text-field", default="text", metavar="NAME", help="(default: %(default)s)")
+    corpus.add_argument("--id-field", metavar="NAME", help="as given to `neardup dedup`")
+    corpus.add_argument("--input-format", choices=INPUT_FORMATS, help="as given to `neardup dedup`")
+    corpus.add_argument("--compression", choices=COMPRESSIONS, help="as given to `neardup dedup`")
+    corpus.add_argument("--lines", action="store_true", help="as given to `neardup dedup`")
+
+
+def corpus_texts(args: argparse.Namespace, wanted: set[str]) -> dict[str, str]:
+    """The texts of the documents of ``--corpus`` whose ids are in ``wanted``."""
+    from pathlib import Path
+
+    from ..io.batch import ReadOptions
+    from ..pipeline.corpus import open_corpus, texts_by_id
+
+    options = ReadOptions(text_field=args.text_field, id_field=args.id_field)
+    corpus = open_corpus(
+        [Path(p) for p in args.corpus],
+        text_field=args.text_field,
+        id_field=args.id_field,
+        options=options,
+        input_format=args.input_format,
+        compression=args.compression,
+        lines=args.lines,
+    )
+    return texts_by_id(corpus, wanted)
+
+
+@contextlib.contextmanager
+def open_output(path: str | None) -> Iterator[IO[bytes]]:
+    """``path`` written atomically (all or nothing), or stdout for None or ``-``."""
+    if path is None or path == STDOUT:
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    from .._atomic import atomic_write
+
+    with atomic_write(path, "wb") as f:
+        yield f
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:

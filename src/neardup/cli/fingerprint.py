@@ -1,0 +1,286 @@
+"""``neardup fingerprint``: the fingerprint of every document, one ``ID<TAB>HEX`` line each.
+
+    neardup fingerprint corpus.jsonl.gz --text-field body -o corpus.fp
+    neardup fingerprint --example
+
+Also how ``pairs`` and ``index build`` turn documents into fingerprints (:func:`load_fingerprints`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Iterator
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+from .._config import FINGERPRINT_VERSION
+from ..io.sources import INPUT_FORMATS
+from .options import (
+    add_config_arguments,
+    add_input_arguments,
+    config_from_args,
+    open_output,
+    positive_int,
+    read_options,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..fingerprint.fingerprinter import Fingerprinter
+    from ..io.documents import DocumentBatch, DocumentReader
+    from ..io.fingerprint_files import FingerprintFile
+    from ..io.rejects import Rejects
+
+EXAMPLE_MAX_DISTANCE = 10
+"""Hamming radius (bits, for 64-bit fingerprints; doubled for 128) at which ``--example``
+reports pairs: an estimated cosine of about 0.88 (Charikar 2002)."""
+
+EXAMPLE_DOCUMENTS = (
+    "The quick brown fox jumps over the lazy dog while the farmer watches from the porch.",
+    "the quick brown fox jumps over the lazy dog, while the farmer watches from the porch!",
+    "A journey of a thousand miles begins with a single step, or so the old proverb says.",
+    "Fresh bread is baked every morning at the small bakery on the corner of Elm Street.",
+    "Fresh bread is baked every morning at the small bakery on the corner of Elm Road.",
+    "The city council will vote on the new library budget at its meeting next Tuesday evening.",
+    "The city council will vote on the new library budget at its meeting next Tuesday evening. Read more.",
+    "Rain is expected across the northern valleys tomorrow, with clearing skies by the weekend.",
+    "She planted tomatoes, basil and peppers in the raised beds behind the old stone cottage.",
+    "Our store opens at nine in the morning and closes at six, Monday through Saturday.",
+    "OUR STORE OPENS AT NINE IN THE MORNING AND CLOSES AT SIX, MONDAY THROUGH SATURDAY.",
+    "The museum's new exhibit traces the history of printing from woodblocks to laser printers.",
+    "Scientists have discovered a new species of frog in the cloud forests of Ecuador.",
+    "Researchers have discovered a new species of frog in the cloud forests of Ecuador.",
+    "The train to the coast leaves platform four at ten past eight every weekday morning.",
+    "He learned to play the violin as a child and still practises for an hour every day.",
+    "Click here to subscribe to our newsletter and never miss an update from our team.",
+    "Click here to subscribe to our newsletter and never miss an update from our editors.",
+    "The recipe calls for two cups of flour, one egg, a pinch of salt and warm milk.",
+    "Mountain roads can be icy in winter, so drivers should carry chains and drive slowly.",
+)
+"""The corpus of ``neardup fingerprint --example``: short sentences, some of them edited copies
+of another (re-cased, re-punctuated, a word changed or added), as a crawler finds them."""
+
+OLD_FORMATS = {"lines": "lines", "jsonl": "jsonl", "files": "text"}
+"""``--format``, the older name of ``--input-format``, and what its values mean now."""
+
+INPUTS_HELP = """\
+inputs:
+  Files and folders (walked recursively, sorted) of JSONL (.jsonl, .ndjson, .json), Parquet
+  (.parquet, .pq), CSV (.csv) or TSV (.tsv, .tab), optionally .gz, .zst or .bz2, read as
+  `neardup dedup` reads them (blank JSONL lines are skipped); '-' is stdin: lines, or
+  JSONL with --input-format jsonl.
+  Any other file named as INPUT holds one document per line, every line, blank ones too
+  (the line ending is not part of it); any other file in a folder is one document, or one
+  per line with --lines. --input-format and --compression override the names.
+  Ids are --id-field's values, else: with one INPUT file, the line (JSONL, lines) or row
+  (CSV, TSV, Parquet) number; with one folder, the file's path in it (PATH:LINE for a file
+  of many documents); with several INPUTs, FILE:LINE, FILE:ROW or FILE.
+"""
+
+FINGERPRINTS_HELP = f"""\
+{INPUTS_HELP}  One INPUT named .fp, or starting with the header line `neardup fingerprint` writes,
+  is a fingerprint file: its fingerprints are read as they are, and the fingerprint options
+  are not used.
+"""
+"""The epilog of the commands that take a fingerprint file or documents (``pairs``, ``index build``)."""
+
+_EPILOG = f"""\
+{INPUTS_HELP}  --format lines|jsonl|files is the older name of --input-format lines|jsonl|text.
+
+output:
+  a header line '# neardup fingerprints v1 {{config as JSON}}', then one line per
+  document 'ID<TAB>HEX', HEX the fingerprint in lowercase hex (16 digits for 64 bits, 32 for
+  128). Fingerprints follow spec version {FINGERPRINT_VERSION} (docs/fingerprint-spec.md).
+"""
+
+
+def add_command(commands: Any) -> None:
+    fp = commands.add_parser(
+        "fingerprint",
+        help="compute the fingerprint of every document of INPUTs",
+        description="Compute the SimHash fingerprint of every document of INPUTs.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    fp.set_defaults(handler=run, command_parser=fp)
+    fp.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="INPUT",
+        help="files or folders of documents, or '-' for stdin",
+    )
+    fp.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: stdout)")
+    fp.add_argument(
+        "--example",
+        action="store_true",
+        help="fingerprint a small built-in corpus instead of INPUT and show its near-duplicate pairs",
+    )
+    fp.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an error"
+    )
+    read = add_input_arguments(fp)
+    read.add_argument(
+        "--format",
+        choices=[*OLD_FORMATS, *(f for f in INPUT_FORMATS if f not in OLD_FORMATS)],
+        help="the older name of --input-format ('files' is 'text')",
+    )
+    read.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=10_000,
+        metavar="N",
+        help="documents fingerprinted at a time, at most (default: %(default)s)",
+    )
+    add_config_arguments(fp)
+
+
+def add_document_arguments(parser: argparse.ArgumentParser) -> None:
+    """The input and fingerprint options of a command that reads documents as
+    ``neardup fingerprint`` does; ``parser`` must set ``command_parser``."""
+    add_input_arguments(parser)
+    add_config_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    parser = args.command_parser
+    if args.example and args.inputs:
+        parser.error("--example fingerprints a built-in corpus; give it without INPUT")
+    if not args.example and not args.inputs:
+        parser.error("INPUT is required (a file, a folder or '-'), unless --example is given")
+    if args.format is not None and args.input_format is not None:
+        parser.error("--format is the older name of --input-format; give one of them")
+
+    from ..fingerprint.fingerprinter import Fingerprinter  # numba loads here, not for --help
+    from ..io.documents import DocumentBatch
+    from ..io.fingerprint_files import format_header, format_rows
+    from ..io.rejects import Rejects
+
+    fingerprinter = Fingerprinter(config_from_args(args))
+    rejects = Rejects(args.on_error)
+    reader = None
+    if args.example:
+        ids = [str(i) for i in range(1, len(EXAMPLE_DOCUMENTS) + 1)]
+        documents: Iterable[DocumentBatch] = [DocumentBatch(ids, list(EXAMPLE_DOCUMENTS))]
+    else:
+        reader = open_documents(args)
+        documents = reader.batches(rejects)
+    batches = fingerprint_batches(documents, fingerprinter, args.n_jobs, args.batch_size)
+    first = next(batches, None)  # so that an error in the first block comes before any output
+    kept: list[tuple[list[str], np.ndarray]] = []
+    with open_output(args.output) as out:
+        out.write(format_header(fingerprinter.config))
+        for ids, fingerprints in chain([first] if first else [], batches):
+            out.write(format_rows(ids, fingerprints))
+            if args.example:
+                kept.append((ids, fingerprints))
+    if reader is not None:
+        report_skipped(reader, rejects)
+    if args.example:
+        _report_example_pairs(kept, fingerprinter.config.bits)
+    return 0
+
+
+def open_documents(args: argparse.Namespace) -> DocumentReader:
+    """The reader of ``args.inputs`` as the input options say."""
+    from ..io.documents import DocumentReader
+
+    input_format = args.input_format
+    if getattr(args, "format", None) is not None:
+        input_format = OLD_FORMATS.get(args.format, args.format)
+    return DocumentReader(
+        args.inputs,
+        read_options(args),
+        input_format=input_format,
+        compression=args.compression,
+        lines=args.lines,
+        stdin=sys.stdin.buffer,
+    )
+
+
+def fingerprint_batches(
+    documents: Iterable[DocumentBatch],
+    fingerprinter: Fingerprinter,
+    n_jobs: int | None,
+    batch_size: int | None = None,
+) -> Iterator[tuple[list[str], np.ndarray]]:
+    """(ids, fingerprints) of the documents, ``batch_size`` documents at a time at most."""
+    for batch in documents:
+        step = batch_size or max(len(batch.ids), 1)
+        for start in range(0, len(batch.ids), step):
+            texts = batch.texts[start : start + step]
+            yield batch.ids[start : start + step], fingerprinter.fingerprint_batch(texts, n_jobs=n_jobs)
+
+
+def report_skipped(reader: DocumentReader, rejects: Rejects) -> None:
+    """Tell stderr what ``--on-error skip`` left out, if anything."""
+    if not rejects.count:
+        return
+    unit = reader.unit + "s" * (rejects.count > 1)
+    lines = [f"skipped {rejects.count} {unit} that could not be read as documents:", rejects.summary()]
+    print("neardup: " + "\n".join(lines).replace("\n", "\nneardup: "), file=sys.stderr)
+
+
+def load_fingerprints(args: argparse.Namespace) -> FingerprintFile:
+    """The fingerprints of ``args.inputs``: a fingerprint file's (one INPUT, named ``.fp`` or
+    starting with the header ``neardup fingerprint`` writes), else those of the documents,
+    made as ``neardup fingerprint`` would with the same options."""
+    import numpy as np
+
+    from ..fingerprint.fingerprinter import Fingerprinter
+    from ..io.fingerprint_files import FingerprintFile, read_fingerprints
+    from ..io.rejects import Rejects
+
+    if args.input_format is None and _is_fingerprint_file(args.inputs):
+        return read_fingerprints(args.inputs[0])
+    fingerprinter = Fingerprinter(config_from_args(args))
+    reader = open_documents(args)
+    rejects = Rejects(args.on_error)
+    ids: list[str] = []
+    parts = []
+    for batch_ids, fingerprints in fingerprint_batches(reader.batches(rejects), fingerprinter, args.n_jobs):
+        ids += batch_ids
+        parts.append(fingerprints)
+    report_skipped(reader, rejects)
+    words = fingerprinter.config.bits // 64
+    empty = np.zeros((0,) if words == 1 else (0, words), dtype=np.uint64)
+    return FingerprintFile(fingerprinter.config.to_dict(), ids, np.concatenate(parts) if parts else empty)
+
+
+def _is_fingerprint_file(inputs: list[str]) -> bool:
+    import os
+
+    from ..io.documents import STDIN
+    from ..io.fingerprint_files import FORMAT
+
+    if len(inputs) != 1 or inputs[0] == STDIN or not os.path.isfile(inputs[0]):
+        return False
+    if inputs[0].lower().endswith(".fp"):
+        return True
+    header = f"# {FORMAT} v".encode()
+    with open(inputs[0], "rb") as f:
+        return f.read(len(header)) == header
+
+
+def _report_example_pairs(kept: list[tuple[list[str], np.ndarray]], bits: int) -> None:
+    import numpy as np
+
+    from ..index.hamming import estimate_cosine, hamming_pairwise
+
+    ids = [doc_id for batch_ids, _ in kept for doc_id in batch_ids]
+    fingerprints = np.concatenate([fps for _, fps in kept])
+    texts = dict(zip(ids, EXAMPLE_DOCUMENTS))
+    radius = EXAMPLE_MAX_DISTANCE * bits // 64
+    distances = hamming_pairwise(fingerprints)
+    first, second = np.nonzero(np.triu(distances <= radius, k=1))
+    lines = [
+        f"neardup: {len(first)} pairs of example documents within Hamming distance {radius} "
+        f"of {bits} bits (estimated cosine >= {estimate_cosine(radius, bits):.2f}):"
+    ]
+    for i, j in zip(first.tolist(), second.tolist()):
+        d = int(distances[i, j])
+        lines.append(f"  {ids[i]} ~ {ids[j]}: distance {d}, estimated cosine {estimate_cosine(d, bits):.2f}")
+        lines.append(f"    {ids[i]}: {texts[ids[i]]}")
+        lines.append(f"    {ids[j]}: {texts[ids[j]]}")
+    print("\n".join(lines), file=sys.stderr)

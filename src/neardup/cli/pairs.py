@@ -1,0 +1,57 @@
+"""``neardup pairs``: every pair of documents whose fingerprints differ in at most K bits."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .fingerprint import FINGERPRINTS_HELP, add_document_arguments, load_fingerprints
+from .options import open_output
+
+
+def add_command(commands: Any) -> None:
+    pairs = commands.add_parser(
+        "pairs",
+        help="every pair of fingerprints within a Hamming distance (self-join)",
+        description="Write every pair of documents of INPUTs (a fingerprint file from `neardup "
+        "fingerprint`, or documents, fingerprinted as it would) whose fingerprints differ in at "
+        "most K bits, exactly once, as ID_A<TAB>ID_B<TAB>DISTANCE.",
+        epilog=FINGERPRINTS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pairs.set_defaults(handler=run, command_parser=pairs)
+    pairs.add_argument(
+        "inputs", nargs="+", metavar="INPUT", help="a fingerprint file, or files and folders of documents"
+    )
+    pairs.add_argument(
+        "-k",
+        "--max-distance",
+        type=int,
+        default=3,
+        metavar="K",
+        help="the largest Hamming distance, in bits (default: %(default)s)",
+    )
+    pairs.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: stdout)")
+    add_document_arguments(pairs)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..index.hamming_index import HammingIndex
+
+    data = load_fingerprints(args)
+    index = HammingIndex(bits=data.bits, max_distance=args.max_distance)
+    index.add(data.fingerprints)  # ids are row numbers
+    first, second, distances = index.pairs()
+    with open_output(args.output) as out:
+        out.write(f"# neardup pairs k={args.max_distance} of {' '.join(args.inputs)}\n".encode())
+        rows = "".join(
+            f"{data.ids[i]}\t{data.ids[j]}\t{d}\n"
+            for i, j, d in zip(first.tolist(), second.tolist(), distances.tolist())
+        )
+        out.write(rows.encode("utf-8", "surrogateescape"))
+    print(
+        f"neardup: {len(first)} pairs within {args.max_distance} bits among {len(data.ids)} fingerprints",
+        file=sys.stderr,
+    )
+    return 0

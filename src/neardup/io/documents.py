@@ -1,0 +1,310 @@
+"""Documents one at a time, as ``neardup fingerprint``, ``pairs`` and ``index build`` read
+them: batches of (ids, texts) from files, folders or stdin, in bounded memory.
+
+JSONL, CSV, TSV and Parquet are read by :func:`.dispatch.read_documents`, with a dedup's
+checks and messages. Text is read so that a fingerprint file keeps one row per input line or
+file, as it always had:
+
+- a text file named as an input (or stdin) holds one document per line; a text file found in
+  a folder is one document, unless ``lines``;
+- every line is a document, blank ones too, and a file read whole may be empty;
+- bytes are not checked for UTF-8: the fingerprinter repairs invalid ones as the spec says.
+  A line or file over ``max_document_bytes`` is still a bad record.
+
+Ids, without an id field, are what a reader can name: the line or row number when one file
+(or stdin) is read; the path inside the folder when one folder is (``path:line`` for a file of
+many documents); dedup's ``file:line`` (``file`` for one-document files) when several inputs
+are. An id holding a tab or a line break is a bad record: a fingerprint file cannot hold it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+
+from .._errors import ConfigError, FormatError
+from .._kernels.lines import gather, split_lines
+from .._prefetch import prefetch
+from .batch import Batch, ReadOptions
+from .dispatch import read_documents
+from .files import read_file_bytes
+from .lines import Block, JsonlParser, line_blocks
+from .rejects import Rejects
+from .sources import COMPRESSIONS, Source, find_sources
+
+STDIN = "-"
+"""The input that names standard input."""
+
+STDIN_FORMATS = ("lines", "jsonl")
+
+_STDIN_NAME = "<stdin>"
+_NO_BYTES = np.zeros(0, dtype=np.uint8)
+_BOM = b"\xef\xbb\xbf"
+_LINE_SLACK = 1 << 20
+_MAX_FILES = 4096
+
+
+class DocumentBatch(NamedTuple):
+    """Documents in input order: ``ids`` (str) and ``texts``, a pyarrow string or binary
+    array of the same length."""
+
+    ids: list[str]
+    texts: Any
+
+
+class DocumentReader:
+    """The documents of ``inputs`` (files, folders and at most one ``"-"`` for ``stdin``).
+
+    Args:
+        inputs: paths as given; folders are walked recursively, their files sorted.
+        options: the text and id fields, the document size limit, the block size.
+        input_format, compression: override what each file's name says (see
+            :func:`.sources.find_sources`); stdin is ``lines`` unless ``input_format`` is
+            ``jsonl``, and plain unless ``compression`` names a codec.
+        lines: text files found in folders hold one document per line, not one per file.
+        stdin: the binary stream ``"-"`` reads.
+
+    Raises ``FileNotFoundError`` or ``ConfigError`` at once for an input that is not there or
+    options that cannot apply; a bad record is the business of :meth:`batches`.
+    """
+
+    def __init__(
+        self,
+        inputs: list[str],
+        options: ReadOptions,
+        *,
+        input_format: str | None = None,
+        compression: str | None = None,
+        lines: bool = False,
+        stdin: IO[bytes] | None = None,
+    ) -> None:
+        if not inputs:
+            raise ConfigError("no input given: name files or folders of documents, or '-' for stdin")
+        if inputs.count(STDIN) > 1:
+            raise ConfigError("'-' (stdin) can be read once; name it once among the inputs")
+        self.options = options
+        self.stdin = stdin
+        self.sources: list[Source] = []
+        self._stdin_at = -1
+        for given in inputs:
+            if given == STDIN:
+                self._stdin_at = len(self.sources)
+                self.sources.append(_stdin_source(input_format, compression))
+                continue
+            # A file named as an input is lines by default, as `neardup fingerprint` has always
+            # read it; a folder's files follow ``lines``.
+            direct = not Path(given).is_dir()
+            self.sources += find_sources(
+                [given], format=input_format, compression=compression, lines=lines or direct
+            )
+        if len(inputs) > 1:
+            self._naming = "name"
+        else:
+            self._naming = "row" if inputs[0] == STDIN or not Path(inputs[0]).is_dir() else "relative"
+
+    @property
+    def unit(self) -> str:
+        """What a record is, for messages: ``line``, ``row``, ``file`` or ``record``."""
+        kinds = {
+            "line" if s.format in ("lines", "jsonl") else "file" if s.format == "text" else "row"
+            for s in self.sources
+        }
+        return kinds.pop() if len(kinds) == 1 else "record"
+
+    def batches(self, rejects: Rejects) -> Iterator[DocumentBatch]:
+        """The documents of every input in order, read one block ahead in a thread. A bad
+        record raises :class:`FormatError` naming its file and line, or is left out and
+        counted in ``rejects``, as its policy says."""
+        return prefetch(self._batches(rejects))
+
+    def _batches(self, rejects: Rejects) -> Iterator[DocumentBatch]:
+        position = 0
+        while position < len(self.sources):
+            source = self.sources[position]
+            if source.format == "text":
+                end = position
+                while end < len(self.sources) and self.sources[end].format == "text":
+                    end += 1
+                for batch, owners in _text_files(self.sources[position:end], self.options, rejects):
+                    yield self._named(batch, owners, rejects)
+                position = end
+                continue
+            if position == self._stdin_at:
+                batches = _stdin_batches(source, self.stdin, self.options, rejects)
+            elif source.format == "lines":
+                batches = (
+                    _lines_batch(block, source, self.options, rejects)
+                    for block in line_blocks(source, self.options, rejects)
+                )
+            else:
+                batches = (batch for batch, _ in read_documents([source], self.options, rejects))
+            for batch in batches:
+                if len(batch):
+                    yield self._named(batch, [source] * len(batch), rejects)
+            position += 1
+
+    def _named(self, batch: Batch, owners: list[Source], rejects: Rejects) -> DocumentBatch:
+        """The batch with its ids; ids a fingerprint file cannot hold are rejected."""
+        rows = batch.rows.tolist()
+        if batch.ids is not None:
+            ids = [str(i) for i in batch.ids.to_pylist()]
+        elif self._naming == "name":
+            ids = [s.name if r == 0 else f"{s.name}:{r}" for s, r in zip(owners, rows)]
+        elif self._naming == "relative":
+            ids = [s.relative if r == 0 else f"{s.relative}:{r}" for s, r in zip(owners, rows)]
+        elif batch.rows.all():
+            return DocumentBatch([str(r) for r in rows], batch.texts)  # numbers: nothing to check
+        else:
+            ids = [s.relative if r == 0 else str(r) for s, r in zip(owners, rows)]
+        bad = [k for k, doc_id in enumerate(ids) if "\t" in doc_id or "\n" in doc_id or "\r" in doc_id]
+        if not bad:
+            return DocumentBatch(ids, batch.texts)
+        for k in bad:
+            where = owners[k].name if rows[k] == 0 else f"{owners[k].name}:{rows[k]}"
+            rejects.reject(
+                where,
+                f"the id {ids[k]!r} holds a tab or line break, which a fingerprint file cannot",
+                "id with a tab or line break",
+            )
+        keep = np.ones(len(ids), dtype=bool)
+        keep[bad] = False
+        return DocumentBatch([i for i, k in zip(ids, keep.tolist()) if k], batch.texts.filter(pa.array(keep)))
+
+
+def _stdin_source(input_format: str | None, compression: str | None) -> Source:
+    fmt = input_format or "lines"
+    if fmt not in STDIN_FORMATS:
+        raise ConfigError(
+            f"stdin ('-') is read as {' or '.join(STDIN_FORMATS)} (--input-format), not {fmt}; "
+            f"save it to a file to read it as {fmt}"
+        )
+    if compression is not None and compression not in COMPRESSIONS:
+        raise ConfigError(
+            f"compression {compression!r} is not known; choose one of {', '.join(COMPRESSIONS)}"
+        )
+    codec = None if compression in (None, "none") else compression
+    return Source(Path(STDIN), _STDIN_NAME, fmt, codec, 0, STDIN)
+
+
+def _lines_batch(block: Block, source: Source, options: ReadOptions, rejects: Rejects) -> Batch:
+    """Every line of ``block`` as a document (its bytes as they are), but those over the
+    size limit; a byte order mark opening the file is not part of the first line."""
+    buf = np.frombuffer(block.data, dtype=np.uint8)
+    starts, ends, _ = split_lines(buf)
+    if block.offset == 0 and block.data.startswith(_BOM):
+        starts[0] += len(_BOM)
+    sizes = ends - starts
+    over = np.flatnonzero(sizes > options.max_document_bytes)
+    for r in over.tolist():
+        rejects.reject(
+            f"{source.name}:{block.first_line + r}",
+            f"a line of {sizes[r] / 2**20:.1f} MiB, over the limit of "
+            f"{options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
+            "document too large",
+        )
+    records = np.delete(np.arange(starts.size, dtype=np.int64), over)
+    data, offsets = gather(buf, starts, ends, records, _NO_BYTES)
+    texts = pa.Array.from_buffers(
+        pa.large_binary(), records.size, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+    return Batch(texts, block.first_line + records, None, block.consumed)
+
+
+def _text_files(
+    sources: list[Source], options: ReadOptions, rejects: Rejects
+) -> Iterator[tuple[Batch, list[Source]]]:
+    """Files that are one document each, a group of at most ``block_bytes`` or 4096 files at
+    a time, with the source of each document."""
+    texts: list[bytes] = []
+    owners: list[Source] = []
+    size = consumed = 0
+    for source in sources:
+        consumed += source.size
+        # An uncompressed file's size is known before it is read: a huge one is never held.
+        huge = source.compression is None and source.size > options.max_document_bytes
+        data = b"" if huge else read_file_bytes(source)
+        if huge or len(data) > options.max_document_bytes:
+            rejects.reject(
+                source.name,
+                f"a document of {max(len(data), source.size) / 2**20:.1f} MiB, over the limit of "
+                f"{options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
+                "document too large",
+            )
+            continue
+        texts.append(data)
+        owners.append(source)
+        size += len(data)
+        if size >= options.block_bytes or len(texts) >= _MAX_FILES:
+            yield _files_batch(texts, consumed), owners
+            texts, owners, size = [], [], 0
+    if texts:
+        yield _files_batch(texts, consumed), owners
+
+
+def _files_batch(texts: list[bytes], consumed: int) -> Batch:
+    return Batch(pa.array(texts, pa.large_binary()), np.zeros(len(texts), dtype=np.int64), None, consumed)
+
+
+def _stdin_batches(
+    source: Source, stdin: IO[bytes] | None, options: ReadOptions, rejects: Rejects
+) -> Iterator[Batch]:
+    if stdin is None:
+        raise ConfigError("'-' names stdin, but no stdin stream was given to read")
+    stream: Any = stdin
+    if source.compression is not None:
+        stream = pa.CompressedInputStream(pa.PythonFile(stdin, mode="r"), source.compression)
+    blocks = _stream_blocks(stream, source, options, rejects)
+    if source.format == "lines":
+        for block in blocks:
+            yield _lines_batch(block, source, options, rejects)
+        return
+    parser = JsonlParser(source, options, rejects)
+    for block in blocks:
+        batch = parser.parse(block)
+        if batch is not None:
+            yield batch
+
+
+def _stream_blocks(stream: Any, source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Block]:
+    """:func:`.lines.line_blocks` of a stream that is not a file (stdin): blocks of whole
+    lines; a line longer than the document limit allows is rejected and passed over unheld."""
+    limit = options.max_document_bytes + _LINE_SLACK
+    line = 1
+    offset = consumed = 0  # offset: of carry, in the (decompressed) stream
+    carry = b""
+    skipping = False
+    try:
+        while chunk := stream.read(options.block_bytes):
+            consumed += len(chunk)
+            if skipping:
+                end = chunk.find(b"\n")
+                offset += len(chunk) if end < 0 else end + 1
+                if end < 0:
+                    continue
+                chunk, skipping, line = chunk[end + 1 :], False, line + 1
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0 and len(data) > limit:
+                rejects.reject(
+                    f"{source.name}:{line}",
+                    f"a line of over {limit >> 20} MiB, over the document limit (--max-document-mb)",
+                    "document too large",
+                )
+                offset += len(data)
+                carry, skipping = b"", True
+                continue
+            carry = data[cut:]
+            if cut:
+                yield Block(data[:cut], line, offset, consumed)
+                line += int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8, count=cut) == 10))
+                offset += cut
+        if carry and not skipping:
+            yield Block(carry, line, offset, consumed)
+    except (OSError, pa.ArrowInvalid) as e:  # a corrupt or cut compressed stream
+        raise FormatError(
+            f"{source.name}: cannot be read as {source.compression or 'plain'} data ({e})"
+        ) from None
