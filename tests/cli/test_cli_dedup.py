@@ -212,3 +212,34 @@ def test_report_and_explain(corpus_file, tmp_path):
 def test_keep_choices_match_the_library():
     assert dedup_command.KEEP == job.KEEP
     assert np.array_equal(np.sort(list(dedup_command.KEEP)), np.sort(list(job.KEEP)))
+
+
+def test_featureless_choices_match_the_library():
+    assert dedup_command.FEATURELESS == job.FEATURELESS
+
+
+def test_one_document_per_file_to_txt_is_refused_before_reading(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("one page\nof two lines\n")
+    (docs / "b.txt").write_bytes(b"\xff not UTF-8, which reading would report first")
+    result = run("dedup", "docs", "-o", "out.txt", cwd=tmp_path)
+    assert result.returncode != 0
+    assert "one document per file" in result.stderr and "-o out/" in result.stderr
+    assert "UTF-8" not in result.stderr and ".tmp" not in result.stderr  # refused before reading
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]
+
+
+def test_featureless_documents_kept_by_default_and_dropped_on_request(tmp_path):
+    (tmp_path / "in.jsonl").write_text(
+        "".join(
+            json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate([" ", "...", "", "a real page"])
+        )
+    )
+    kept = run("dedup", "in.jsonl", "-o", "kept.jsonl", "--id-field", "id", cwd=tmp_path)
+    assert kept.returncode == 0, kept.stderr
+    assert len((tmp_path / "kept.jsonl").read_text().splitlines()) == 4
+    assert "3 documents had no features" in kept.stderr
+    dropped = run("dedup", "in.jsonl", "-o", "kept.jsonl", "--featureless", "drop", cwd=tmp_path)
+    assert dropped.returncode == 0, dropped.stderr
+    assert [json.loads(line)["id"] for line in (tmp_path / "kept.jsonl").read_text().splitlines()] == [3]

@@ -10,6 +10,7 @@ from ..io.sources import OUTPUT_FORMATS
 from .options import add_config_arguments, add_input_arguments, config_from_args
 
 KEEP = ("first", "longest", "shortest", "lowest-id")
+FEATURELESS = ("keep", "drop", "compare")
 
 _EPILOG = """\
 inputs:
@@ -81,6 +82,14 @@ def add_command(commands: Any) -> None:
         "(jaccard or cosine) and keep pairs at least THRESHOLD similar",
     )
     match.add_argument(
+        "--featureless",
+        choices=FEATURELESS,
+        default="keep",
+        help="documents with no features (empty, blank, punctuation only), which all share "
+        "fingerprint 0: keep each, compared with nothing; drop them; or compare them like "
+        "any other (default: %(default)s)",
+    )
+    match.add_argument(
         "--against",
         metavar="INDEX",
         help="also drop documents near one in this index (from --save-index or `neardup index build`)",
@@ -135,6 +144,14 @@ def run(args: argparse.Namespace) -> int:
         data, id_field = pa.table(data), "id"
     else:
         data, id_field = [Path(p) for p in args.inputs], args.id_field
+        if args.output is not None:  # an output the inputs cannot fill is refused before reading
+            from ..io.sources import find_sources
+            from ..io.writers import output_format
+
+            sources = find_sources(
+                args.inputs, format=args.input_format, compression=args.compression, lines=args.lines
+            )
+            output_format(args.output, args.format, sources)
     result = dedup(
         data,
         max_distance=args.max_distance,
@@ -152,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
         lines=args.lines,
         max_document_mb=args.max_document_mb,
         block_mb=args.block_mb,
+        featureless=args.featureless,
         progress=progress,
     )
     result.write(
