@@ -67,9 +67,9 @@ def test_pairs_are_every_pair_within_k_and_no_other(corpus, bits, k):
     assert len(brute_pairs(result.fingerprints, k)) > 10  # the corpus has near-duplicates
 
 
-def test_one_document_kept_per_cluster(corpus):
+def test_components_keep_one_document_per_cluster(corpus):
     texts, _ = corpus
-    result = neardup.dedup(texts, max_distance=6)
+    result = neardup.dedup(texts, max_distance=6, cluster="components")
     first, second, _ = result.pairs
     label = components(len(texts), zip(first.tolist(), second.tolist()))
     assert Counter(np.array(label)[result.kept].tolist()) == Counter(set(label))  # one each
@@ -84,10 +84,10 @@ def test_one_document_kept_per_cluster(corpus):
 
 
 @pytest.mark.parametrize("keep", ["longest", "shortest", "lowest-id"])
-def test_keep_policies_choose_the_right_member(corpus, keep):
+def test_keep_policies_choose_the_right_member_of_a_component(corpus, keep):
     texts, ids = corpus
     table = pa.table({"text": texts, "id": ids})
-    result = neardup.dedup(table, id_field="id", keep=keep, max_distance=6)
+    result = neardup.dedup(table, id_field="id", keep=keep, max_distance=6, cluster="components")
     first, second, _ = result.pairs
     label = components(len(texts), zip(first.tolist(), second.tolist()))
     size = [len(t.encode()) for t in texts]
@@ -190,12 +190,12 @@ def test_similarity_gives_the_cosine_radius(corpus):
         neardup.dedup(texts, similarity=0.9, max_distance=3)
 
 
-def test_against_drops_documents_near_the_index_with_their_cluster(tmp_path, corpus):
+def test_against_drops_documents_near_the_index_with_their_component(tmp_path, corpus):
     texts, _ = corpus
     seen, new = texts[: len(texts) // 2], texts[len(texts) // 2 :]
     first = neardup.dedup(seen)
     first.write(save_index=tmp_path / "seen.idx")
-    second = neardup.dedup(new, against=tmp_path / "seen.idx")
+    second = neardup.dedup(new, against=tmp_path / "seen.idx", cluster="components")
     fp = neardup.Fingerprinter()
     old = fp.fingerprint_batch(seen)
     near_old = np.array([(neardup.hamming_many(old, f) <= 3).any() for f in second.fingerprints])
@@ -204,7 +204,7 @@ def test_against_drops_documents_near_the_index_with_their_cluster(tmp_path, cor
     # a cluster with a document near the index keeps nothing
     for label in np.unique(second.labels[near_old]):
         assert not second.kept[second.labels == label].any()
-    plain = neardup.dedup(new)
+    plain = neardup.dedup(new, cluster="components")
     assert np.array_equal(second.kept, plain.kept & ~np.isin(plain.labels, plain.labels[near_old]))
     second.write(save_index=tmp_path / "both.idx")
     both = neardup.HammingIndex.open(tmp_path / "both.idx")
@@ -273,3 +273,56 @@ def test_featureless_is_exactly_the_documents_with_no_features(texts):
         # Every document without features is kept alone; no pair involves one.
         involved = set(result.pairs[0].tolist()) | set(result.pairs[1].tolist())
         assert not involved & {p for p, none in enumerate(no_features) if none}
+
+
+@pytest.mark.parametrize("keep", ["first", "longest", "lowest-id"])
+@pytest.mark.parametrize("bits, k", [(64, 6), (128, 12)])
+def test_greedy_keeps_a_document_unless_a_kept_one_lies_within_k(corpus, keep, bits, k):
+    import naive_index
+
+    texts, ids = corpus
+    result = neardup.dedup(
+        pa.table({"text": texts, "id": ids}), id_field="id", keep=keep, bits=bits, max_distance=k
+    )
+    size = [len(t.encode()) for t in texts]
+    rules = {"first": lambda p: p, "longest": lambda p: (-size[p], p), "lowest-id": lambda p: (ids[p], p)}
+    order = sorted(range(len(texts)), key=rules[keep])
+    want_kept, want_rep = naive_index.greedy(naive_index.as_ints(result.fingerprints), order, k)
+    assert result.kept.tolist() == want_kept
+    assert result.representatives.tolist() == want_rep
+    assert (result.distances <= k).all()  # every removed document has a kept one within k
+    assert result.kept[result.representatives].all()
+
+
+def test_greedy_with_verify_removes_only_documents_similar_to_a_kept_one(corpus):
+    texts, _ = corpus
+    result = neardup.dedup(texts, bits=128, max_distance=16, verify=("jaccard", 0.5))
+    removed = np.flatnonzero(~result.kept)
+    assert removed.size > 5
+    for p in removed.tolist():
+        r = int(result.representatives[p])
+        assert result.kept[r] and result.distances[p] <= 16
+        assert naive_similarity(texts[p], texts[r], "jaccard") >= 0.5
+
+
+def test_thousands_of_copies_and_a_near_identical_family_match_the_references():
+    import naive_index
+
+    rng = np.random.default_rng(11)
+    words = [f"w{i}" for i in range(400)]
+    page = " ".join(rng.choice(words, 60))
+    texts = [page] * 3000  # a page copied thousands of times
+    texts += [f"{page} updated {i % 1500}" for i in range(1500)]  # a family: one word differs
+    texts += [" ".join(rng.choice(words, 60)) for _ in range(200)]  # unrelated pages
+    order = rng.permutation(len(texts))
+    texts = [texts[p] for p in order]
+    for cluster in ("greedy", "components"):
+        result = neardup.dedup(texts, max_distance=8, cluster=cluster)
+        values = naive_index.as_ints(result.fingerprints)
+        if cluster == "greedy":
+            want_kept, want_rep = naive_index.greedy(values, list(range(len(texts))), 8)
+            assert result.kept.tolist() == want_kept and result.representatives.tolist() == want_rep
+        else:
+            i, j = zip(*sorted(brute_pairs(result.fingerprints, 8)))
+            want = naive_index.representatives(list(i), list(j), list(range(len(texts))), "first")
+            assert result.representatives.tolist() == want

@@ -29,8 +29,8 @@ from ..io.dispatch import write_kept as _write_kept
 from ..io.rejects import Rejects
 from ..io.sources import split_suffixes
 from ..io.writers import TableWriter, output_format, write_table
-from .clustering import clusters
 from .corpus import MemoryCorpus, open_corpus
+from .selection import CLUSTERINGS, collapse, component_roots, keep_greedy, keep_greedy_pairs
 from .verify import FeatureTable, check_verify
 
 KEEP = ("first", "longest", "shortest", "lowest-id")
@@ -62,8 +62,8 @@ class DedupStats:
     skip_summary: str = ""
     input_bytes: int = 0
     text_bytes: int = 0
-    candidate_pairs: int = 0
-    pairs: int = 0
+    candidate_pairs: int | None = None
+    pairs: int | None = None
     clusters: int = 0
     duplicates: int = 0
     against_matches: int = 0
@@ -92,10 +92,12 @@ class DedupStats:
                 f"{self.featureless:,} documents had no features (empty, blank or punctuation "
                 f"only): {what} (--featureless)"
             )
-        pairs = f"{self.pairs:,} near-duplicate pairs"
-        if self.candidate_pairs != self.pairs:
-            pairs += f" ({self.candidate_pairs:,} candidates before verification)"
-        lines.append(f"{pairs} in {self.clusters:,} clusters")
+        found = f"{self.clusters:,} clusters of near-duplicates"
+        if self.pairs is not None:
+            found += f", {self.pairs:,} pairs between distinct fingerprints"
+            if self.candidate_pairs != self.pairs:
+                found += f" ({self.candidate_pairs:,} candidates before verification)"
+        lines.append(found)
         removed = f"removed {self.duplicates:,} near-duplicates"
         if dropped:
             removed += f" and {dropped:,} documents without features"
@@ -126,7 +128,8 @@ class DedupResult:
             the kept document of its cluster.
         distances: int64, shape (n,): Hamming distance to the representative.
         pairs: (first, second, distance): int64 positions (first < second) of every
-            near-duplicate pair, and their Hamming distance.
+            near-duplicate pair (verified, with ``verify``), and their Hamming distance.
+            Computed on first use: for n copies of one text that is n(n-1)/2 pairs.
         similarity: float64 exact similarity of each pair, with ``verify``; else None.
         matched: with ``against``, int64 id in that index of a near-duplicate of each document
             (-1 for none); else None.
@@ -142,8 +145,6 @@ class DedupResult:
     labels: np.ndarray
     representatives: np.ndarray
     distances: np.ndarray
-    pairs: tuple[np.ndarray, np.ndarray, np.ndarray]
-    similarity: np.ndarray | None
     matched: np.ndarray | None
     rows: np.ndarray
     stats: DedupStats
@@ -153,9 +154,37 @@ class DedupResult:
     _lengths: np.ndarray = field(repr=False)
     _against_index: HammingIndex | None = field(default=None, repr=False)
     _spans: np.ndarray | None = field(default=None, repr=False)
+    _compared: np.ndarray | None = field(default=None, repr=False)
+    _verify: tuple[str, float] | None = field(default=None, repr=False)
+    _pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _similarity: np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return self.kept.shape[0]
+
+    @property
+    def pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every near-duplicate pair (see the class docstring), computed on first use."""
+        if self._pairs is None:
+            compared = np.arange(len(self)) if self._compared is None else self._compared
+            first, second, distance = _join(self.fingerprints[compared], self.config.bits, self.max_distance)
+            first, second = compared[first], compared[second]
+            if self._verify is not None:
+                metric, threshold = self._verify
+                similarity = _exact_similarity(self._corpus, first, second, metric, self.config)
+                good = similarity >= threshold
+                first, second, distance = first[good], second[good], distance[good]
+                self._similarity = similarity[good]
+            self._pairs = (first, second, distance)
+        return self._pairs
+
+    @property
+    def similarity(self) -> np.ndarray | None:
+        """float64 exact similarity of each of :attr:`pairs`, with ``verify``; else None."""
+        if self._verify is None:
+            return None
+        self.pairs  # noqa: B018 - computes the similarities with the pairs
+        return self._similarity
 
     def ids_at(self, positions: np.ndarray) -> list:
         """The ids of the documents at ``positions``."""
@@ -194,7 +223,11 @@ class DedupResult:
         """Every near-duplicate pair: ``id_a``, ``id_b``, ``distance`` (and ``similarity``
         with ``verify``)."""
         first, second, distance = self.pairs
-        columns = {"id_a": self.ids_at(first), "id_b": self.ids_at(second), "distance": distance}
+        columns: dict[str, Any] = {
+            "id_a": self.ids_at(first),
+            "id_b": self.ids_at(second),
+            "distance": distance,
+        }
         if self.similarity is not None:
             columns["similarity"] = self.similarity
         return pa.table(columns)
@@ -336,6 +369,7 @@ def dedup(
     max_document_mb: float = 32,
     block_mb: float = 16,
     featureless: str = "keep",
+    cluster: str = "greedy",
     progress: Progress | None = None,
     **fingerprint_options: Any,
 ) -> DedupResult:
@@ -350,8 +384,13 @@ def dedup(
             (Manku et al. 2007).
         similarity: instead of ``max_distance``, the least cosine similarity, turned into a
             radius with :func:`neardup.distance_for_cosine`.
-        keep: which document of a cluster to keep: ``"first"`` in input order,
+        keep: which document to keep of near-duplicates: ``"first"`` in input order,
             ``"longest"`` or ``"shortest"`` text (ties: the first), ``"lowest-id"``.
+        cluster: ``"greedy"``: in ``keep`` order, a document is kept unless a kept one lies
+            within the radius (and, with ``verify``, is at least the threshold similar); each
+            removed document's representative is that kept one. ``"components"``: connected
+            components of the near-duplicate pairs, one kept per component; a removed
+            document may then lie far from the kept one, linked through others.
         verify: ``(metric, threshold)``: recompute the exact ``"jaccard"`` (of the feature
             sets) or ``"cosine"`` (of the weighted features) of every candidate pair from the
             texts and keep only the pairs at least ``threshold`` similar.
@@ -380,6 +419,8 @@ def dedup(
         )
     if keep not in KEEP:
         raise ConfigError(f"keep={keep!r} is not allowed; choose one of {', '.join(KEEP)}")
+    if cluster not in CLUSTERINGS:
+        raise ConfigError(f"cluster={cluster!r} is not allowed; choose one of {', '.join(CLUSTERINGS)}")
     if featureless not in FEATURELESS:
         raise ConfigError(
             f"featureless={featureless!r} is not allowed; choose one of {', '.join(FEATURELESS)}"
@@ -413,53 +454,42 @@ def dedup(
     # Positions of the documents compared with others: all but those without features, unless
     # asked to compare them too.
     compared = np.arange(n) if featureless == "compare" else np.flatnonzero(~no_features)
-    with progress.stage("pairs", unit="pairs"):
-        index = HammingIndex(bits=config.bits, max_distance=k)
-        index.add(fps[compared])
-        first, second, distance = index.pairs() if len(compared) > 1 else (np.zeros(0, np.int64),) * 3
-        first, second = compared[first], compared[second]
-        del index
-    stats.candidate_pairs = len(first)
-    pair_similarity = None
-    if checked_verify is not None:
-        metric, threshold = checked_verify
-        with progress.stage("verify", total=corpus.total_bytes):
-            pair_similarity = _exact_similarity(corpus, first, second, metric, config)
-        good = pair_similarity >= threshold
-        first, second, distance, pair_similarity = (
-            first[good],
-            second[good],
-            distance[good],
-            pair_similarity[good],
+    with progress.stage("join", unit="docs"):
+        chosen = _choose(
+            fps,
+            compared,
+            _priority(n, keep, lengths, ids),
+            k,
+            config,
+            cluster,
+            checked_verify,
+            against_index,
+            corpus,
+            progress,
+            stats,
         )
-    matched = None
-    if against_index is not None:
-        with progress.stage("against index", unit="docs"):
-            offsets, found, _ = against_index.query_batch(fps[compared], max_distance=k)
-            matched = np.full(n, -1, dtype=np.int64)
-            hit = np.diff(offsets) > 0
-            matched[compared[hit]] = found[offsets[:-1][hit]]  # the nearest
+    representatives, matched = chosen
     with progress.stage("clusters", unit="docs"):
-        representatives = _representatives(first, second, n, keep, lengths, ids)
         _, labels = np.unique(representatives, return_inverse=True)
         kept = representatives == np.arange(n)
         sizes = np.bincount(labels, minlength=1)
-        stats.duplicates = int(n - kept.sum())
         if matched is not None:
-            hit_cluster = np.zeros(sizes.shape[0], dtype=bool)
-            hit_cluster[labels[matched >= 0]] = True
-            stats.against_matches = int((kept & hit_cluster[labels]).sum())
-            kept &= ~hit_cluster[labels]
-            stats.duplicates = int(n - kept.sum()) - stats.against_matches
+            # A document near the index is not kept. Under components its whole cluster goes
+            # with it; under greedy it removes nothing, so only its copies follow it.
+            hit = np.zeros(sizes.shape[0], dtype=bool)
+            hit[labels[matched >= 0]] = True
+            stats.against_matches = int((kept & hit[labels]).sum())
+            kept &= ~hit[labels]
+        stats.duplicates = int(n - kept.sum()) - stats.against_matches
         if featureless == "drop":
             kept &= ~no_features  # each is its own cluster: dropping it touches no other
         distances = _distances(fps, representatives)
     stats.featureless, stats.featureless_policy = int(no_features.sum()), featureless
     stats.documents, stats.skipped, stats.skip_summary = n, rejects.count, rejects.summary()
     stats.text_bytes, stats.removed_text_bytes = int(lengths.sum()), int(lengths[~kept].sum())
-    stats.pairs, stats.clusters = len(first), int((sizes > 1).sum())
+    stats.clusters = int((sizes > 1).sum())
     stats.seconds = progress.seconds
-    result = DedupResult(
+    return DedupResult(
         config,
         k,
         fps,
@@ -467,8 +497,6 @@ def dedup(
         labels.astype(np.int64),
         representatives,
         distances,
-        (first, second, distance),
-        pair_similarity,
         matched,
         rows,
         stats,
@@ -478,8 +506,85 @@ def dedup(
         lengths,
         against_index,
         spans,
+        _compared=None if len(compared) == n else compared,
+        _verify=checked_verify,
     )
-    return result
+
+
+def _choose(
+    fps: np.ndarray,
+    compared: np.ndarray,
+    order: np.ndarray,
+    k: int,
+    config: FingerprintConfig,
+    cluster: str,
+    verify: tuple[str, float] | None,
+    against_index: HammingIndex | None,
+    corpus: Any,
+    progress: Progress,
+    stats: DedupStats,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """(representative position of every document, the ``against`` match of each or None).
+
+    Only the ``compared`` documents take part; the others represent themselves. Identical
+    fingerprints are collapsed (``selection.collapse``), so copies cost nothing beyond their
+    entry; pairs are listed only between distinct fingerprints, and only for components or
+    verification."""
+    n = fps.shape[0]
+    local = np.full(n, -1, dtype=np.int64)
+    local[compared] = np.arange(compared.size, dtype=np.int64)
+    ranked = local[order]
+    distinct, rank, leader = collapse(fps[compared], ranked[ranked >= 0])
+    leader = compared[leader]  # document positions
+    m = distinct.shape[0]
+    matched, blocked = None, None
+    if against_index is not None:
+        offsets, found, _ = against_index.query_batch(distinct, max_distance=k)
+        blocked = np.diff(offsets) > 0
+        nearest = np.full(m, -1, dtype=np.int64)
+        nearest[blocked] = found[offsets[:-1][blocked]]
+        matched = np.full(n, -1, dtype=np.int64)
+        matched[compared] = nearest[rank]
+    detached = np.zeros(compared.size, dtype=bool)  # copies whose text fails verification
+    first = second = distance = np.zeros(0, dtype=np.int64)
+    if cluster == "components" or verify is not None:
+        first, second, distance = _join(distinct, config.bits, k)
+        stats.candidate_pairs = stats.pairs = len(first)
+        if verify is not None:
+            metric, threshold = verify
+            copies = np.flatnonzero(leader[rank] != compared)
+            with progress.stage("verify", total=corpus.total_bytes):
+                similarity = _exact_similarity(
+                    corpus,
+                    np.concatenate([leader[first], leader[rank[copies]]]),
+                    np.concatenate([leader[second], compared[copies]]),
+                    metric,
+                    config,
+                )
+            good = similarity[: len(first)] >= threshold
+            first, second, distance = first[good], second[good], distance[good]
+            detached[copies] = similarity[len(good) :] < threshold
+            stats.pairs = len(first)
+    if cluster == "components":
+        representative_rank = component_roots(m, first, second)
+    elif verify is not None:
+        _, representative_rank, _ = keep_greedy_pairs(m, first, second, distance, blocked)
+    else:
+        _, representative_rank, _ = keep_greedy(distinct, config.bits, k, blocked)
+    own = representative_rank[rank]
+    own = np.where(own >= 0, own, rank)  # a blocked entry's copies follow its best member
+    representatives = np.arange(n, dtype=np.int64)
+    representatives[compared] = np.where(detached, compared, leader[own])
+    return representatives, matched
+
+
+def _join(fps: np.ndarray, bits: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair of ``fps`` within ``k`` (positions, first < second, and distances)."""
+    if fps.shape[0] < 2:
+        return (np.zeros(0, np.int64),) * 3
+    index = HammingIndex(bits=bits, max_distance=k)
+    index.add(fps)
+    return index.pairs()
 
 
 def _radius(max_distance: int | None, similarity: float | None, bits: int) -> int:
@@ -602,24 +707,18 @@ def _exact_similarity(
     return table.similarity(np.searchsorted(wanted, first), np.searchsorted(wanted, second), metric, config)
 
 
-def _representatives(
-    first: np.ndarray, second: np.ndarray, n: int, keep: str, lengths: np.ndarray, ids: Any
-) -> np.ndarray:
-    """The position of each document's representative under ``keep``."""
-    if keep == "longest" or keep == "shortest":
-        return clusters(
-            first, second, n, representative="longest", lengths=lengths if keep == "longest" else -lengths
-        )
+def _priority(n: int, keep: str, lengths: np.ndarray, ids: Any) -> np.ndarray:
+    """int64, shape (n,): positions, the one to keep first under ``keep`` (ties: input order)."""
+    position = np.arange(n, dtype=np.int64)
+    if keep == "longest":
+        return np.lexsort((position, -lengths))
+    if keep == "shortest":
+        return np.lexsort((position, lengths))
     if keep == "first" or ids is None:
-        # Default ids (file:line, or positions) sort as the input does.
-        return clusters(first, second, n, representative="first")
+        return position  # default ids (file:line, or positions) sort as the input does
     with contextlib.suppress(pa.ArrowInvalid):
         ids = pc.cast(ids, pa.int64())  # integer ids compare as numbers: 9 before 10
-    order = pc.sort_indices(ids).to_numpy().astype(np.int64)  # positions, lowest id first
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n, dtype=np.int64)
-    # Cluster the ranks, whose lowest is the lowest id; label by rank, map back to positions.
-    return order[clusters(rank[first], rank[second], n, representative="lowest-id")[rank]]
+    return pc.sort_indices(ids).to_numpy().astype(np.int64)  # stable: ties in input order
 
 
 def _distances(fps: np.ndarray, representatives: np.ndarray) -> np.ndarray:

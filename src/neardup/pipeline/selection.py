@@ -92,10 +92,14 @@ def keep_greedy(
 
 
 def keep_greedy_pairs(
-    m: int, first: np.ndarray, second: np.ndarray, pair_distance: np.ndarray
+    m: int,
+    first: np.ndarray,
+    second: np.ndarray,
+    pair_distance: np.ndarray,
+    blocked: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Manku's rule over ranks ``0 .. m - 1`` where only the given pairs of ranks (verified
-    ones, say) count as near-duplicates; returns as :func:`keep_greedy` does."""
+    ones, say) count as near-duplicates; ``blocked`` and the result as in :func:`keep_greedy`."""
     ends = np.concatenate([first, second])
     others = np.concatenate([second, first])
     order = np.argsort(ends, kind="stable")
@@ -104,6 +108,9 @@ def keep_greedy_pairs(
     state = np.zeros(m, dtype=np.int8)
     representative = np.arange(m, dtype=np.int64)
     distance = np.zeros(m, dtype=np.int64)
+    if blocked is not None:
+        state[blocked] = REMOVED
+        representative[blocked] = -1
     keep_in_order(
         np.arange(m, dtype=np.int64),
         offsets,
