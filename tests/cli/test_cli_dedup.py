@@ -214,8 +214,9 @@ def test_keep_choices_match_the_library():
     assert np.array_equal(np.sort(list(dedup_command.KEEP)), np.sort(list(job.KEEP)))
 
 
-def test_featureless_choices_match_the_library():
+def test_featureless_and_cluster_choices_match_the_library():
     assert dedup_command.FEATURELESS == job.FEATURELESS
+    assert dedup_command.CLUSTERINGS == job.CLUSTERINGS
 
 
 def test_one_document_per_file_to_txt_is_refused_before_reading(tmp_path):

@@ -326,3 +326,19 @@ def test_thousands_of_copies_and_a_near_identical_family_match_the_references():
             i, j = zip(*sorted(brute_pairs(result.fingerprints, 8)))
             want = naive_index.representatives(list(i), list(j), list(range(len(texts))), "first")
             assert result.representatives.tolist() == want
+
+
+def test_the_summary_counts_documents_removed_by_chaining():
+    rng = np.random.default_rng(1)
+    page = [f"w{i}" for i in rng.integers(0, 1000, 40)]
+    texts = []
+    for i in range(40):  # each page one word further from the first
+        texts.append(" ".join(page))
+        page[i] = f"new{i}"
+    chained = neardup.dedup(texts, max_distance=6, features="words", cluster="components")
+    far = ~chained.kept & (chained.distances > 6)
+    assert chained.stats.chained == int(far.sum()) > 10
+    assert "farther than the radius from every kept one" in chained.stats.format()
+    greedy = neardup.dedup(texts, max_distance=6, features="words")
+    assert greedy.stats.chained == 0 and greedy.distances.max() <= 6
+    assert greedy.kept.sum() > chained.kept.sum()

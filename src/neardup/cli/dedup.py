@@ -11,6 +11,7 @@ from .options import add_config_arguments, add_input_arguments, config_from_args
 
 KEEP = ("first", "longest", "shortest", "lowest-id")
 FEATURELESS = ("keep", "drop", "compare")
+CLUSTERINGS = ("greedy", "components")
 
 _EPILOG = """\
 inputs:
@@ -80,6 +81,14 @@ def add_command(commands: Any) -> None:
         metavar=("METRIC", "THRESHOLD"),
         help="recompute each candidate pair's exact similarity from the texts "
         "(jaccard or cosine) and keep pairs at least THRESHOLD similar",
+    )
+    match.add_argument(
+        "--cluster",
+        choices=CLUSTERINGS,
+        default="greedy",
+        help="greedy: in --keep order, a document is removed only when a kept one lies within "
+        "the radius (and passes --verify); components: connected components of the pairs, "
+        "one kept each, a removed one possibly far from it through others (default: %(default)s)",
     )
     match.add_argument(
         "--featureless",
@@ -170,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
         max_document_mb=args.max_document_mb,
         block_mb=args.block_mb,
         featureless=args.featureless,
+        cluster=args.cluster,
         progress=progress,
     )
     result.write(

@@ -69,6 +69,7 @@ class DedupStats:
     against_matches: int = 0
     featureless: int = 0
     featureless_policy: str = "keep"
+    chained: int = 0
     removed_text_bytes: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -107,6 +108,11 @@ class DedupStats:
             f"{removed}, kept {kept:,} documents; {format_bytes(self.removed_text_bytes)} "
             f"of text saved ({100 * self.removed_text_bytes / max(self.text_bytes, 1):.1f}%)"
         )
+        if self.chained:
+            lines.append(
+                f"{self.chained:,} removed documents are farther than the radius from every kept "
+                f"one, linked to it only through others (--cluster components)"
+            )
         lines.append(
             "time: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in self.seconds.items())
         )
@@ -484,6 +490,13 @@ def dedup(
         if featureless == "drop":
             kept &= ~no_features  # each is its own cluster: dropping it touches no other
         distances = _distances(fps, representatives)
+        # Removed as near-duplicates yet farther than k from their kept one: components chain,
+        # greedy never does. (Under components each cluster keeps one, so no other kept one
+        # lies within k.)
+        duplicate = representatives != np.arange(n)
+        if matched is not None:
+            duplicate &= matched < 0
+        stats.chained = int((duplicate & (distances > k)).sum())
     stats.featureless, stats.featureless_policy = int(no_features.sum()), featureless
     stats.documents, stats.skipped, stats.skip_summary = n, rejects.count, rejects.summary()
     stats.text_bytes, stats.removed_text_bytes = int(lengths.sum()), int(lengths[~kept].sum())
