@@ -198,8 +198,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _show_example(result: Any, documents: list[Any]) -> None:
-    """Each cluster of the example with its texts, the kept one first."""
+    """Each cluster of the example with its texts, the kept one first, and the words each other
+    member changes; then the planted copies left apart, beyond the radius."""
     import numpy as np
+
+    from ..index.hamming import hamming
 
     texts = {d.id: d.text for d in documents}
     sizes = np.bincount(result.labels)
@@ -209,6 +212,7 @@ def _show_example(result: Any, documents: list[Any]) -> None:
     ]
     for label in np.flatnonzero(sizes > 1).tolist():
         members = sorted(np.flatnonzero(result.labels == label).tolist(), key=lambda p: not result.kept[p])
+        kept = texts[result.ids_at(np.array(members[:1]))[0]]
         lines.append("")
         for p, doc_id in zip(members, result.ids_at(np.array(members))):
             mark = "+" if result.kept[p] else "-"
@@ -217,4 +221,42 @@ def _show_example(result: Any, documents: list[Any]) -> None:
                 f" {mark} {doc_id} (distance {result.distances[p]}): "
                 f"{text[:100]}{'...' if len(text) > 100 else ''}"
             )
+            if not result.kept[p]:
+                lines.append(f"     {_changes(kept, texts[doc_id])}")
+    position = {d.id: p for p, d in enumerate(documents)}
+    apart = [
+        (p, position[d.original])
+        for p, d in enumerate(documents)
+        if d.original != d.id and result.labels[p] != result.labels[position[d.original]]
+    ]
+    if apart:
+        lines.append(f"\n{len(apart)} edited copies left apart, beyond distance {result.max_distance}:")
+        for p, o in apart:
+            distance = hamming(result.fingerprints[p], result.fingerprints[o])
+            lines.append(f"   {documents[p].id} (distance {distance} from {documents[o].id})")
+            lines.append(f"     {_changes(documents[o].text, documents[p].text)}")
     print("\n".join(lines))
+
+
+def _changes(kept: str, other: str, most: int = 4) -> str:
+    """The words ``other`` changes in ``kept`` as the fingerprint sees them: case and
+    punctuation dropped, a Chinese ideograph a word."""
+    import difflib
+    import re
+
+    a, b = (re.findall(r"[\u3400-\u9fff]|[^\W\u3400-\u9fff]+", t.casefold()) for t in (kept, other))
+
+    def joined(words: list[str]) -> str:  # ideographs are written without spaces
+        return "".join(words) if words and "\u3400" <= words[0] <= "\u9fff" else " ".join(words)
+
+    edits = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        old, new = joined(a[i1:i2]), joined(b[j1:j2])
+        if op == "replace":
+            edits.append(f"{old!r} -> {new!r}")
+        elif op != "equal":
+            edits.append(f"{'added' if op == 'insert' else 'removed'} {new or old!r}")
+    if not edits:
+        return "same words: only case, punctuation or line breaks differ"
+    more = f" and {len(edits) - most} more" if len(edits) > most else ""
+    return "; ".join(edits[:most]) + more
