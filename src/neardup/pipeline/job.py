@@ -460,21 +460,19 @@ def dedup(
     # Positions of the documents compared with others: all but those without features, unless
     # asked to compare them too.
     compared = np.arange(n) if featureless == "compare" else np.flatnonzero(~no_features)
-    with progress.stage("join", unit="docs"):
-        chosen = _choose(
-            fps,
-            compared,
-            _priority(n, keep, lengths, ids),
-            k,
-            config,
-            cluster,
-            checked_verify,
-            against_index,
-            corpus,
-            progress,
-            stats,
-        )
-    representatives, matched = chosen
+    representatives, matched = _choose(
+        fps,
+        compared,
+        _priority(n, keep, lengths, ids),
+        k,
+        config,
+        cluster,
+        checked_verify,
+        against_index,
+        corpus,
+        progress,
+        stats,
+    )
     with progress.stage("clusters", unit="docs"):
         _, labels = np.unique(representatives, return_inverse=True)
         kept = representatives == np.arange(n)
@@ -551,39 +549,46 @@ def _choose(
     leader = compared[leader]  # document positions
     m = distinct.shape[0]
     matched, blocked = None, None
-    if against_index is not None:
-        offsets, found, _ = against_index.query_batch(distinct, max_distance=k)
-        blocked = np.diff(offsets) > 0
-        nearest = np.full(m, -1, dtype=np.int64)
-        nearest[blocked] = found[offsets[:-1][blocked]]
-        matched = np.full(n, -1, dtype=np.int64)
-        matched[compared] = nearest[rank]
-    detached = np.zeros(compared.size, dtype=bool)  # copies whose text fails verification
     first = second = distance = np.zeros(0, dtype=np.int64)
-    if cluster == "components" or verify is not None:
-        first, second, distance = _join(distinct, config.bits, k)
-        stats.candidate_pairs = stats.pairs = len(first)
-        if verify is not None:
-            metric, threshold = verify
-            copies = np.flatnonzero(leader[rank] != compared)
-            with progress.stage("verify", total=corpus.total_bytes):
-                similarity = _exact_similarity(
-                    corpus,
-                    np.concatenate([leader[first], leader[rank[copies]]]),
-                    np.concatenate([leader[second], compared[copies]]),
-                    metric,
-                    config,
-                )
-            good = similarity[: len(first)] >= threshold
-            first, second, distance = first[good], second[good], distance[good]
-            detached[copies] = similarity[len(good) :] < threshold
-            stats.pairs = len(first)
+    with progress.stage("join", total=m, unit="docs") as stage:
+        if against_index is not None:
+            offsets, found, _ = against_index.query_batch(distinct, max_distance=k)
+            blocked = np.diff(offsets) > 0
+            nearest = np.full(m, -1, dtype=np.int64)
+            nearest[blocked] = found[offsets[:-1][blocked]]
+            matched = np.full(n, -1, dtype=np.int64)
+            matched[compared] = nearest[rank]
+        if cluster == "components" or verify is not None:
+            first, second, distance = _join(distinct, config.bits, k)
+            stats.candidate_pairs = stats.pairs = len(first)
+        else:
+            _, representative_rank, _ = keep_greedy(
+                distinct,
+                config.bits,
+                k,
+                blocked,
+                on_progress=stage.update,
+            )
+    detached = np.zeros(compared.size, dtype=bool)  # copies whose text fails verification
+    if verify is not None:
+        metric, threshold = verify
+        copies = np.flatnonzero(leader[rank] != compared)
+        with progress.stage("verify", total=corpus.total_bytes):
+            similarity = _exact_similarity(
+                corpus,
+                np.concatenate([leader[first], leader[rank[copies]]]),
+                np.concatenate([leader[second], compared[copies]]),
+                metric,
+                config,
+            )
+        good = similarity[: len(first)] >= threshold
+        first, second, distance = first[good], second[good], distance[good]
+        detached[copies] = similarity[len(good) :] < threshold
+        stats.pairs = len(first)
     if cluster == "components":
         representative_rank = component_roots(m, first, second)
     elif verify is not None:
         _, representative_rank, _ = keep_greedy_pairs(m, first, second, distance, blocked)
-    else:
-        _, representative_rank, _ = keep_greedy(distinct, config.bits, k, blocked)
     own = representative_rank[rank]
     own = np.where(own >= 0, own, rank)  # a blocked entry's copies follow its best member
     representatives = np.arange(n, dtype=np.int64)

@@ -17,6 +17,8 @@ distinct fingerprints ranked by their leaders:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .._kernels.cluster import KEPT, REMOVED, components, keep_in_order
@@ -52,12 +54,17 @@ def collapse(fps: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def keep_greedy(
-    distinct: np.ndarray, bits: int, max_distance: int, blocked: np.ndarray | None = None
+    distinct: np.ndarray,
+    bits: int,
+    max_distance: int,
+    blocked: np.ndarray | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Manku's rule over ``distinct`` fingerprints ranked best first (from :func:`collapse`).
 
     ``blocked``, bool shape (m,), marks fingerprints removed beforehand (near an index of what
-    was seen): never kept, they remove nothing. Returns ``(kept, representative, distance)``:
+    was seen): never kept, they remove nothing. ``on_progress`` is told after each batch how
+    many ranks are decided. Returns ``(kept, representative, distance)``:
     bool shape (m,); int64 shape (m,), the rank of the kept fingerprint within the radius that
     removed each one (itself when kept, -1 when blocked); int64 shape (m,), the distance to it.
     """
@@ -83,6 +90,8 @@ def keep_greedy(
             continue
         offsets, found, found_distance = index.query_batch(distinct[candidates])
         keep_in_order(candidates, offsets, found, found_distance, state, representative, distance)
+        if on_progress is not None:
+            on_progress(start)
         # Grow the batch while its matches are few, shrink it when a family made them many.
         if found.size * 2 < _MATCH_BUDGET:
             size = min(size * 2, _MAX_BATCH)
