@@ -18,6 +18,9 @@ In the same run:
   MB/s of the input file, docs/s, CPU time, time per stage (parsed from the summary's
   ``neardup: time:`` line), peak RSS (the child's VmHWM), duplicates removed, and recall of the
   planted near-duplicates (removed, and in the same cluster as their original), by edit rate;
+* the skewed shapes of real crawls (``--shapes``), each deduplicated as the JSONL run is:
+  N copies of one page, N documents in groups of 1,000 copies, and N/10 pages of one
+  template differing in a date, a number and a word; time as a ratio to the JSONL run, peak RSS;
 * datasketch ``MinHash`` (128 permutations) + ``MinHashLSH`` (threshold 0.8) in Python, on the
   first ``--peer-docs`` documents (lowercased ``\\w+`` words, 3-shingles): docs/s, time
   extrapolated to N, and recall on the same subsample beside neardup's.
@@ -348,6 +351,85 @@ def generate(n: int, seed: int, folder: Path) -> dict[str, Any]:
     return meta
 
 
+SHAPES = ("identical", "groups", "family")
+GROUP_SIZE = 1000
+
+
+def skewed_corpus(shape: str, n: int, seed: int, workdir: Path) -> tuple[Path, dict[str, Any]]:
+    """A JSONL corpus of the skewed shapes real crawls have, cached like the main one:
+
+    * ``identical``: ``n`` copies of one page;
+    * ``groups``: ``n`` documents in ``n / 1000`` groups of 1,000 copies, interleaved;
+    * ``family``: ``n`` pages of one template that differ in a date, a visitor number and a
+      headline word (near-identical: few distinct bits apart, many distinct fingerprints).
+
+    Pages are the main corpus's kind of text (~2 KB). Columns id, text."""
+    folder = workdir / f"dedup-{shape}-n{n}-seed{seed}-v{GEN_VERSION}"
+    meta_path = folder / "meta.json"
+    if meta_path.exists():
+        return folder, json.loads(meta_path.read_text())
+    t = time.perf_counter()
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = Vocabulary(seed)
+    rng = np.random.default_rng([seed, 3, SHAPES.index(shape)])
+    pages = 1 if shape != "groups" else max(1, n // GROUP_SIZE)
+    data, offsets = render(originals(rng, pages, vocab), vocab)
+    texts = [bytes(data[a:b]).decode() for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+    escaped = [json.dumps(text) for text in texts]
+    headline = ["News", "Update", "Notice", "Report", "Bulletin", "Digest", "Review", "Brief"]
+    tmp = folder / "corpus.jsonl.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        for start in range(0, n, CHUNK_DOCS):
+            lines = []
+            for p in range(start, min(n, start + CHUNK_DOCS)):
+                if shape == "family":
+                    date = f"{2000 + p // 336 % 27}-{1 + p // 28 % 12:02d}-{1 + p % 28:02d}"
+                    text = json.dumps(
+                        f"{headline[p % len(headline)]} of {date}. {texts[0]} You are visitor {p}."
+                    )
+                else:
+                    text = escaped[p % len(escaped)]
+                lines.append(f'{{"id": {p}, "text": {text}}}\n')
+            f.write("".join(lines))
+    os.replace(tmp, folder / "corpus.jsonl")
+    meta = {
+        "shape": shape,
+        "docs": n,
+        "jsonl_bytes": (folder / "corpus.jsonl").stat().st_size,
+        "generate_s": time.perf_counter() - t,
+    }
+    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    return folder, meta
+
+
+def bench_shape(
+    shape: str, n: int, seed: int, workdir: Path, env: dict[str, str], extra: list[str]
+) -> dict[str, Any]:
+    """``neardup dedup`` on a skewed corpus with the main JSONL run's options."""
+    folder, meta = skewed_corpus(shape, n, seed, workdir)
+    out = workdir / f"out-{shape}-n{n}"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    argv = ["dedup", str(folder / "corpus.jsonl"), "-o", str(out / "kept.jsonl")]
+    argv += ["--clusters", str(out / "clusters.parquet"), *extra]
+    print(f"   neardup {' '.join(argv)}", flush=True)
+    r = run_dedup(argv, env, out / "report.json")
+    with open(out / "kept.jsonl", "rb") as f:
+        kept = sum(1 for _ in f)
+    shutil.rmtree(out, ignore_errors=True)
+    return {
+        "shape": shape,
+        "docs": n,
+        "input_bytes": meta["jsonl_bytes"],
+        "process_s": r["process_s"],
+        "peak_rss_mib": (r["peak_rss_kib"] or 0) / 1024,
+        "stages": r["stages"],
+        "kept": kept,
+        "summary": {k: r.get(k) for k in _COUNTS},
+        "stderr_tail": r["stderr"].strip().splitlines()[-6:],
+    }
+
+
 def _url(position: int) -> str:
     return f"https://www.site{position % 9973}.example.com/page/{position}.html"
 
@@ -422,8 +504,8 @@ def run_dedup(argv: list[str], env: dict[str, str], report: Path, timeout: float
 _STAGES = re.compile(r"^neardup: time: (.*)$", re.M)
 _COUNTS = {
     "documents": re.compile(r"^neardup: read ([\d,]+) documents", re.M),
-    "pairs": re.compile(r"^neardup: ([\d,]+) near-duplicate pairs", re.M),
-    "clusters": re.compile(r"near-duplicate pairs.* in ([\d,]+) clusters", re.M),
+    "pairs": re.compile(r"([\d,]+) pairs between distinct fingerprints", re.M),
+    "clusters": re.compile(r"^neardup: ([\d,]+) clusters of near-duplicates", re.M),
     "duplicates": re.compile(r"^neardup: removed ([\d,]+) near-duplicates", re.M),
 }
 
@@ -692,6 +774,15 @@ def _print_neardup(r: dict[str, Any]) -> None:
     )
 
 
+def _print_shape(r: dict[str, Any]) -> None:
+    ratio = f" ({r['time_vs_distinct']:.2f}x the distinct corpus)" if "time_vs_distinct" in r else ""
+    print(
+        f"   {r['shape']:<9} {r['docs']:>9,} docs, {r['input_bytes'] / MB:>8.1f} MB in "
+        f"{r['process_s']:7.2f} s{ratio}, peak RSS {r['peak_rss_mib']:,.0f} MiB, kept {r['kept']:,}"
+    )
+    print("            stages: " + ", ".join(f"{k} {v:.2f} s" for k, v in r["stages"].items()))
+
+
 def _print_footer(results: dict[str, Any]) -> None:
     c = results["compile"]
     print(f"\n== start-up ({TINY_DOCS} docs, child processes; first round with {c['cache']}) ==")
@@ -775,6 +866,16 @@ def targets(results: dict[str, Any]) -> dict[str, Any]:
         if r["docs"] < TARGET_PEAK_DOCS:
             entry["note"] = f" (the target is for {TARGET_PEAK_DOCS:,} docs; this run has {r['docs']:,})"
         out[f"{fmt} peak RSS MiB <= {TARGET_PEAK_BYTES / 2**20:,.0f} (2 GB)"] = entry
+    for r in results.get("shapes", []):
+        if "time_vs_distinct" in r:
+            out[f"{r['shape']}: time / distinct corpus's <= 2"] = {
+                "value": r["time_vs_distinct"],
+                "met": r["time_vs_distinct"] <= 2,
+            }
+        out[f"{r['shape']}: peak RSS MiB <= {TARGET_PEAK_BYTES / 2**20:,.0f}"] = {
+            "value": r["peak_rss_mib"],
+            "met": r["peak_rss_mib"] * 2**20 <= TARGET_PEAK_BYTES,
+        }
     return out
 
 
@@ -807,6 +908,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--compile",
         action="store_true",
         help="with --quick: measure compile time from an empty cache all the same",
+    )
+    parser.add_argument(
+        "--shapes",
+        default=",".join(SHAPES),
+        help="skewed corpora to run beside the main one: identical (N copies of one page), groups "
+        "(N in groups of 1,000 copies), family (N/10 near-identical pages); '' for none",
     )
     parser.add_argument(
         "--neardup-args",
@@ -881,6 +988,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rows.append(bench_neardup(fmt, folder, meta, truth, env, workdir, cpus, args.keep_outputs, extra))
         _print_neardup(rows[-1])
     results["neardup"] = rows
+
+    shapes = [s for s in args.shapes.split(",") if s]
+    if unknown := set(shapes) - set(SHAPES):
+        parser.error(f"--shapes: unknown {sorted(unknown)}; choose from {', '.join(SHAPES)}")
+    if shapes:
+        print("\n== skewed corpora, neardup dedup with the JSONL run's options ==", flush=True)
+    results["shapes"] = []
+    base = next((r for r in rows if r["format"] == "jsonl"), None)
+    for shape in shapes:
+        gc.collect()
+        row = bench_shape(shape, n // 10 if shape == "family" else n, args.seed, workdir, env, extra)
+        if base is not None:
+            row["time_vs_distinct"] = row["process_s"] / base["process_s"]
+        results["shapes"].append(row)
+        _print_shape(row)
 
     results["ratios"] = {}
     if not args.no_peers:
