@@ -9,6 +9,8 @@ keep every read inside the array: these do no bounds check.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import numba
 import numpy as np
@@ -20,7 +22,7 @@ from numba.extending import intrinsic
 _BIG_ENDIAN = sys.byteorder == "big"
 
 
-def _load_le(width: int):
+def _load_le(width: int) -> Callable[..., Any]:
     @intrinsic
     def load(typingctx, array, index):
         def codegen(context, builder, signature, args):
@@ -124,22 +126,22 @@ def trailing_zeros(typingctx, x):
 if numba.config.DISABLE_JIT:
     # NUMBA_DISABLE_JIT=1 runs the kernels as Python (for coverage and debugging); intrinsics
     # exist only in compiled code, so plain equivalents stand in.
-    def load_u64(buf, i):  # type: ignore[no-redef]
+    def load_u64(buf, i):
         return np.uint64(int.from_bytes(bytes(buf[i : i + 8]), "little"))
 
-    def load_u32(buf, i):  # type: ignore[no-redef]
+    def load_u32(buf, i):
         return np.uint64(int.from_bytes(bytes(buf[i : i + 4]), "little"))
 
-    def store_u64(buf, i, v):  # type: ignore[no-redef]
+    def store_u64(buf, i, v):
         buf[i : i + 8] = np.frombuffer(int(v).to_bytes(8, "little"), dtype=np.uint8)
 
-    def mul128_fold64(a, b):  # type: ignore[no-redef]
+    def mul128_fold64(a, b):
         product = int(a) * int(b)
         return np.uint64((product ^ (product >> 64)) & (2**64 - 1))
 
-    def prefetch(array, row, column):  # type: ignore[no-redef]
+    def prefetch(array, row, column):
         pass
 
-    def trailing_zeros(x):  # type: ignore[no-redef]
+    def trailing_zeros(x):
         x = int(x)
         return np.uint64((x & -x).bit_length() - 1)

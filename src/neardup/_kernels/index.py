@@ -45,8 +45,10 @@ def popcount(typingctx, x):
 
 if numba.config.DISABLE_JIT:
     # Intrinsics exist only in compiled code (see _memory.py).
-    def popcount(x):  # type: ignore[no-redef]
+    def _popcount_python(x):
         return np.uint64(int(x).bit_count())
+
+    popcount = _popcount_python
 
 
 @jit_inline

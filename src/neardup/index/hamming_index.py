@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -88,7 +88,9 @@ def _member(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:
     return sorted_values[np.minimum(at, sorted_values.shape[0] - 1)] == values
 
 
-def _merge_csr(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], q: int):
+def _merge_csr(
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], q: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One CSR result (offsets, ids, distances) from several over the same q queries, each
     query's run sorted by (distance, id)."""
     qidx = np.concatenate([np.repeat(np.arange(q, dtype=np.int64), np.diff(o)) for o, _, _ in parts])
@@ -509,11 +511,12 @@ class HammingIndex:
         index._fps, index._ids = arrays["fingerprints"], arrays["ids"]
         index._sorted_ids, index._tables = arrays["sorted_ids"], arrays["tables"]
         index._layout = layout
-        index._directory = arrays.get("directory")
-        if index._directory is None:
-            index._directory = cls._fill_directory(index._tables, layout)
-        elif index._directory.dtype != _directory_dtype(n):
-            raise bad(f"array 'directory' has dtype {index._directory.dtype}, expected {_directory_dtype(n)}")
+        directory = arrays.get("directory")
+        if directory is None:
+            directory = cls._fill_directory(index._tables, layout)
+        elif directory.dtype != _directory_dtype(n):
+            raise bad(f"array 'directory' has dtype {directory.dtype}, expected {_directory_dtype(n)}")
+        index._directory = directory
         # The delta and tombstones are small and change: copy them into memory.
         index._delta_fps = np.array(arrays["delta_fingerprints"])
         index._delta_ids = np.array(arrays["delta_ids"])
@@ -533,7 +536,9 @@ class HammingIndex:
             )
         return int(max_distance)
 
-    def _search(self, queries: np.ndarray, max_distance: int | None):
+    def _search(
+        self, queries: np.ndarray, max_distance: int | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         k = self._radius(max_distance)
         q = queries.shape[0]
         if len(self) == 0 or q == 0:
@@ -560,7 +565,7 @@ class HammingIndex:
             parts.append((offsets, self._delta_ids[rows], dist))
         return parts[0] if len(parts) == 1 and not len(self._delta_ids) else _merge_csr(parts, q)
 
-    def _search_main(self, queries: np.ndarray, k: int):
+    def _search_main(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """CSR matches among the main rows (tombstones included)."""
         q = queries.shape[0]
         search, layout = self._search_args(k)
@@ -581,7 +586,7 @@ class HammingIndex:
         args = (self._fps, self._ids, self._tables, lay.starts, lay.sizes, lay.masks, lay.rowbits, k)
         return kernels.join_fill(*args, _offsets(kernels.join_count(*args)))
 
-    def _search_args(self, k: int):
+    def _search_args(self, k: int) -> tuple[Any, tuple[object, ...]]:
         """The kernel module for this plan and the arguments its searches take after the
         queries and fingerprints (and ids)."""
         lay = self._layout
@@ -617,7 +622,7 @@ class HammingIndex:
         if fps.shape[1] != self._words:
             want = "(n,)" if self._words == 1 else "(n, 2)"
             raise ValueError(
-                f"{name} has shape {np.shape(fingerprints)}; this {self.bits}-bit index "
+                f"{name} has shape {np.asarray(fingerprints).shape}; this {self.bits}-bit index "
                 f"takes uint64 arrays of shape {want}"
             )
         return np.ascontiguousarray(fps, dtype=np.uint64)

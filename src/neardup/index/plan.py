@@ -176,13 +176,13 @@ class IndexPlan:
                     f"plan={plan!r} is a permuted-table preset, served up to "
                     f"max_distance={MAX_DISTANCE}; at {k} choose 'auto' or 'mih'"
                 )
-            p = cls._preset(bits, k, plan)
-            if p is None:
+            preset = cls._preset(bits, k, plan)
+            if preset is None:
                 raise ConfigError(
                     f"plan={plan!r} needs more than {MAX_TABLES} tables at "
                     f"max_distance={k}; choose 'compact' or 'balanced'"
                 )
-            return p
+            return preset
         valid = ", ".join(repr(name) for name in ("auto", *PRESETS, "mih"))
         raise ConfigError(
             f"plan={plan!r} is not allowed; choose one of {valid}, a number of blocks, or an IndexPlan"

@@ -42,7 +42,7 @@ VERIFY_AUTO_BYTES = 256 * 2**20
 bytes (about 0.1 s of CRC-32); larger files open without reading their data."""
 
 _PREFIX = struct.Struct("<8sQI4x")
-_DTYPES = {"<u8": np.dtype("<u8"), "<i8": np.dtype("<i8"), "<u4": np.dtype("<u4")}
+_DTYPES: dict[str, np.dtype] = {"<u8": np.dtype("<u8"), "<i8": np.dtype("<i8"), "<u4": np.dtype("<u4")}
 _CHUNK = 64 * 2**20
 _CRC_PLACEHOLDER = "00000000"
 
@@ -104,7 +104,7 @@ def write_file(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray
             flat = arr.reshape(-1).view(np.uint8)
             crc = 0
             for s in range(0, flat.shape[0], _CHUNK):
-                piece = memoryview(flat[s : s + _CHUNK])
+                piece = flat[s : s + _CHUNK].data
                 crc = zlib.crc32(piece, crc)
                 f.write(piece)
             crcs[name] = f"{crc:08x}"
@@ -181,12 +181,16 @@ def read_file(
         verify = total <= VERIFY_AUTO_BYTES
     whole = np.memmap(path, mode="r", dtype=np.uint8) if size else np.zeros(0, np.uint8)
     arrays = {}
-    for name, e in entries.items():
+    for name, entry in entries.items():
         try:
-            offset, nbytes, shape = int(e["offset"]), int(e["nbytes"]), tuple(int(s) for s in e["shape"])
-            dtype = _DTYPES[e["dtype"]]
+            offset, nbytes, shape = (
+                int(entry["offset"]),
+                int(entry["nbytes"]),
+                tuple(int(s) for s in entry["shape"]),
+            )
+            dtype = _DTYPES[entry["dtype"]]
         except (KeyError, TypeError, ValueError) as exc:
-            raise bad(f"array {name!r} has a malformed entry {e!r}") from exc
+            raise bad(f"array {name!r} has a malformed entry {entry!r}") from exc
         if (
             offset % ALIGN
             or offset < data_start
@@ -199,7 +203,7 @@ def read_file(
                 f"not fit the {size}-byte file; save the index again"
             )
         view = whole[offset : offset + nbytes]
-        if verify and f"{zlib.crc32(memoryview(view)):08x}" != e.get("crc32"):
+        if verify and f"{zlib.crc32(view.data):08x}" != entry.get("crc32"):
             raise bad(
                 f"array {name!r} is corrupt (CRC-32 mismatch); restore the file or save the index again"
             )
