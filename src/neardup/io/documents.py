@@ -26,13 +26,13 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from .._errors import ConfigError, FormatError
+from .._errors import ConfigError
 from .._kernels.lines import gather, split_lines
 from .._prefetch import prefetch
 from .batch import Batch, ReadOptions
 from .dispatch import read_documents
 from .files import read_file_bytes
-from .lines import Block, JsonlParser, line_blocks
+from .lines import Block, JsonlParser, line_blocks, stream_blocks
 from .rejects import Rejects
 from .sources import COMPRESSIONS, Source, find_sources
 
@@ -44,7 +44,6 @@ STDIN_FORMATS = ("lines", "jsonl")
 _STDIN_NAME = "<stdin>"
 _NO_BYTES = np.zeros(0, dtype=np.uint8)
 _BOM = b"\xef\xbb\xbf"
-_LINE_SLACK = 1 << 20
 _MAX_FILES = 4096
 
 
@@ -257,7 +256,7 @@ def _stdin_batches(
     stream: Any = stdin
     if source.compression is not None:
         stream = pa.CompressedInputStream(pa.PythonFile(stdin, mode="r"), source.compression)
-    blocks = _stream_blocks(stream, source, options, rejects)
+    blocks = stream_blocks(stream, source, options, rejects)
     if source.format == "lines":
         for block in blocks:
             yield _lines_batch(block, source, options, rejects)
@@ -267,44 +266,3 @@ def _stdin_batches(
         batch = parser.parse(block)
         if batch is not None:
             yield batch
-
-
-def _stream_blocks(stream: Any, source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Block]:
-    """:func:`.lines.line_blocks` of a stream that is not a file (stdin): blocks of whole
-    lines; a line longer than the document limit allows is rejected and passed over unheld."""
-    limit = options.max_document_bytes + _LINE_SLACK
-    line = 1
-    offset = consumed = 0  # offset: of carry, in the (decompressed) stream
-    carry = b""
-    skipping = False
-    try:
-        while chunk := stream.read(options.block_bytes):
-            consumed += len(chunk)
-            if skipping:
-                end = chunk.find(b"\n")
-                offset += len(chunk) if end < 0 else end + 1
-                if end < 0:
-                    continue
-                chunk, skipping, line = chunk[end + 1 :], False, line + 1
-            data = carry + chunk if carry else chunk
-            cut = data.rfind(b"\n") + 1
-            if cut == 0 and len(data) > limit:
-                rejects.reject(
-                    f"{source.name}:{line}",
-                    f"a line of over {limit >> 20} MiB, over the document limit (--max-document-mb)",
-                    "document too large",
-                )
-                offset += len(data)
-                carry, skipping = b"", True
-                continue
-            carry = data[cut:]
-            if cut:
-                yield Block(data[:cut], line, offset, consumed)
-                line += int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8, count=cut) == 10))
-                offset += cut
-        if carry and not skipping:
-            yield Block(carry, line, offset, consumed)
-    except (OSError, pa.ArrowInvalid) as e:  # a corrupt or cut compressed stream
-        raise FormatError(
-            f"{source.name}: cannot be read as {source.compression or 'plain'} data ({e})"
-        ) from None

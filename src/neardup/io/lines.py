@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
@@ -52,49 +52,62 @@ class Block(NamedTuple):
 
 
 def line_blocks(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Block]:
-    """Consecutive blocks of whole lines. A line longer than the document limit allows is
-    rejected and passed over without being held in memory; its number is still counted."""
-    limit = options.max_document_bytes + _LINE_SLACK
+    """Consecutive blocks of whole lines of a file (see :func:`stream_blocks`)."""
     raw, stream = open_stream(source)
+    with stream:
+        yield from stream_blocks(stream, source, options, rejects, raw.tell)
+
+
+def stream_blocks(
+    stream: Any,
+    source: Source,
+    options: ReadOptions,
+    rejects: Rejects,
+    on_disk: Callable[[], int] | None = None,
+) -> Iterator[Block]:
+    """Consecutive blocks of whole lines of ``stream`` (a file's, or stdin), read
+    ``options.block_bytes`` at a time. A line longer than the document limit allows is
+    rejected and passed over without being held in memory; its number is still counted.
+    ``on_disk()`` tells the bytes read on disk so far (default: those read from ``stream``)."""
+    limit = options.max_document_bytes + _LINE_SLACK
     line = 1
     offset = 0  # of carry, in the decompressed file
+    read = 0
     carry = b""
     skipping = False
     try:
-        with stream:
-            first = True
-            while chunk := stream.read(options.block_bytes):
-                if first:
-                    first = False
-                    problem = not_utf8_problem(chunk)
-                    if problem is not None:
-                        rejects.reject(source.name, problem, "not UTF-8 (UTF-16 or UTF-32)")
-                        return
-                if skipping:
-                    end = chunk.find(b"\n")
-                    offset += len(chunk) if end < 0 else end + 1
-                    if end < 0:
-                        continue
-                    chunk, skipping, line = chunk[end + 1 :], False, line + 1
-                data = carry + chunk if carry else chunk
-                cut = data.rfind(b"\n") + 1
-                if cut == 0 and len(data) > limit:
-                    rejects.reject(
-                        f"{source.name}:{line}",
-                        f"a line of over {limit >> 20} MiB, over the document limit (--max-document-mb)",
-                        "document too large",
-                    )
-                    offset += len(data)
-                    carry, skipping = b"", True
+        while chunk := stream.read(options.block_bytes):
+            if read == 0:
+                problem = not_utf8_problem(chunk)
+                if problem is not None:
+                    rejects.reject(source.name, problem, "not UTF-8 (UTF-16 or UTF-32)")
+                    return
+            read += len(chunk)
+            if skipping:
+                end = chunk.find(b"\n")
+                offset += len(chunk) if end < 0 else end + 1
+                if end < 0:
                     continue
-                carry = data[cut:]
-                if cut:
-                    yield Block(data[:cut], line, offset, raw.tell())
-                    # numpy counts at memory speed, bytes.count at a third of it
-                    line += int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8, count=cut) == 10))
-                    offset += cut
-            if carry and not skipping:
-                yield Block(carry, line, offset, raw.tell())
+                chunk, skipping, line = chunk[end + 1 :], False, line + 1
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0 and len(data) > limit:
+                rejects.reject(
+                    f"{source.name}:{line}",
+                    f"a line of over {limit >> 20} MiB, over the document limit (--max-document-mb)",
+                    "document too large",
+                )
+                offset += len(data)
+                carry, skipping = b"", True
+                continue
+            carry = data[cut:]
+            if cut:
+                yield Block(data[:cut], line, offset, on_disk() if on_disk else read)
+                # numpy counts at memory speed, bytes.count at a third of it
+                line += int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8, count=cut) == 10))
+                offset += cut
+        if carry and not skipping:
+            yield Block(carry, line, offset, on_disk() if on_disk else read)
     except (OSError, pa.ArrowInvalid) as e:  # a corrupt or cut compressed stream
         raise FormatError(
             f"{source.name}: cannot be read as {source.compression or 'plain'} data ({e})"
