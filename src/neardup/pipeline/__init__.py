@@ -1,7 +1,9 @@
 """The dedup job, read -> fingerprint -> join -> clusters -> write (``job.py``), over a corpus
 of files or in-memory texts (``corpus.py``); exact-similarity verification of candidate pairs
-(``verify.py``); clusters from pairs (``clustering.py``); planted near-duplicate corpora for
-tests, benchmarks and ``--example`` (``planted.py``); ``warmup`` (``warmup.py``).
+(``verify.py``); which documents stay, copies collapsed, by Manku's rule or components
+(``selection.py``); clusters from a list of pairs (``clustering.py``, ``neardup.clusters``);
+planted near-duplicate corpora for tests, benchmarks and ``--example`` (``planted.py``);
+``warmup`` (``warmup.py``).
 
 May import: ``io``, ``fingerprint``, ``index``, the root's shared modules and ``_kernels``.
 This ``__init__`` imports nothing; the public names come from the package root
