@@ -3,7 +3,8 @@
 Data: N random 64-bit fingerprints (seeded numpy Generator) with planted near-duplicates: for
 ``--planted`` of the items (1%) another item is overwritten by a copy with d random bits flipped,
 d uniform in 0..k for 90% of the pairs and k + 1 for the rest (those must *not* be found), so the
-expected pairs are known exactly; k = 3. For each N and plan, in the same run:
+expected pairs are known exactly; k = 3 unless ``--max-distance`` (64 or ``--bits 128``
+fingerprints; beyond k = 7 only ``auto`` and ``mih`` serve). For each N and plan, in the same run:
 
 * build time (``add`` of all N), bytes per fingerprint (``nbytes / N``);
 * ``query()`` latency, median and p99 over 2,000 single calls (half planted, half random),
@@ -29,6 +30,8 @@ measured apart, in child processes with an empty and a warm ``NUMBA_CACHE_DIR``.
     python benchmarks/bench_index.py --quick                 # N = 100k and 1M; well under a minute
     python benchmarks/bench_index.py --sizes 1000000,10000000
     python benchmarks/bench_index.py --json out.json         # N = 1M, 10M, 100M
+    python benchmarks/bench_index.py --sizes 1000000 --max-distance 8 --repeats 1 --no-peers
+    python benchmarks/bench_index.py --calibrate             # plan.py's PROBE_NS, CANDIDATE_NS
 
 The last stdout line is ``RESULT {json}`` with every figure.
 """
@@ -53,9 +56,10 @@ import numpy as np
 
 from _common import finish, machine_info, meminfo_bytes
 
-K = 3
-BITS = 64
+K = 3  # --max-distance
+BITS = 64  # --bits
 PLANS_ALL = ("auto", "compact", "balanced", "fast")
+"""The plans at k <= 7; beyond, only ``auto`` (multi-index hashing) serves."""
 SIZES = {
     "quick": dict(sizes=[100_000, 1_000_000], simhash_index_n=20_000, repeats=3),
     "full": dict(sizes=[1_000_000, 10_000_000, 100_000_000], simhash_index_n=200_000, repeats=3),
@@ -79,24 +83,35 @@ TARGET_MEMORY_FRACTION = 0.75  # "fits with room to spare": peak RSS under 75% o
 
 
 def popcount(x: np.ndarray) -> np.ndarray:
-    return np.bitwise_count(np.asarray(x, dtype=np.uint64)).astype(np.int64)
+    """Set bits of each fingerprint: uint64 (n,) or rows (n, 2)."""
+    counts = np.bitwise_count(np.asarray(x, dtype=np.uint64)).astype(np.int64)
+    return counts.sum(axis=1) if counts.ndim == 2 else counts
+
+
+def random_fps(rng: np.random.Generator, n: int, bits: int | None = None) -> np.ndarray:
+    """n uniform fingerprints of ``bits`` (default BITS): uint64 (n,), or (n, 2) at 128 bits."""
+    bits = bits or BITS
+    shape = (n,) if bits == 64 else (n, bits // 64)
+    return rng.integers(0, np.iinfo(np.uint64).max, size=shape, dtype=np.uint64, endpoint=True)
 
 
 def flip_masks(rng: np.random.Generator, d: np.ndarray) -> np.ndarray:
-    """uint64 masks with exactly ``d[i]`` distinct random bits set."""
-    masks = np.zeros(len(d), dtype=np.uint64)
+    """Masks (as ``random_fps``) with exactly ``d[i]`` distinct random bits set."""
+    masks = np.zeros((len(d), BITS // 64), dtype=np.uint64)
     todo = np.flatnonzero(d > 0)
     while todo.size:
-        bit = rng.integers(0, 64, size=todo.size, dtype=np.uint64)
-        masks[todo] |= np.left_shift(np.uint64(1), bit)
+        bit = rng.integers(0, BITS, size=todo.size, dtype=np.uint64)
+        masks[todo, (bit // np.uint64(64)).astype(np.int64)] |= np.left_shift(
+            np.uint64(1), bit % np.uint64(64)
+        )
         todo = todo[popcount(masks[todo]) < d[todo]]
-    return masks
+    return masks[:, 0] if BITS == 64 else masks
 
 
 def make_data(n: int, planted_fraction: float, seed: int) -> dict[str, Any]:
     """Fingerprints (uint64, shape (n,)) and the planted pairs (int64 rows a < b, distances)."""
     rng = np.random.default_rng([seed, n])
-    fps = rng.integers(0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
+    fps = random_fps(rng, n)
     p = max(1, int(n * planted_fraction))
     chosen = rng.choice(n, size=2 * p, replace=False).astype(np.int64)
     src, dst = chosen[:p], chosen[p:]
@@ -107,7 +122,7 @@ def make_data(n: int, planted_fraction: float, seed: int) -> dict[str, Any]:
 
 
 def expected_random_pairs(n: int) -> float:
-    """Pairs of independent uniform 64-bit fingerprints within K bits among n."""
+    """Pairs of independent uniform fingerprints within K bits among n."""
     return n * (n - 1) / 2 * sum(math.comb(BITS, d) for d in range(K + 1)) / 2.0**BITS
 
 
@@ -162,7 +177,7 @@ def resolve_plans(n: int, requested: list[str], budget: int) -> list[tuple[str, 
             fallback = next(
                 (
                     p
-                    for p in ("fast", "balanced", "compact")
+                    for p in (("fast", "balanced", "compact") if K <= 7 else ())
                     if estimated_peak_bytes(n, IndexPlan.choose(BITS, K, p, n).num_tables) <= budget
                 ),
                 None,
@@ -374,22 +389,16 @@ def make_queries(data: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
     within = data["d"] <= K
 
     def singles() -> np.ndarray:
-        out = np.empty(SINGLE_QUERIES, dtype=np.uint64)
+        out = random_fps(rng, SINGLE_QUERIES)
         out[0::2] = fps[rng.choice(data["a"][within], size=half)]
-        out[1::2] = rng.integers(
-            0, np.iinfo(np.uint64).max, size=SINGLE_QUERIES - half, dtype=np.uint64, endpoint=True
-        )
         return out
 
     settle, single = singles(), singles()
     hb = BATCH_QUERIES // 2
     origin = np.full(BATCH_QUERIES, -1, dtype=np.int64)
     origin[:hb] = rng.integers(0, n, size=hb)
-    batch = np.empty(BATCH_QUERIES, dtype=np.uint64)
+    batch = random_fps(rng, BATCH_QUERIES)
     batch[:hb] = fps[origin[:hb]] ^ flip_masks(rng, rng.integers(0, K + 1, size=hb))
-    batch[hb:] = rng.integers(
-        0, np.iinfo(np.uint64).max, size=BATCH_QUERIES - hb, dtype=np.uint64, endpoint=True
-    )
     perm = rng.permutation(BATCH_QUERIES)
     return {"settle": settle, "single": single, "batch": batch[perm], "origin": origin[perm]}
 
@@ -543,6 +552,65 @@ def bench_simhash_index(n: int, seed: int, threads: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Calibration of plan.py's cost model
+# ---------------------------------------------------------------------------------------------
+
+_CALIBRATION_PLANS = (
+    [(64, 3, p) for p in ("compact", "balanced", "fast")]
+    + [(64, 8, m) for m in (3, 4, 5, 9)]
+    + [(128, 16, m) for m in (5, 6, 7, 9, 17)]
+)
+"""(bits, k, plan): presets are permuted tables, numbers multi-index layouts of that many blocks."""
+
+
+def calibrate(n: int, seed: int, queries: int = 20_000, repeats: int = 3) -> dict[str, Any]:
+    """Nanoseconds per probe and per candidate of each fingerprint width of one query
+    (``plan.PROBE_NS``, ``plan.CANDIDATE_NS``): query_batch of random queries on one thread
+    (``NUMBA_NUM_THREADS=1`` gives the process one), best of ``repeats``, against the plans'
+    expected probes and candidates, fitted by least squares on the relative error."""
+    import numba
+
+    from neardup import HammingIndex, IndexPlan
+
+    numba.set_num_threads(1)
+    rng = np.random.default_rng([seed, n, 2])
+    rows = []
+    for bits, k, spec in _CALIBRATION_PLANS:
+        plan = IndexPlan(bits, k, spec, "calibration", "mih") if isinstance(spec, int) else spec
+        index = HammingIndex(bits=bits, max_distance=k, plan=plan)
+        index.add(random_fps(rng, n, bits))
+        batch = random_fps(rng, queries, bits)
+        index.query_batch(batch[:100])
+        best, _, _ = best_of(partial(index.query_batch, batch), repeats)
+        p = index.plan
+        rows.append(
+            (p.probes_per_query(n), p.expected_candidates(n), best / queries * 1e9, p.describe(n), bits)
+        )
+        probes, candidates, ns, _, _ = rows[-1]
+        print(f"{probes:>7} probes {candidates:>10.1f} candidates {ns:>11.0f} ns  {p.describe(n)}")
+        del index
+    # One price per probe, one per candidate of each width (columns: probes, 64-bit candidates,
+    # 128-bit candidates).
+    a = np.array([[r[0], r[1] * (r[4] == 64), r[1] * (r[4] == 128)] for r in rows], dtype=float)
+    y = np.array([r[2] for r in rows])
+    (probe_ns, candidate_64_ns, candidate_128_ns), *_ = np.linalg.lstsq(
+        a / y[:, None], np.ones(len(y)), rcond=None
+    )
+    fit = a @ np.array([probe_ns, candidate_64_ns, candidate_128_ns])
+    print(
+        f"PROBE_NS = {probe_ns:.1f}, "
+        f"CANDIDATE_NS = {{64: {candidate_64_ns:.1f}, 128: {candidate_128_ns:.1f}}}; "
+        "fit / measured per plan: " + ", ".join(f"{f / m:.2f}" for f, m in zip(fit, y))
+    )
+    return {
+        "n": n,
+        "probe_ns": probe_ns,
+        "candidate_ns": {64: candidate_64_ns, 128: candidate_128_ns},
+        "rows": rows,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
 # Output
 # ---------------------------------------------------------------------------------------------
 
@@ -652,7 +720,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-peers", action="store_true", help="skip simhash-py and simhash")
     parser.add_argument("--no-storage", action="store_true", help="skip save/open")
     parser.add_argument("--no-compile", action="store_true", help="skip the compile-time children")
+    parser.add_argument(
+        "--max-distance", type=int, default=3, metavar="K", help="k, the radius searched (3; 8 at 64 bits)"
+    )
+    parser.add_argument("--bits", type=int, default=64, choices=(64, 128), help="fingerprint width (64)")
+    parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="only fit plan.py's PROBE_NS and CANDIDATE_NS: query_batch on one thread over N "
+        "(first of --sizes, default 1M) random fingerprints for plans from few to many probes",
+    )
     args = parser.parse_args(argv)
+    global K, BITS
+    K, BITS = args.max_distance, args.bits
+    if args.calibrate:
+        return calibrate(int(float(args.sizes.split(",")[0])) if args.sizes else 1_000_000, args.seed)
+    plans_all = PLANS_ALL if K <= 7 else ("auto",)
+    no_peers = args.no_peers or (BITS, K) != (64, 3)
     size = dict(SIZES["quick" if args.quick else "full"])
     if args.sizes:
         size["sizes"] = [int(float(s)) for s in args.sizes.split(",")]
@@ -679,10 +763,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
         # Load this process's kernels (cache) before anything is timed.
         warm = np.random.default_rng(1).integers(0, 2**63, size=5000, dtype=np.uint64)
-        for p in PLANS_ALL:
+        warm = random_fps(np.random.default_rng(1), 5000)
+        for p in plans_all:
             ix = neardup.HammingIndex(bits=BITS, max_distance=K, plan=p)
             ix.add(warm)
-            ix.query(int(warm[0]))
+            ix.query(warm[0])
             ix.query_batch(warm[:100])
             ix.pairs()
         import numba
@@ -707,7 +792,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 args.plans.split(",")
                 if args.plans
                 else (
-                    list(PLANS_ALL)
+                    list(plans_all)
                     if n <= 10_000_000 and not args.quick
                     else ["auto", "compact"]
                     if n <= 10_000_000
@@ -728,7 +813,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 )
                 rows.append(r)
                 print_row(r)
-                if n == PEER_N and label.startswith("auto") and not args.no_peers:
+                if n == PEER_N and label.startswith("auto") and not no_peers:
                     ix = neardup.HammingIndex(bits=BITS, max_distance=K, plan=spec)
                     ix.add(data["fps"])
                     pi, pj, _ = ix.pairs()
@@ -737,7 +822,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     peers["simhash-py"] = bench_simhashpy(data, (pi, pj), r["join_s"], workdir)
             del data, queries
             gc.collect()
-        if not args.no_peers:
+        if not no_peers:
             print(f"\n   simhash SimhashIndex at N={size['simhash_index_n']:,} ...", flush=True)
             peers["simhash"] = bench_simhash_index(size["simhash_index_n"], args.seed, threads)
             if PEER_N not in size["sizes"]:

@@ -5,6 +5,7 @@ add/remove/compact/save/open. Results must be exactly the brute-force sets: noth
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import numpy as np
@@ -18,6 +19,7 @@ from test_index_storage import near
 import naive_index as naive
 from neardup import ConfigError, FormatError, HammingIndex, IndexPlan
 from neardup.index import hamming_index, storage
+from neardup.index import plan as plan_module
 
 
 def mih(bits: int, k: int, blocks: int) -> IndexPlan:
@@ -203,3 +205,74 @@ def test_plan_layout_and_choice():
     assert big.strategy == "mih" and 3 <= big.num_blocks <= 9
     assert IndexPlan.choose(64, 3, "auto", 10**6).strategy == "tables"
     assert IndexPlan.choose(64, 3, "mih", 10**6).strategy == "mih"
+
+
+@pytest.mark.parametrize("n", [10**3, 10**5, 10**6, 10**7, 10**8])
+@pytest.mark.parametrize(("bits", "k"), [(64, 8), (128, 10), (128, 12), (128, 16), (64, 3), (64, 7)])
+def test_auto_picks_the_multi_index_layout_of_least_estimated_cost(bits, k, n):
+    """Beyond k = 7 the cheapest multi-index layout per query; within it the tables."""
+    auto = IndexPlan.choose(bits, k, "auto", n)
+    if k <= 7:
+        assert auto.strategy == "tables"
+        return
+    options = []
+    for m in range(bits // 64, k + 2):
+        with contextlib.suppress(ConfigError):  # too many probes
+            options.append(mih(bits, k, m))
+    cheapest = min(options, key=lambda p: p.cost(n))
+    assert auto.strategy == "mih" and auto.num_blocks == cheapest.num_blocks
+    assert IndexPlan.choose(bits, k, "mih", n).num_blocks == cheapest.num_blocks
+
+
+def test_a_probe_costs_a_directory_slot_not_a_binary_search():
+    """The cost model prices a probe the same at any n (one slot, one bucket), so with no
+    candidates the estimate does not grow with log2(n)."""
+    plan = mih(128, 16, 5)
+    for n in (10**3, 10**9):
+        assert plan.cost(n) == pytest.approx(
+            plan.probes_per_query(n) * plan_module.PROBE_NS
+            + plan.expected_candidates(n) * plan_module.CANDIDATE_NS[128]
+        )
+    tables = IndexPlan(64, 3, 6)
+    assert tables.probes_per_query(10**6) == tables.num_tables == 20
+
+
+def test_serial_queries_overflowing_the_first_buffer():
+    """Multi-index queries run on the calling thread through the same 64-slot buffer as the
+    tables' and grow it: every match once, in order."""
+    rng = np.random.default_rng(21)
+    base = int(rng.integers(0, 2**63))
+    values = (
+        [base] * 120
+        + [flip(base, rng.choice(64, size=d, replace=False)) for d in range(9) for _ in range(5)]
+        + [int(v) for v in rng.integers(0, 2**63, size=300)]
+    )
+    ids = list(range(len(values)))
+    index = HammingIndex(max_distance=8, plan=mih(64, 8, 3))
+    index.add(rows(values, 64), ids=ids)
+    queries = [values[-1], base, flip(base, [3, 9]), base]
+    offsets, found, dist = index.query_batch(rows(queries, 64))
+    for q, value in enumerate(queries):
+        span = slice(offsets[q], offsets[q + 1])
+        assert list(zip(found[span].tolist(), dist[span].tolist())) == naive.query(values, ids, value, 8)
+    assert offsets[2] - offsets[1] > 64
+
+
+# ns per query of query_batch on one thread over 1M random fingerprints, random queries (the
+# calibration of plan.PROBE_NS and CANDIDATE_NS, `benchmarks/bench_index.py --calibrate`, and
+# 5,000-query repeats of the 128-bit k = 8 layouts), by number of blocks.
+MEASURED_1M = {
+    (64, 8): {3: 95_849, 4: 306_524, 5: 203_539, 9: 371_607},
+    (128, 8): {5: 11_800, 9: 17_700},
+    (128, 16): {5: 789_415, 6: 188_871, 7: 372_054, 9: 228_136, 17: 2_878_653},
+}
+
+
+@pytest.mark.parametrize(("bits", "k"), sorted(MEASURED_1M))
+def test_auto_picks_the_layout_measured_fastest(bits, k):
+    """Beyond k = 7 the cost model's cheapest multi-index layout is the one measured fastest."""
+    measured = MEASURED_1M[(bits, k)]
+    fastest = min(measured, key=measured.__getitem__)
+    modelled = min(measured, key=lambda m: mih(bits, k, m).cost(10**6))
+    assert modelled == fastest
+    assert IndexPlan.choose(bits, k, "auto", 10**6).num_blocks == fastest

@@ -1,10 +1,10 @@
 """HammingIndex: exact, complete search within a Hamming radius over stored fingerprints.
 
-Permuted tables (Manku, Jain & Das Sarma, WWW 2007; layout in ``plan.py``, kernels in
-``_kernels/index.py``) up to max_distance 7, multi-index hashing (Norouzi, Punjani & Fleet,
-CVPR 2012; kernels in ``_kernels/mih.py``) beyond, up to 8 on 64 bits and 16 on 128 bits. Every
-query and self-join result is verified with XOR + popcount, so
-nothing within the radius is missed and nothing outside it is returned.
+Permuted tables (Manku, Jain & Das Sarma, WWW 2007; layout in ``plan.py``) up to max_distance 7,
+multi-index hashing (Norouzi, Punjani & Fleet, CVPR 2012; its probe keys in ``_kernels/mih.py``)
+beyond, up to 8 on 64 bits and 16 on 128 bits; one probe loop (``_kernels/index.py``) searches
+both. Every query and self-join result is verified with XOR + popcount, so nothing within the
+radius is missed and nothing outside it is returned.
 
 Updates without rebuilding. The tables cover the *main* items. :meth:`HammingIndex.add` appends
 to a small in-memory *delta* (fingerprints and ids) that every search also scans by brute force
@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from .._errors import ConfigError, FormatError
 from .._kernels import index as kernels
-from .._kernels import mih as mih_kernels
 from . import storage
 from .hamming import _as_fingerprints, _as_one_fingerprint
 from .plan import IndexPlan, _check_distance, row_bits
@@ -567,42 +566,33 @@ class HammingIndex:
 
     def _search_main(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """CSR matches among the main rows (tombstones included)."""
-        q = queries.shape[0]
-        search, layout = self._search_args(k)
-        if q <= _SERIAL_QUERIES:
-            return search.query_serial(queries, self._fps, self._ids, *layout)
-        offsets = _offsets(search.query_count(queries, self._fps, *layout))
-        found, dist = search.query_fill(queries, self._fps, self._ids, *layout, offsets)
+        table = self._table_args()
+        if queries.shape[0] <= _SERIAL_QUERIES:
+            return kernels.query_serial(queries, self._fps, self._ids, *table, k)
+        offsets = _offsets(kernels.query_count(queries, self._fps, *table, k, False))
+        found, dist = kernels.query_fill(queries, self._fps, self._ids, *table, k, False, offsets)
         return offsets, found, dist
 
     def _join_main(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Pairs among the main rows (tombstones included): by table groups, or for multi-index
-        hashing by querying each row against the tables."""
-        if self.plan.strategy == "mih":
-            _, layout = self._search_args(k)
-            offsets = _offsets(mih_kernels.join_count(self._fps, *layout))
-            return mih_kernels.join_fill(self._fps, self._ids, *layout, offsets)
-        lay = self._layout
-        args = (self._fps, self._ids, self._tables, lay.starts, lay.sizes, lay.masks, lay.rowbits, k)
-        return kernels.join_fill(*args, _offsets(kernels.join_count(*args)))
+        """Pairs among the main rows (tombstones included). Where each table is probed at its own
+        key alone (``k // num_blocks == 0``: permuted tables, and multi-index hashing at a small
+        enough radius), by table groups: the rows sharing a key meet each other there, with no
+        probe at all. Otherwise each row probes the tables for the rows after it."""
+        if k // self.plan.num_blocks == 0:
+            lay = self._layout
+            args = (self._fps, self._ids, self._tables, lay.starts, lay.sizes, lay.masks, lay.rowbits, k)
+            return kernels.join_fill(*args, _offsets(kernels.join_count(*args)))
+        table = self._table_args()
+        counts = kernels.query_count(self._fps, self._fps, *table, k, True)
+        found, dist = kernels.query_fill(self._fps, self._fps, self._ids, *table, k, True, _offsets(counts))
+        mine = np.repeat(self._ids, counts)
+        return np.minimum(mine, found), np.maximum(mine, found), dist
 
-    def _search_args(self, k: int) -> tuple[Any, tuple[object, ...]]:
-        """The kernel module for this plan and the arguments its searches take after the
-        queries and fingerprints (and ids)."""
+    def _table_args(self) -> tuple[object, ...]:
+        """The tables as the probing kernels take them, between the fingerprints (and ids) and
+        max_distance."""
         lay = self._layout
-        if self.plan.strategy == "mih":
-            return mih_kernels, (
-                self._tables,
-                self._directory,
-                lay.starts,
-                lay.sizes,
-                lay.kept,
-                lay.widths,
-                lay.rowbits,
-                lay.dbits,
-                k,
-            )
-        return kernels, (
+        return (
             self._tables,
             self._directory,
             lay.starts,
@@ -612,7 +602,6 @@ class HammingIndex:
             lay.masks,
             lay.rowbits,
             lay.dbits,
-            k,
         )
 
     def _coerce_batch(self, fingerprints: object, name: str) -> np.ndarray:

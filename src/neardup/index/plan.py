@@ -21,8 +21,17 @@ what C(B, k) tables serve (k up to 8 on 64 bits, 16 on 128 bits): the b bits are
 blocks as above, one table per block keyed on that block alone. Two fingerprints within k differ
 in at most ``r = k // m`` bits of at least one block (pigeonhole), so a query probes, in every
 table, each key within r bits of its own block: ``sum(C(w, i) for i <= r)`` probes per table of
-w key bits. ``"auto"`` picks it when k > ``MAX_DISTANCE`` (and ``"mih"`` picks it at any k),
-with m chosen by the estimated cost of probes and candidates for the index's size.
+w key bits (a permuted table is probed once: r = 0). ``"auto"`` picks it when k >
+``MAX_DISTANCE`` (and ``"mih"`` at any k), with the m of least estimated cost per query
+(``IndexPlan.cost``) for the index's size. Within ``MAX_DISTANCE`` ``"auto"`` keeps the tables
+even where a multi-index layout answers a query for less: the self-join, which the tables answer
+by their key groups without a probe, would cost a query per fingerprint (measured at k = 7,
+100k: 4 blocks of radius 1 answer queries 2.9x faster than the 120 tables of "fast" and build
+24x faster in 1/18 of the memory, but join 20x slower).
+
+One query costs, for both strategies, a probe per key (one directory slot read and a short
+bucket scan, ``PROBE_NS``) and a verification per candidate (XOR + popcount of a stored
+fingerprint, ``CANDIDATE_NS`` by width).
 
 A table entry is one uint64, ``(key << rowbits) | row`` with ``rowbits`` the bits a row number
 needs, so a key longer than ``64 - rowbits`` bits is cut to that (still exact: only more
@@ -56,7 +65,23 @@ MIH_MAX_DISTANCE = {64: 8, 128: 16}
 
 MAX_TABLES = 256
 MAX_PROBES = 65536
-"""Most multi-index probes (binary searches) per query a plan may need."""
+"""Most multi-index probes (a directory slot and a bucket scan each) per query a plan may need."""
+
+# Nanoseconds per probe, and per candidate by fingerprint width, of one query, fitted by least
+# squares (relative error) to query_batch on one thread over 1M random fingerprints (20,000 random
+# queries, best of 3) for 12 plans from 4 to 14,108 probes and 0 to 97,656 candidates per query:
+# 64-bit k = 3 tables (compact, balanced, fast), k = 8 multi-index in 3, 4, 5, 9 blocks, 128-bit
+# k = 16 in 5, 6, 7, 9, 17 blocks (`python benchmarks/bench_index.py --calibrate`; AMD EPYC, 2
+# cores shared with other work, 32 MiB L3). One plan's time is within a factor of 3 of the fit
+# (cache effects the terms do not model), but only the ratios decide a plan, and the fit ranks the
+# measured k = 8 (64-bit) and k = 16 (128-bit) layouts in their measured order of cost, fastest
+# first (tests/index/test_index_mih.py). A probe is a directory slot and a bucket, misses
+# overlapped with other probes' (``_kernels/index.py``). A 128-bit candidate reads a row of an
+# array twice as large, which the last-level cache holds less of: 4x a 64-bit one, where one
+# price for both made auto pick 9 blocks at k = 16 over 6 that answer 1.35x faster. The
+# binary-search model this replaces priced a probe at log2(n) / 2 candidates of either width.
+PROBE_NS = 93.6
+CANDIDATE_NS = {64: 7.6, 128: 31.2}
 STRATEGIES = ("tables", "mih")
 _BITS = (64, 128)
 
@@ -198,18 +223,21 @@ class IndexPlan:
 
     @classmethod
     def _multi_index(cls, bits: int, k: int, n: int, name: str) -> IndexPlan:
-        """The multi-index plan of least estimated cost for ``n`` fingerprints: a probe (one
-        binary search) costs about log2(n) / 2 candidates (one XOR + popcount each; measured at
-        n = 1M: ~0.5 us a probe, ~0.06 us a candidate). Block counts run from the fewest that
-        fit the width to k + 1 (radius 0; more blocks only shorten keys)."""
+        """The multi-index plan of least estimated cost (``cost``) for ``n`` fingerprints. Block
+        counts run from the fewest that fit the width to k + 1 (radius 0, one probe per table:
+        always within MAX_PROBES; more blocks only shorten keys)."""
         low = bits // 64
         options = [
             cls(bits, k, m, name, "mih")
             for m in range(low, max(low, k + 1) + 1)
             if m * _probes(-(-bits // m), k // m) <= MAX_PROBES
         ]
-        steps = max(1.0, math.log2(n + 1) / 2)
-        return min(options, key=lambda p: p.probes_per_query(n) * steps + p.expected_candidates(n))
+        return min(options, key=lambda p: p.cost(n))
+
+    def cost(self, n: int) -> float:
+        """Estimated nanoseconds of one query among ``n`` random fingerprints: ``PROBE_NS`` per
+        probe, ``CANDIDATE_NS[bits]`` per candidate (one thread; see where they were measured)."""
+        return self.probes_per_query(n) * PROBE_NS + self.expected_candidates(n) * CANDIDATE_NS[self.bits]
 
     @property
     def radius(self) -> int:
@@ -219,7 +247,8 @@ class IndexPlan:
         return self.max_distance // self.num_blocks if self.strategy == "mih" else 0
 
     def probes_per_query(self, n: int = 0) -> int:
-        """Binary searches one query makes over all tables, for ``n`` fingerprints."""
+        """Probes (directory slot + bucket scan) one query makes over all tables, for ``n``
+        fingerprints: one per table for permuted tables."""
         return sum(_probes(w, self.radius) for w in self.stored_key_bits(n))
 
     @functools.cached_property
