@@ -100,3 +100,34 @@ def test_a_near_identical_family_is_found_in_one_search():
     kept, representative, distance = keep_greedy(fps, 64, K)
     assert kept.tolist() == [True] + [False] * (len(fps) - 1)  # all within 2 bits of the base
     assert (representative == 0).all() and distance.max() <= 2
+
+
+def test_the_search_and_the_join_give_the_same_choice(monkeypatch):
+    import neardup.pipeline.selection as selection
+
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 2**64, size=300, dtype=np.uint64)
+    flips = np.uint64(1) << rng.integers(0, 64, size=(3000, 2)).astype(np.uint64)
+    fps = np.unique(base[rng.integers(0, 300, 3000)] ^ flips[:, 0] ^ flips[:, 1])
+    fps = fps[rng.permutation(fps.size)]
+    joined = keep_greedy(fps, 64, K)
+    monkeypatch.setattr(selection, "_JOIN_BUDGET", -1)  # always search
+    searched = keep_greedy(fps, 64, K)
+    for a, b in zip(joined, searched):
+        assert a.tolist() == b.tolist()
+    assert not joined[0].all() and joined[0].any()
+
+
+def test_join_candidates_bound_the_pairs_and_see_a_family():
+    from neardup.index.hamming_index import HammingIndex
+
+    rng = np.random.default_rng(4)
+    random = HammingIndex(bits=64, max_distance=K)
+    random.add(rng.integers(0, 2**64, size=20_000, dtype=np.uint64))
+    assert random.join_candidates() >= len(random.pairs()[0])
+    base = np.uint64(rng.integers(0, 2**64, dtype=np.uint64))
+    family = np.unique(base ^ (np.uint64(1) << rng.integers(0, 64, size=5000).astype(np.uint64)))
+    near = HammingIndex(bits=64, max_distance=K)
+    near.add(np.concatenate([family, rng.integers(0, 2**64, size=20_000, dtype=np.uint64)]))
+    assert near.join_candidates() >= len(family) * (len(family) - 1) // 2 // 4  # grows as a square
+    assert near.join_candidates() >= len(near.pairs()[0])

@@ -409,6 +409,24 @@ def _join_unit(
     return count
 
 
+@jit
+def join_candidates(entries, rowbits):
+    """The candidate pairs a self-join by key groups examines: the sum over tables of
+    g (g - 1) / 2 for each run of g entries sharing a key. One pass, no pair formed."""
+    shift = np.uint64(rowbits)
+    total = 0
+    for t in range(entries.shape[0]):
+        run = 1
+        for i in range(1, entries.shape[1]):
+            if entries[t, i] >> shift == entries[t, i - 1] >> shift:
+                run += 1
+            else:
+                total += run * (run - 1) // 2
+                run = 1
+        total += run * (run - 1) // 2
+    return total
+
+
 @jit_parallel
 def join_count(fps, ids, entries, starts, sizes, masks, rowbits, max_distance):
     """Pairs per work unit: int64, shape (tables * ceil(n / JOIN_CHUNK),)."""

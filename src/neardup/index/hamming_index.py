@@ -335,6 +335,16 @@ class HammingIndex:
         """
         return self._search(self._coerce_batch(fingerprints, "fingerprints"), max_distance)
 
+    def join_candidates(self) -> int | None:
+        """How many candidate pairs :meth:`pairs` would examine, counted from the tables' key
+        groups in one pass without forming any: an upper bound on the pairs it returns, so a
+        caller can tell a cheap self-join from one quadratic in a group of near-identical
+        fingerprints. None where :meth:`pairs` probes instead of grouping (multi-index hashing
+        at a radius past its blocks) or items wait in the delta (call :meth:`compact`)."""
+        if len(self._delta_ids) or self.max_distance // self.plan.num_blocks or len(self._ids) < 2:
+            return None
+        return int(kernels.join_candidates(self._tables, self._layout.rowbits))
+
     def pairs(self, max_distance: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The self-join: every pair of stored items within ``max_distance`` exactly once,
         identical fingerprints included.

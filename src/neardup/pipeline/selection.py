@@ -6,10 +6,12 @@ distinct fingerprints ranked by their leaders:
 
 - ``"greedy"`` (the default) is Manku's online rule run in ``--keep`` order: a fingerprint is
   kept unless a kept one ranked before it lies within the radius, and a removed one names that
-  kept one as its representative. Every removed document has a kept near-duplicate, and no
-  pair list is built: only the kept fingerprints are searched for, in batches whose size adapts
-  so that a batch's matches stay bounded (one search of a near-identical family of 100,000
-  finds the family at once; random fingerprints are searched 65,536 at a time).
+  kept one as its representative. Every removed document has a kept near-duplicate. Where
+  the self-join is cheap (its candidate pairs, counted from the index's key groups, are few)
+  the rule runs over its pairs; where a near-identical family would make it quadratic, no
+  pair list is built: only the kept fingerprints are searched for, in batches whose size
+  adapts so that a batch's matches stay bounded (one search of a family of 100,000 finds it
+  at once; random fingerprints are searched 65,536 at a time).
 - ``"components"``: connected components of the near-duplicate pairs between distinct
   fingerprints (union-find), each represented by its best member. Components chain: a removed
   document may lie far from the kept one.
@@ -29,6 +31,10 @@ CLUSTERINGS = ("greedy", "components")
 _MATCH_BUDGET = 1 << 22
 """Matches a search batch aims to stay under (two int64 arrays: 64 MiB)."""
 _MAX_BATCH = 1 << 16
+_JOIN_BUDGET = 1 << 24
+"""Candidate pairs under which the rule runs over a self-join instead of searches: a join of
+1M random fingerprints examines a few million and takes tens of milliseconds, a million
+searches a few seconds."""
 
 
 def collapse(fps: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -63,7 +69,9 @@ def keep_greedy(
     """Manku's rule over ``distinct`` fingerprints ranked best first (from :func:`collapse`).
 
     ``blocked``, bool shape (m,), marks fingerprints removed beforehand (near an index of what
-    was seen): never kept, they remove nothing. ``on_progress`` is told after each batch how
+    was seen): never kept, they remove nothing. Where the self-join is cheap (its candidate
+    pairs, counted from the tables first, are few) the rule runs over its pairs; else only the
+    fingerprints not yet removed are searched for, in batches. ``on_progress`` is told how
     many ranks are decided. Returns ``(kept, representative, distance)``:
     bool shape (m,); int64 shape (m,), the rank of the kept fingerprint within the radius that
     removed each one (itself when kept, -1 when blocked); int64 shape (m,), the distance to it.
@@ -77,6 +85,12 @@ def keep_greedy(
         representative[blocked] = -1
     index = HammingIndex(bits=bits, max_distance=max_distance)
     index.add(distinct)  # ids are ranks
+    join_work = index.join_candidates()
+    if join_work is not None and join_work <= _JOIN_BUDGET:  # no family makes the join quadratic
+        first, second, pair_distance = index.pairs()
+        if on_progress is not None:
+            on_progress(m)
+        return keep_greedy_pairs(m, first, second, pair_distance, blocked)
     start, size = 0, 1
     while start < m:
         span = np.arange(start, min(m, start + max(4 * size, 4096)), dtype=np.int64)
