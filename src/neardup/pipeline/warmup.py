@@ -7,6 +7,7 @@ import numpy as np
 from ..fingerprint.fingerprinter import _CHUNK_BYTES, Fingerprinter
 from ..index.hamming_index import HammingIndex
 from .clustering import clusters
+from .selection import keep_greedy, keep_greedy_pairs
 
 
 def warmup() -> None:
@@ -30,5 +31,9 @@ def _warm_index(fingerprints: np.ndarray, bits: int) -> None:
         index.add(fingerprints[100:])  # into the delta
         index.query(fingerprints[0])  # on this thread
         index.query_batch(fingerprints)  # in parallel
-        i, j, _ = index.pairs()
+        i, j, d = index.pairs()
         clusters(i, j, index.ids)
+        keep_greedy(fingerprints, bits, max_distance)  # the search path (a small index)
+        index.compact()
+        index.join_candidates()
+        keep_greedy_pairs(len(fingerprints), i, j, d)  # the join path
