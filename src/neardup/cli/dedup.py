@@ -7,11 +7,8 @@ import sys
 from typing import Any
 
 from ..io.sources import OUTPUT_FORMATS
+from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
 from .options import add_config_arguments, add_input_arguments, config_from_args
-
-KEEP = ("first", "longest", "shortest", "lowest-id")
-FEATURELESS = ("keep", "drop", "compare")
-CLUSTERINGS = ("greedy", "components")
 
 _EPILOG = """\
 inputs:

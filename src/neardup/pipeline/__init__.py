@@ -3,7 +3,8 @@ of files or in-memory texts (``corpus.py``); exact-similarity verification of ca
 (``verify.py``); which documents stay, copies collapsed, by Manku's rule or components
 (``selection.py``); clusters from a list of pairs (``clustering.py``, ``neardup.clusters``);
 planted near-duplicate corpora for tests, benchmarks and ``--example`` (``planted.py``);
-``warmup`` (``warmup.py``).
+``warmup`` (``warmup.py``); the names of the job's choices, light for ``--help``
+(``choices.py``).
 
 May import: ``io``, ``fingerprint``, ``index``, the root's shared modules and ``_kernels``.
 This ``__init__`` imports nothing; the public names come from the package root

@@ -29,16 +29,10 @@ from ..io.dispatch import write_kept as _write_kept
 from ..io.rejects import Rejects
 from ..io.sources import split_suffixes
 from ..io.writers import TableWriter, output_format, write_table
+from .choices import CLUSTERINGS, FEATURELESS, KEEP
 from .corpus import MemoryCorpus, open_corpus
-from .selection import CLUSTERINGS, collapse, component_roots, keep_greedy, keep_greedy_pairs
+from .selection import collapse, component_roots, keep_greedy, keep_greedy_pairs
 from .verify import FeatureTable, check_verify
-
-KEEP = ("first", "longest", "shortest", "lowest-id")
-FEATURELESS = ("keep", "drop", "compare")
-"""What to do with documents that have no features (empty, blank, or for word features only
-punctuation): every such text gets fingerprint 0, so compared like the others they would all be
-near-duplicates of each other. ``"keep"``: keep each, compared with nothing; ``"drop"``: leave
-them out of the output; ``"compare"``: compare them as any other document."""
 
 
 def format_bytes(n: int) -> str:

@@ -26,8 +26,6 @@ import numpy as np
 from .._kernels.cluster import KEPT, REMOVED, components, keep_in_order
 from ..index.hamming_index import HammingIndex
 
-CLUSTERINGS = ("greedy", "components")
-
 _MATCH_BUDGET = 1 << 22
 """Matches a search batch aims to stay under (two int64 arrays: 64 MiB)."""
 _MAX_BATCH = 1 << 16
