@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from .rejects import Rejects
+
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
@@ -39,13 +41,17 @@ def foreign_encoding(head: bytes) -> str | None:
     return None
 
 
-def not_utf8_problem(head: bytes) -> str | None:
-    """What to tell the user about a file whose first bytes are ``head``, when they mark it
-    as UTF-16 or UTF-32; None for anything else."""
+def rejected_as_not_utf8(name: str, head: bytes, rejects: Rejects) -> bool:
+    """Whether the file ``name``, whose first bytes are ``head``, is UTF-16 or UTF-32 by its
+    byte-order mark: then ``rejects`` is told so, with the fix (it raises, or counts the file
+    as skipped), and the caller reads no further."""
     encoding = foreign_encoding(head)
     if encoding is None:
-        return None
-    return (
+        return False
+    rejects.reject(
+        name,
         f"the file is {encoding} (it starts with a {encoding} byte-order mark), and neardup reads "
-        f"UTF-8; convert it first (iconv -f {encoding} -t UTF-8)"
+        f"UTF-8; convert it first (iconv -f {encoding} -t UTF-8)",
+        "not UTF-8 (UTF-16 or UTF-32)",
     )
+    return True

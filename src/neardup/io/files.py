@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from .._errors import FormatError
 from .batch import Batch, ReadOptions
-from .encoding import not_utf8_problem
+from .encoding import rejected_as_not_utf8
 from .lines import open_stream
 from .rejects import Rejects
 from .sources import Source
@@ -43,9 +43,7 @@ def read_text_files(
         if not data:
             rejects.reject(source.name, "an empty file", "empty file")
             continue
-        problem = not_utf8_problem(data)
-        if problem is not None:
-            rejects.reject(source.name, problem, "not UTF-8 (UTF-16 or UTF-32)")
+        if rejected_as_not_utf8(source.name, data, rejects):
             continue
         if len(data) > options.max_document_bytes:
             rejects.reject(

@@ -22,7 +22,7 @@ import pyarrow.json as pa_json
 from .._errors import FormatError
 from .._kernels.lines import gather, split_lines
 from .batch import Batch, ReadOptions
-from .encoding import encode_text, not_utf8_problem
+from .encoding import encode_text, rejected_as_not_utf8
 from .rejects import Rejects, json_type
 from .sources import Source
 
@@ -77,11 +77,8 @@ def stream_blocks(
     skipping = False
     try:
         while chunk := stream.read(options.block_bytes):
-            if read == 0:
-                problem = not_utf8_problem(chunk)
-                if problem is not None:
-                    rejects.reject(source.name, problem, "not UTF-8 (UTF-16 or UTF-32)")
-                    return
+            if read == 0 and rejected_as_not_utf8(source.name, chunk, rejects):
+                return
             read += len(chunk)
             if skipping:
                 end = chunk.find(b"\n")

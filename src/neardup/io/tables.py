@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from .._errors import FormatError
 from .batch import Batch, ReadOptions
-from .encoding import not_utf8_problem
+from .encoding import rejected_as_not_utf8
 from .lines import open_stream
 from .rejects import Rejects
 from .sources import Source
@@ -129,9 +129,7 @@ def _kind(source: Source) -> str:
 
 def read_csv(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
     """The documents of a CSV or TSV file with a header row."""
-    problem = not_utf8_problem(_head(source))
-    if problem is not None:
-        rejects.reject(source.name, problem, "not UTF-8 (UTF-16 or UTF-32)")
+    if rejected_as_not_utf8(source.name, _head(source), rejects):
         return
     reader = _CsvReader(source, options, rejects)
     if reader.reader is None:
