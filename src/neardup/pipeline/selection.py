@@ -75,12 +75,6 @@ def keep_greedy(
     removed each one (itself when kept, -1 when blocked); int64 shape (m,), the distance to it.
     """
     m = distinct.shape[0]
-    state = np.zeros(m, dtype=np.int8)
-    representative = np.arange(m, dtype=np.int64)
-    distance = np.zeros(m, dtype=np.int64)
-    if blocked is not None:
-        state[blocked] = REMOVED
-        representative[blocked] = -1
     index = HammingIndex(bits=bits, max_distance=max_distance)
     index.add(distinct)  # ids are ranks
     join_work = index.join_candidates()
@@ -89,6 +83,7 @@ def keep_greedy(
         if on_progress is not None:
             on_progress(m)
         return keep_greedy_pairs(m, first, second, pair_distance, blocked)
+    state, representative, distance = _undecided(m, blocked)
     start, size = 0, 1
     while start < m:
         span = np.arange(start, min(m, start + max(4 * size, 4096)), dtype=np.int64)
@@ -126,12 +121,7 @@ def keep_greedy_pairs(
     order = np.argsort(ends, kind="stable")
     offsets = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(np.bincount(ends, minlength=m), out=offsets[1:])
-    state = np.zeros(m, dtype=np.int8)
-    representative = np.arange(m, dtype=np.int64)
-    distance = np.zeros(m, dtype=np.int64)
-    if blocked is not None:
-        state[blocked] = REMOVED
-        representative[blocked] = -1
+    state, representative, distance = _undecided(m, blocked)
     keep_in_order(
         np.arange(m, dtype=np.int64),
         offsets,
@@ -142,6 +132,18 @@ def keep_greedy_pairs(
         distance,
     )
     return state == KEPT, representative, distance
+
+
+def _undecided(m: int, blocked: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rule's starting state for ``m`` ranks: (int8 state, int64 representative, int64
+    distance), every rank undecided and its own representative but the ``blocked`` ones,
+    removed with no representative (-1)."""
+    state = np.zeros(m, dtype=np.int8)
+    representative = np.arange(m, dtype=np.int64)
+    if blocked is not None:
+        state[blocked] = REMOVED
+        representative[blocked] = -1
+    return state, representative, np.zeros(m, dtype=np.int64)
 
 
 def component_roots(m: int, first: np.ndarray, second: np.ndarray) -> np.ndarray:
