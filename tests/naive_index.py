@@ -3,6 +3,8 @@ union-find, all in plain Python ints. Speed is no concern."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -86,3 +88,17 @@ def greedy(values: list[int], order: list[int], k: int) -> tuple[list[bool], lis
             kept[p] = True
             chosen.append(p)
     return kept, representative
+
+
+def assert_streams(index: Any, expected: list[tuple[int, int, int]]) -> None:
+    """iter_pairs gives the pairs of pairs() in chunks of at most chunk_size, and clusters()
+    the connected components of those pairs."""
+    for chunk_size in (1, 5, 1 << 20):
+        chunks = list(index.iter_pairs(chunk_size=chunk_size))
+        assert all(0 < len(c[0]) <= chunk_size and len(c[0]) == len(c[1]) == len(c[2]) for c in chunks)
+        streamed = [p for c in chunks for p in zip(*(a.tolist() for a in c))]
+        assert sorted(streamed) == expected  # each pair once
+    ids, labels = index.clusters()
+    assert ids.tolist() == sorted(index.ids.tolist())
+    first, second = [p[0] for p in expected], [p[1] for p in expected]
+    assert labels.tolist() == clusters(first, second, ids.tolist())

@@ -19,6 +19,7 @@ EXPECTED = [
     "IdfModel",
     "IndexPlan",
     "NeardupError",
+    "TooManyPairsError",
     "__version__",
     "clusters",
     "dedup",

@@ -17,7 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._config import FINGERPRINT_VERSION, FingerprintConfig
-from ._errors import ConfigError, FormatError, NeardupError
+from ._errors import ConfigError, FormatError, NeardupError, TooManyPairsError
 from ._version import __version__
 
 # hamming.py needs only numpy, so these load now.
@@ -63,6 +63,7 @@ __all__ = [  # sorted case-insensitively (tests/test_public_api.py)
     "IdfModel",
     "IndexPlan",
     "NeardupError",
+    "TooManyPairsError",
     "__version__",
     "clusters",
     "dedup",

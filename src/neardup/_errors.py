@@ -2,7 +2,8 @@
 
     NeardupError                 every error neardup raises on purpose
     ├── ConfigError (ValueError) a setting outside what is allowed; says what is
-    └── FormatError (ValueError) a file neardup cannot read: wrong version, config or contents
+    ├── FormatError (ValueError) a file neardup cannot read: wrong version, config or contents
+    └── TooManyPairsError (MemoryError) a pair list larger than memory; names the streaming way
 
 Non-text documents raise the built-in ``TypeError``, naming their position and type.
 """
@@ -20,3 +21,8 @@ class ConfigError(NeardupError, ValueError):
 
 class FormatError(NeardupError, ValueError):
     """A file cannot be read: wrong format version, another configuration, or corrupt contents."""
+
+
+class TooManyPairsError(NeardupError, MemoryError):
+    """A list of pairs would not fit in memory (n copies of one text make n(n-1)/2 pairs); the
+    message names the way to stream them or to cluster without them."""

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_index as naive
-from neardup import ConfigError, HammingIndex, IndexPlan
+from neardup import ConfigError, HammingIndex, IndexPlan, TooManyPairsError
+from neardup.index import hamming_index
 
 PLANS = ["auto", "compact", "balanced", "fast"]
 
@@ -55,7 +56,9 @@ def check(
         index.add(rows([values[r] for r in part], bits), ids=np.array([ids[r] for r in part], dtype=np.int64))
     assert len(index) == len(values)
     i, j, d = index.pairs()
-    assert list(zip(i.tolist(), j.tolist(), d.tolist())) == naive.pairs(values, ids, k)
+    expected = naive.pairs(values, ids, k)
+    assert list(zip(i.tolist(), j.tolist(), d.tolist())) == expected
+    naive.assert_streams(index, expected)
     queries = values + (queries or [])
     offsets, found, dist = index.query_batch(rows(queries, bits))
     assert offsets[0] == 0 and offsets[-1] == len(found) == len(dist)
@@ -325,3 +328,42 @@ def test_serial_queries_with_more_matches_than_the_first_buffer():
     assert offsets[2] - offsets[1] == 190
     got = index.query(base)
     assert list(zip(*[a.tolist() for a in got])) == naive.query(values, ids, base, 2)
+
+
+def test_a_giant_group_of_copies_streams_in_chunks_and_clusters_without_pairs():
+    copies = 3000  # 4,498,500 pairs
+    index = HammingIndex(bits=64, max_distance=3)
+    fps = np.full(copies + 2, 0x0123456789ABCDEF, dtype=np.uint64)
+    fps[-2:] = [0xFFFFFFFF00000000, 0x00000000FFFFFFFF]  # two loners, far from the copies and from each other
+    index.add(fps, ids=np.arange(100, 100 + copies + 2))
+    index.compact()
+    total, largest = 0, 0
+    seen = np.zeros((copies, copies), dtype=bool)
+    for first, second, distance in index.iter_pairs(chunk_size=100_000):
+        largest = max(largest, len(first))
+        total += len(first)
+        assert (distance == 0).all() and (first < second).all()
+        seen[first - 100, second - 100] = True
+    assert total == copies * (copies - 1) // 2 == seen.sum() and largest == 100_000
+    ids, labels = index.clusters()
+    assert ids.tolist() == list(range(100, 102 + copies))
+    assert labels.tolist() == [100] * copies + [100 + copies, 101 + copies]
+
+
+def test_more_pairs_than_memory_raise_an_error_naming_the_streaming_way(monkeypatch):
+    index = HammingIndex(bits=64, max_distance=0)
+    index.add(np.zeros(200, dtype=np.uint64))  # 19,900 pairs
+    index.compact()
+    monkeypatch.setattr(hamming_index, "_pairs_memory_limit", lambda: 10_000)
+    with pytest.raises(TooManyPairsError, match=r"index\.iter_pairs\(\).*index\.clusters\(\)"):
+        index.pairs()
+    assert isinstance(TooManyPairsError("x"), MemoryError)
+    monkeypatch.setattr(hamming_index, "_pairs_memory_limit", lambda: 19_900)
+    assert len(index.pairs()[0]) == 19_900
+
+
+@pytest.mark.parametrize("chunk_size", [0, -1, 1.5, True])
+def test_bad_chunk_size(chunk_size):
+    index = HammingIndex(bits=64, max_distance=1)
+    with pytest.raises(ConfigError, match="chunk_size"):
+        next(index.iter_pairs(chunk_size=chunk_size))

@@ -39,7 +39,9 @@ def check(index: HammingIndex, model: dict[int, int], bits: int, k: int, extra: 
     assert sorted(index.ids.tolist()) == sorted(ids)
     assert all(i in index for i in ids[:20])
     i, j, d = index.pairs()
-    assert list(zip(i.tolist(), j.tolist(), d.tolist())) == naive.pairs(values, ids, k)
+    expected = naive.pairs(values, ids, k)
+    assert list(zip(i.tolist(), j.tolist(), d.tolist())) == expected
+    naive.assert_streams(index, expected)  # tombstones, the delta and a re-added id included
     queries = values[:25] + extra
     if queries:
         offsets, found, dist = index.query_batch(rows(queries, bits))

@@ -20,10 +20,9 @@ def _find(parent, v):
 
 
 @jit
-def components(a, b, n):
-    """Smallest vertex of each vertex's component: int64, shape (n,). ``a`` and ``b`` are int64
-    edge ends in ``[0, n)``."""
-    parent = np.arange(n, dtype=np.int64)
+def union_pairs(parent, a, b):
+    """Links the components of each edge ``(a[e], b[e])`` in the union-find ``parent`` (int64,
+    shape (n,), every vertex its own parent at first): edges can arrive in chunks."""
     for e in range(a.shape[0]):
         x = _find(parent, a[e])
         y = _find(parent, b[e])
@@ -31,9 +30,23 @@ def components(a, b, n):
             parent[y] = x
         elif y < x:
             parent[x] = y
-    for v in range(n):
-        parent[v] = _find(parent, v)
-    return parent
+
+
+@jit
+def flatten(parent):
+    """The root (smallest vertex) of each vertex's component, from ``union_pairs``'s forest."""
+    roots = parent.copy()
+    for v in range(roots.shape[0]):
+        roots[v] = _find(roots, v)
+    return roots
+
+
+def components(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    """Smallest vertex of each vertex's component: int64, shape (n,). ``a`` and ``b`` are int64
+    edge ends in ``[0, n)``."""
+    parent = np.arange(n, dtype=np.int64)
+    union_pairs(parent, a, b)
+    return flatten(parent)
 
 
 UNDECIDED, KEPT, REMOVED = 0, 1, 2

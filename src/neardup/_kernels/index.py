@@ -291,10 +291,22 @@ def _probe(queries, i, fps, table, max_distance, after, keys, tabs, rows_out, di
 
 @jit_parallel
 def query_count(
-    queries, fps, entries, directory, starts, sizes, kept, widths, masks, rowbits, dbits, max_distance, upper
+    queries,
+    fps,
+    entries,
+    directory,
+    starts,
+    sizes,
+    kept,
+    widths,
+    masks,
+    rowbits,
+    dbits,
+    max_distance,
+    self_from,
 ):
-    """Matches per query: int64, shape (q,); only rows after the query's own when ``upper``
-    (``queries`` is ``fps``: the self-join by probing)."""
+    """Matches per query: int64, shape (q,). ``self_from`` >= 0 says the queries are rows
+    ``self_from ..`` of ``fps`` itself (the self-join by probing): only later rows count."""
     q = queries.shape[0]
     counts = np.zeros(q, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
@@ -302,9 +314,8 @@ def query_count(
     for c in numba.prange((q + QUERY_CHUNK - 1) // QUERY_CHUNK):
         keys, tabs = _scratch(table, max_distance)
         for i in range(c * QUERY_CHUNK, min(q, (c + 1) * QUERY_CHUNK)):
-            counts[i] = _probe(
-                queries, i, fps, table, max_distance, i if upper else -1, keys, tabs, none, none, 0
-            )
+            after = self_from + i if self_from >= 0 else -1
+            counts[i] = _probe(queries, i, fps, table, max_distance, after, keys, tabs, none, none, 0)
     return counts
 
 
@@ -347,7 +358,7 @@ def query_fill(
     rowbits,
     dbits,
     max_distance,
-    upper,
+    self_from,
     offsets,
 ):
     """Matched ids and distances in CSR form by ``offsets`` (from ``query_count``), each query's
@@ -362,7 +373,8 @@ def query_fill(
         for i in range(c * QUERY_CHUNK, min(q, (c + 1) * QUERY_CHUNK)):
             s = offsets[i]
             e = offsets[i + 1]
-            _probe(queries, i, fps, table, max_distance, i if upper else -1, keys, tabs, ids_out, dist_out, s)
+            after = self_from + i if self_from >= 0 else -1
+            _probe(queries, i, fps, table, max_distance, after, keys, tabs, ids_out, dist_out, s)
             for m in range(s, e):
                 ids_out[m] = ids[ids_out[m]]  # rows to ids
             _sort_by_distance_then_id(ids_out, dist_out, s, e)
@@ -370,115 +382,155 @@ def query_fill(
 
 
 @jit_inline
-def _join_unit(
-    u, fps, ids, entries, starts, sizes, masks, rowbits, max_distance, i_out, j_out, d_out, at, write
+def _group_end(entries, t, p, shift):
+    """The first sorted position after ``p`` in table ``t`` whose key differs from ``p``'s:
+    a galloping search, O(log g) in the group's size g."""
+    n = entries.shape[1]
+    key = entries[t, p] >> shift
+    lo = p
+    hi = p + 1
+    step = 1
+    while hi < n and (entries[t, hi] >> shift) == key:
+        lo = hi
+        step *= 2
+        hi = p + step
+    hi = min(hi, n)
+    while hi - lo > 1:  # entries[t, lo] has the key; hi is past the group
+        mid = (lo + hi) // 2
+        if (entries[t, mid] >> shift) == key:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+@jit_parallel
+def join_unit_candidates(entries, rowbits):
+    """Candidate pairs of the self-join by key groups, per work unit (``JOIN_CHUNK`` sorted
+    positions of one table, in table order): a position's candidates are the later positions
+    of its group. int64, shape (tables * ceil(n / JOIN_CHUNK),); no pair is formed."""
+    tables, n = entries.shape
+    per = (n + JOIN_CHUNK - 1) // JOIN_CHUNK
+    counts = np.zeros(tables * per, dtype=np.int64)
+    shift = np.uint64(rowbits)
+    for u in numba.prange(tables * per):
+        t = u // per
+        end = 0
+        total = 0
+        for p in range((u % per) * JOIN_CHUNK, min((u % per + 1) * JOIN_CHUNK, n)):
+            if p >= end:
+                end = _group_end(entries, t, p, shift)
+            total += end - p - 1
+        counts[u] = total
+    return counts
+
+
+@jit_inline
+def _join_span(
+    fps, entries, starts, sizes, masks, rowbits, max_distance, unit_offsets, c0, c1, a_out, b_out, d_out, at
 ):
-    """Pairs found by work unit ``u``: sorted positions ``[p0, p1)`` of one table, each against
-    the later positions with the same key. Writes them from ``at`` when ``write``."""
+    """Pairs among candidates ``[c0, c1)`` of the self-join by key groups, candidates numbered
+    in (table, sorted position, later position) order with ``unit_offsets`` (the running sum
+    of ``join_unit_candidates``). Writes rows (a, b) and distances from ``at``; returns the
+    count. A pair is reported by the first table whose kept blocks it agrees on (``_owner``)."""
     n = entries.shape[1]
     per = (n + JOIN_CHUNK - 1) // JOIN_CHUNK
-    t = u // per
-    p0 = (u % per) * JOIN_CHUNK
-    p1 = min(p0 + JOIN_CHUNK, n)
     shift = np.uint64(rowbits)
     rowmask = (np.uint64(1) << shift) - np.uint64(1)
+    # Find the candidate c0: its unit by bisection, then its position by walking the unit.
+    u = np.searchsorted(unit_offsets, c0, side="right") - 1
+    t = u // per
+    p = (u % per) * JOIN_CHUNK
+    skip = c0 - unit_offsets[u]
+    end = _group_end(entries, t, p, shift)
+    while skip >= end - p - 1:
+        skip -= end - p - 1
+        p += 1
+        if p >= end:
+            end = _group_end(entries, t, p, shift)
+    q = p + 1 + skip
+    left = c1 - c0
     count = 0
-    for p in range(p0, p1):
+    while left > 0:
         e = entries[t, p]
-        key = e >> shift
         a = np.int64(e & rowmask)
         alo = fps[a, 0]
         ahi = _word(fps, a, 1)
-        for p2 in range(p + 1, n):
-            f = entries[t, p2]
-            if (f >> shift) != key:
-                break
-            b = np.int64(f & rowmask)
+        stop = min(end, q + left)
+        left -= stop - q
+        for q2 in range(q, stop):
+            b = np.int64(entries[t, q2] & rowmask)
             xlo = alo ^ fps[b, 0]
             xhi = ahi ^ _word(fps, b, 1)
             d = np.int64(popcount(xlo) + popcount(xhi))
             if d > max_distance or _owner(xlo, xhi, starts, sizes, masks, 0) != t:
                 continue
-            if write:
-                ia = ids[a]
-                ib = ids[b]
-                i_out[at + count] = min(ia, ib)
-                j_out[at + count] = max(ia, ib)
-                d_out[at + count] = d
+            a_out[at + count] = a
+            b_out[at + count] = b
+            d_out[at + count] = d
             count += 1
+        p += 1
+        if p == n:
+            t += 1
+            p = 0
+            end = 0
+        if left > 0 and p >= end:
+            end = _group_end(entries, t, p, shift)
+        q = p + 1
     return count
 
 
-@jit
-def join_candidates(entries, rowbits):
-    """The candidate pairs a self-join by key groups examines: the sum over tables of
-    g (g - 1) / 2 for each run of g entries sharing a key. One pass, no pair formed."""
-    shift = np.uint64(rowbits)
-    total = 0
-    for t in range(entries.shape[0]):
-        run = 1
-        for i in range(1, entries.shape[1]):
-            if entries[t, i] >> shift == entries[t, i - 1] >> shift:
-                run += 1
-            else:
-                total += run * (run - 1) // 2
-                run = 1
-        total += run * (run - 1) // 2
-    return total
-
-
 @jit_parallel
-def join_count(fps, ids, entries, starts, sizes, masks, rowbits, max_distance):
-    """Pairs per work unit: int64, shape (tables * ceil(n / JOIN_CHUNK),)."""
-    n = entries.shape[1]
-    units = entries.shape[0] * ((n + JOIN_CHUNK - 1) // JOIN_CHUNK)
-    counts = np.zeros(units, dtype=np.int64)
-    none = np.empty(0, dtype=np.int64)
-    for u in numba.prange(units):
-        counts[u] = _join_unit(
-            u, fps, ids, entries, starts, sizes, masks, rowbits, max_distance, none, none, none, 0, False
-        )
-    return counts
-
-
-@jit_parallel
-def join_fill(fps, ids, entries, starts, sizes, masks, rowbits, max_distance, offsets):
-    """Every pair within ``max_distance`` once, as (smaller id, larger id, distance), int64 arrays
-    in work-unit order (``offsets`` from ``join_count``)."""
-    units = offsets.shape[0] - 1
-    total = offsets[units]
-    i_out = np.empty(total, dtype=np.int64)
-    j_out = np.empty(total, dtype=np.int64)
-    d_out = np.empty(total, dtype=np.int64)
-    for u in numba.prange(units):
-        _join_unit(
-            u,
-            fps,
-            ids,
-            entries,
-            starts,
-            sizes,
-            masks,
-            rowbits,
-            max_distance,
-            i_out,
-            j_out,
-            d_out,
-            offsets[u],
-            True,
-        )
-    return i_out, j_out, d_out
+def join_span(fps, entries, starts, sizes, masks, rowbits, max_distance, unit_offsets, c0, c1, parts):
+    """Every pair within ``max_distance`` among candidates ``[c0, c1)`` (see ``_join_span``),
+    split into ``parts`` equal runs for the threads: rows (a, b) and distances, int64 arrays,
+    at most ``c1 - c0`` long (a window of candidates bounds the memory, whatever the groups)."""
+    size = c1 - c0
+    a_out = np.empty(size, dtype=np.int64)
+    b_out = np.empty(size, dtype=np.int64)
+    d_out = np.empty(size, dtype=np.int64)
+    counts = np.zeros(parts, dtype=np.int64)
+    for s in numba.prange(parts):
+        lo = c0 + size * s // parts
+        hi = c0 + size * (s + 1) // parts
+        if hi > lo:
+            counts[s] = _join_span(
+                fps,
+                entries,
+                starts,
+                sizes,
+                masks,
+                rowbits,
+                max_distance,
+                unit_offsets,
+                lo,
+                hi,
+                a_out,
+                b_out,
+                d_out,
+                lo - c0,
+            )
+    at = 0
+    for s in range(parts):  # close the gaps between the runs' outputs
+        lo = size * s // parts
+        for m in range(counts[s]):
+            a_out[at + m] = a_out[lo + m]
+            b_out[at + m] = b_out[lo + m]
+            d_out[at + m] = d_out[lo + m]
+        at += counts[s]
+    return a_out[:at].copy(), b_out[:at].copy(), d_out[:at].copy()
 
 
 @jit_inline
-def _scan(queries, i, fps, max_distance, upper, rows_out, dist_out, at, write):
+def _scan(queries, i, fps, max_distance, self_from, rows_out, dist_out, at, write):
     """Rows of ``fps`` within ``max_distance`` of query ``i`` by XOR + popcount over every row
-    (rows after ``i`` only when ``upper``: the self-join of ``fps``). Writes them from ``at``
-    when ``write``. Returns the count."""
+    (only rows after the query's own when ``self_from`` >= 0: the queries are rows
+    ``self_from ..`` of ``fps``, a self-join). Writes them from ``at`` when ``write``. Returns
+    the count."""
     qlo = queries[i, 0]
     qhi = _word(queries, i, 1)
     count = 0
-    first = i + 1 if upper else 0
+    first = self_from + i + 1 if self_from >= 0 else 0
     for r in range(first, fps.shape[0]):
         d = np.int64(popcount(qlo ^ fps[r, 0]) + popcount(qhi ^ _word(fps, r, 1)))
         if d <= max_distance:
@@ -490,19 +542,19 @@ def _scan(queries, i, fps, max_distance, upper, rows_out, dist_out, at, write):
 
 
 @jit_parallel
-def scan_count(queries, fps, max_distance, upper):
+def scan_count(queries, fps, max_distance, self_from):
     """Brute-force matches per query over every row of ``fps`` (a small, unindexed delta):
     int64, shape (q,)."""
     q = queries.shape[0]
     counts = np.zeros(q, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
     for i in numba.prange(q):
-        counts[i] = _scan(queries, i, fps, max_distance, upper, none, none, 0, False)
+        counts[i] = _scan(queries, i, fps, max_distance, self_from, none, none, 0, False)
     return counts
 
 
 @jit_parallel
-def scan_fill(queries, fps, max_distance, upper, offsets):
+def scan_fill(queries, fps, max_distance, self_from, offsets):
     """Matched rows and distances in CSR form by ``offsets`` (from ``scan_count``), each query's
     run in row order: two int64 arrays of length ``offsets[-1]``."""
     q = queries.shape[0]
@@ -510,7 +562,7 @@ def scan_fill(queries, fps, max_distance, upper, offsets):
     rows_out = np.empty(total, dtype=np.int64)
     dist_out = np.empty(total, dtype=np.int64)
     for i in numba.prange(q):
-        _scan(queries, i, fps, max_distance, upper, rows_out, dist_out, offsets[i], True)
+        _scan(queries, i, fps, max_distance, self_from, rows_out, dist_out, offsets[i], True)
     return rows_out, dist_out
 
 
@@ -555,15 +607,15 @@ def _grown(values, keep, size):
 
 
 @jit
-def scan_serial(queries, fps, max_distance, upper):
+def scan_serial(queries, fps, max_distance, self_from):
     """``scan_count`` then ``scan_fill`` on the calling thread. Returns (offsets, rows, distances)."""
     q = queries.shape[0]
     none = np.empty(0, dtype=np.int64)
     offsets = np.zeros(q + 1, dtype=np.int64)
     for i in range(q):
-        offsets[i + 1] = offsets[i] + _scan(queries, i, fps, max_distance, upper, none, none, 0, False)
+        offsets[i + 1] = offsets[i] + _scan(queries, i, fps, max_distance, self_from, none, none, 0, False)
     rows_out = np.empty(offsets[q], dtype=np.int64)
     dist_out = np.empty(offsets[q], dtype=np.int64)
     for i in range(q):
-        _scan(queries, i, fps, max_distance, upper, rows_out, dist_out, offsets[i], True)
+        _scan(queries, i, fps, max_distance, self_from, rows_out, dist_out, offsets[i], True)
     return offsets, rows_out, dist_out

@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
-from .._errors import ConfigError, FormatError
+from .._errors import ConfigError, FormatError, TooManyPairsError
 from .._kernels import index as kernels
+from .._kernels.cluster import flatten, union_pairs
 from . import storage
 from .hamming import _as_fingerprints, _as_one_fingerprint
 from .plan import IndexPlan, _check_distance, row_bits
@@ -57,6 +60,11 @@ _ARRAYS = (
     "tombstones",
 )
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
+PAIRS_CHUNK = 1 << 22
+"""Pairs per chunk of :meth:`HammingIndex.iter_pairs` by default (three int64 arrays: 96 MiB)."""
+_PAIR_BYTES = 80
+"""Peak bytes a pair of :meth:`HammingIndex.pairs` costs: its chunk (24), the joined arrays
+(24), the sort order (8) and the sorted result (24)."""
 
 
 class _Layout(NamedTuple):
@@ -97,6 +105,55 @@ def _merge_csr(
     dist = np.concatenate([d for _, _, d in parts])
     order = np.lexsort((ids, dist, qidx))
     return _offsets(np.bincount(qidx, minlength=q)), ids[order], dist[order]
+
+
+def _pairs_memory_limit() -> int:
+    """How many pairs :meth:`HammingIndex.pairs` may hold: the memory available now (Linux's
+    MemAvailable, else all physical memory) over the bytes a pair costs."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024 // _PAIR_BYTES
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // _PAIR_BYTES
+    except (ValueError, OSError, AttributeError):
+        return 2**62
+
+
+def _batched(
+    q: int, window: int, count: Callable[[int, int], np.ndarray]
+) -> Iterator[tuple[int, int, np.ndarray]]:
+    """Rows ``[0, q)`` in runs ``(lo, hi, offsets)`` whose matches (``count(lo, hi)``, per row)
+    stay within ``window``, but a row alone may pass it; ``offsets`` are the run's CSR
+    offsets. Batches grow while their matches are few and shrink when a family makes them
+    many, so both a random corpus and a cluster of copies take few passes."""
+    lo, size = 0, 1024
+    while lo < q:
+        hi = min(q, lo + size)
+        counts = count(lo, hi)
+        ends = np.cumsum(counts)
+        start, base = lo, 0
+        while start < hi:
+            stop = max(start + 1, lo + int(np.searchsorted(ends, base + window, side="right")))
+            yield start, stop, _offsets(counts[start - lo : stop - lo])
+            base, start = int(ends[stop - lo - 1]), stop
+        if ends[-1] * 2 < window:
+            size = min(2 * size, 1 << 16)
+        elif ends[-1] > window:
+            size = max(size // 2, 1)
+        lo = hi
+
+
+def _joined(
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if len(parts) == 1:
+        return parts[0]
+    i, j, d = (np.concatenate([part[c] for part in parts]) for c in range(3))
+    return i, j, d
 
 
 # Up to this many queries run on the calling thread: starting the parallel kernels costs
@@ -343,45 +400,93 @@ class HammingIndex:
         at a radius past its blocks) or items wait in the delta (call :meth:`compact`)."""
         if len(self._delta_ids) or self.max_distance // self.plan.num_blocks or len(self._ids) < 2:
             return None
-        return int(kernels.join_candidates(self._tables, self._layout.rowbits))
+        return int(kernels.join_unit_candidates(self._tables, self._layout.rowbits).sum())
 
     def pairs(self, max_distance: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The self-join: every pair of stored items within ``max_distance`` exactly once,
         identical fingerprints included.
 
         Returns ``(i_ids, j_ids, distances)``, int64 arrays with ``i_ids < j_ids``, sorted by
-        (i_id, j_id).
+        (i_id, j_id). n copies of one fingerprint make n (n - 1) / 2 pairs: where the pairs
+        would not fit in memory this raises :class:`TooManyPairsError` as soon as that is
+        clear; stream them with :meth:`iter_pairs`, or cluster with :meth:`clusters`.
         """
         k = self._radius(max_distance)
-        if len(self) < 2:
-            empty = np.empty(0, dtype=np.int64)
-            return empty, empty.copy(), empty.copy()
-        parts = []
-        n_main, m = self._ids.shape[0], self._delta_ids.shape[0]
-        if n_main >= 2:  # main x main
-            i, j, d = self._join_main(k)
-            if len(self._dead):
-                keep = ~(_member(self._dead, i) | _member(self._dead, j))
-                i, j, d = i[keep], j[keep], d[keep]
-            parts.append((i, j, d))
-        if n_main and m:  # delta x main, through the tables
-            offsets, found, d = self._search_main(self._delta_fps, k)
-            other = np.repeat(self._delta_ids, np.diff(offsets))
-            keep = ~_member(self._dead, found)
-            found, other, d = found[keep], other[keep], d[keep]
-            parts.append((np.minimum(found, other), np.maximum(found, other), d))
-        if m >= 2:  # delta x delta, every later row
-            counts = kernels.scan_count(self._delta_fps, self._delta_fps, k, True)
-            rows, d = kernels.scan_fill(self._delta_fps, self._delta_fps, k, True, _offsets(counts))
-            a = np.repeat(self._delta_ids, counts)
-            b = self._delta_ids[rows]
-            parts.append((np.minimum(a, b), np.maximum(a, b), d))
+        limit = _pairs_memory_limit()
+        parts, held = [], 0
+        for part in self._pair_chunks(k, PAIRS_CHUNK):
+            held += len(part[0])
+            if held > limit:
+                raise TooManyPairsError(
+                    f"the self-join within {k} bits holds more than {held:,} pairs, more than "
+                    f"memory holds at {_PAIR_BYTES} bytes a pair; iterate index.iter_pairs() to "
+                    f"stream them in chunks, or call index.clusters() for the clusters alone"
+                )
+            parts.append(part)
         if not parts:
-            empty = np.empty(0, dtype=np.int64)
-            return empty, empty.copy(), empty.copy()
-        i, j, d = (np.concatenate([p[c] for p in parts]) for c in range(3))
+            return _EMPTY_IDS.copy(), _EMPTY_IDS.copy(), _EMPTY_IDS.copy()
+        i, j, d = (np.concatenate([part[c] for part in parts]) for c in range(3))
+        del parts
         order = np.lexsort((j, i))
         return i[order], j[order], d[order]
+
+    def iter_pairs(
+        self, max_distance: int | None = None, *, chunk_size: int = PAIRS_CHUNK
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The pairs of :meth:`pairs`, streamed in bounded memory: chunks ``(i_ids, j_ids,
+        distances)`` of at most ``chunk_size`` pairs (``i_ids < j_ids``; chunks and pairs in
+        no particular order), together every pair exactly once. The join works through a
+        window of ``chunk_size`` candidates at a time (or, where it probes, a batch of items
+        whose matches fit), so a group of a million copies (5e11 pairs) streams in the
+        memory of one chunk, as a random corpus does."""
+        k = self._radius(max_distance)
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+            raise ConfigError(f"chunk_size={chunk_size!r} must be a positive integer")
+        held: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        count = 0
+        for whole in self._pair_chunks(k, int(chunk_size)):
+            for at in range(0, len(whole[0]), chunk_size):  # one item's matches may pass it
+                part = (
+                    whole[0][at : at + chunk_size],
+                    whole[1][at : at + chunk_size],
+                    whole[2][at : at + chunk_size],
+                )
+                if count + len(part[0]) > chunk_size and held:
+                    yield _joined(held)
+                    held, count = [], 0
+                held.append(part)
+                count += len(part[0])
+        if held:
+            yield _joined(held)
+
+    def clusters(self, max_distance: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Connected components of the pairs within ``max_distance``, without a pair list:
+        identical fingerprints are collapsed into one entry first and the pairs between
+        distinct fingerprints are streamed into a union-find, so memory stays linear in the
+        items however large a cluster.
+
+        Returns ``(ids, labels)``: the stored ids in ascending order and, for each, the
+        lowest id of its cluster (equal to :func:`neardup.clusters` over :meth:`pairs`).
+        """
+        k = self._radius(max_distance)
+        fps, ids = self._live()
+        order = np.argsort(ids, kind="stable")
+        fps, ids = fps[order], ids[order]
+        if not ids.size:
+            return ids, ids.copy()
+        values, first, inverse = np.unique(fps, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        # Ids are sorted, so a value's first row holds its lowest id; rank values by it.
+        by_first = np.argsort(first, kind="stable")
+        rank = np.empty(by_first.size, dtype=np.int64)
+        rank[by_first] = np.arange(by_first.size, dtype=np.int64)
+        distinct = HammingIndex(bits=self.bits, max_distance=k)
+        distinct.add(values[by_first] if self._words == 2 else values[by_first, 0])  # ids: ranks
+        parent = np.arange(by_first.size, dtype=np.int64)
+        for a, b, _ in distinct._pair_chunks(k, PAIRS_CHUNK):
+            union_pairs(parent, a, b)
+        roots = flatten(parent)
+        return ids, ids[first[by_first[roots[rank[inverse]]]]]
 
     def save(self, path: str | os.PathLike) -> int:
         """Write the index to one file, atomically (a temporary file beside ``path``, fsync,
@@ -567,10 +672,10 @@ class HammingIndex:
             parts.append((offsets, found, dist))
         if len(self._delta_ids):
             if q <= _SERIAL_QUERIES:
-                offsets, rows, dist = kernels.scan_serial(queries, self._delta_fps, k, False)
+                offsets, rows, dist = kernels.scan_serial(queries, self._delta_fps, k, -1)
             else:
-                offsets = _offsets(kernels.scan_count(queries, self._delta_fps, k, False))
-                rows, dist = kernels.scan_fill(queries, self._delta_fps, k, False, offsets)
+                offsets = _offsets(kernels.scan_count(queries, self._delta_fps, k, -1))
+                rows, dist = kernels.scan_fill(queries, self._delta_fps, k, -1, offsets)
             parts.append((offsets, self._delta_ids[rows], dist))
         return parts[0] if len(parts) == 1 and not len(self._delta_ids) else _merge_csr(parts, q)
 
@@ -579,24 +684,87 @@ class HammingIndex:
         table = self._table_args()
         if queries.shape[0] <= _SERIAL_QUERIES:
             return kernels.query_serial(queries, self._fps, self._ids, *table, k)
-        offsets = _offsets(kernels.query_count(queries, self._fps, *table, k, False))
-        found, dist = kernels.query_fill(queries, self._fps, self._ids, *table, k, False, offsets)
+        offsets = _offsets(kernels.query_count(queries, self._fps, *table, k, -1))
+        found, dist = kernels.query_fill(queries, self._fps, self._ids, *table, k, -1, offsets)
         return offsets, found, dist
 
-    def _join_main(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Pairs among the main rows (tombstones included). Where each table is probed at its own
-        key alone (``k // num_blocks == 0``: permuted tables, and multi-index hashing at a small
-        enough radius), by table groups: the rows sharing a key meet each other there, with no
-        probe at all. Otherwise each row probes the tables for the rows after it."""
+    def _pair_chunks(self, k: int, window: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The self-join within ``k`` in pieces of at most ``window`` pairs (but one item's
+        matches when probing): (smaller id, larger id, distance), tombstones left out."""
+        n_main, m = self._ids.shape[0], self._delta_ids.shape[0]
+        if n_main >= 2:
+            for a, b, d in self._join_main(k, window):
+                yield self._without_dead(a, b, d)
+        if n_main and m:  # delta x main, through the tables
+            table = self._table_args()
+
+            def count_main(lo: int, hi: int) -> np.ndarray:
+                return kernels.query_count(self._delta_fps[lo:hi], self._fps, *table, k, -1)
+
+            for lo, hi, offsets in _batched(m, window, count_main):
+                found, d = kernels.query_fill(
+                    self._delta_fps[lo:hi], self._fps, self._ids, *table, k, -1, offsets
+                )
+                other = np.repeat(self._delta_ids[lo:hi], np.diff(offsets))
+                if len(self._dead):  # a tombstoned main row; its id may be back in the delta
+                    keep = ~_member(self._dead, found)
+                    found, other, d = found[keep], other[keep], d[keep]
+                yield np.minimum(found, other), np.maximum(found, other), d
+        if m >= 2:  # delta x delta, every later row
+
+            def count_delta(lo: int, hi: int) -> np.ndarray:
+                return kernels.scan_count(self._delta_fps[lo:hi], self._delta_fps, k, lo)
+
+            for lo, hi, offsets in _batched(m, window, count_delta):
+                rows, d = kernels.scan_fill(self._delta_fps[lo:hi], self._delta_fps, k, lo, offsets)
+                a = np.repeat(self._delta_ids[lo:hi], np.diff(offsets))
+                b = self._delta_ids[rows]
+                yield np.minimum(a, b), np.maximum(a, b), d
+
+    def _join_main(self, k: int, window: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Pairs among the main rows (tombstones included), at most ``window`` at a time. Where
+        each table is probed at its own key alone (``k // num_blocks == 0``: permuted tables,
+        and multi-index hashing at a small enough radius), by table groups: the rows sharing a
+        key meet each other there, with no probe at all, a window of candidates at a time.
+        Otherwise each row probes the tables for the rows after it, in batches."""
+        lay = self._layout
         if k // self.plan.num_blocks == 0:
-            lay = self._layout
-            args = (self._fps, self._ids, self._tables, lay.starts, lay.sizes, lay.masks, lay.rowbits, k)
-            return kernels.join_fill(*args, _offsets(kernels.join_count(*args)))
+            unit_offsets = _offsets(kernels.join_unit_candidates(self._tables, lay.rowbits))
+            total = int(unit_offsets[-1])
+            parts = 4 * numba.get_num_threads()
+            for c0 in range(0, total, window):
+                a, b, d = kernels.join_span(
+                    self._fps, self._tables, lay.starts, lay.sizes, lay.masks, lay.rowbits, k,
+                    unit_offsets, c0, min(total, c0 + window), parts,
+                )  # fmt: skip
+                a, b = self._ids[a], self._ids[b]
+                yield np.minimum(a, b), np.maximum(a, b), d
+            return
         table = self._table_args()
-        counts = kernels.query_count(self._fps, self._fps, *table, k, True)
-        found, dist = kernels.query_fill(self._fps, self._fps, self._ids, *table, k, True, _offsets(counts))
-        mine = np.repeat(self._ids, counts)
-        return np.minimum(mine, found), np.maximum(mine, found), dist
+
+        def count(lo: int, hi: int) -> np.ndarray:
+            return kernels.query_count(self._fps[lo:hi], self._fps, *table, k, lo)
+
+        for lo, hi, offsets in _batched(self._fps.shape[0], window, count):
+            found, d = kernels.query_fill(self._fps[lo:hi], self._fps, self._ids, *table, k, lo, offsets)
+            mine = np.repeat(self._ids[lo:hi], np.diff(offsets))
+            yield np.minimum(mine, found), np.maximum(mine, found), d
+
+    def _without_dead(
+        self, i: np.ndarray, j: np.ndarray, d: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if not len(self._dead):
+            return i, j, d
+        keep = ~(_member(self._dead, i) | _member(self._dead, j))
+        return i[keep], j[keep], d[keep]
+
+    def _live(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every stored item's fingerprint and id, main rows (less tombstones) then delta."""
+        keep = ~_member(self._dead, self._ids) if len(self._dead) else slice(None)
+        return (
+            np.concatenate([self._fps[keep], self._delta_fps]),
+            np.concatenate([self._ids[keep], self._delta_ids]),
+        )
 
     def _table_args(self) -> tuple[object, ...]:
         """The tables as the probing kernels take them, between the fingerprints (and ids) and
