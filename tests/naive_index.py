@@ -3,6 +3,7 @@ union-find, all in plain Python ints. Speed is no concern."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -73,15 +74,20 @@ def representatives(
     return [best[c] for c in component]
 
 
-def greedy(values: list[int], order: list[int], k: int) -> tuple[list[bool], list[int]]:
+def greedy(
+    values: list[int], order: list[int], k: int, similar: Callable[[int, int], bool] | None = None
+) -> tuple[list[bool], list[int]]:
     """Manku's online rule, one document at a time in ``order`` (positions, best first): a
-    document is kept unless a kept one within k came before it. Returns (kept, representative):
-    each position's representative is itself when kept, else the first kept one within k."""
+    document is kept unless a kept one within k (and ``similar`` to it, when given: a kept
+    position, then this one) came before it. Returns (kept, representative): each position's
+    representative is itself when kept, else the first such kept one."""
     kept = [False] * len(values)
     representative = list(range(len(values)))
     chosen: list[int] = []
     for p in order:
-        near = [c for c in chosen if distance(values[c], values[p]) <= k]
+        near = [
+            c for c in chosen if distance(values[c], values[p]) <= k and (similar is None or similar(c, p))
+        ]
         if near:
             representative[p] = near[0]
         else:

@@ -244,3 +244,22 @@ def test_featureless_documents_kept_by_default_and_dropped_on_request(tmp_path):
     dropped = run("dedup", "in.jsonl", "-o", "kept.jsonl", "--featureless", "drop", cwd=tmp_path)
     assert dropped.returncode == 0, dropped.stderr
     assert [json.loads(line)["id"] for line in (tmp_path / "kept.jsonl").read_text().splitlines()] == [3]
+
+
+def test_pairs_by_default_rebuild_the_clusters_and_all_pairs_lists_every_one(tmp_path):
+    page = "the same page of a crawl, copied word for word many times over " * 3
+    lines = [json.dumps({"id": i, "text": page}) for i in range(60)]  # 1,770 pairs of copies
+    lines += [json.dumps({"id": 100 + i, "text": f"{page} {i}"}) for i in range(3)]
+    (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
+    common = ("dedup", "in.jsonl", "--id-field", "id", "-k", "6", "--features", "words")
+    assert run(*common, "--pairs", "some.csv", cwd=tmp_path).returncode == 0
+    assert run(*common, "--pairs", "all.csv", "--all-pairs", cwd=tmp_path).returncode == 0
+    expected = neardup.dedup(tmp_path / "in.jsonl", id_field="id", max_distance=6, features="words")
+    every = pa_csv.read_csv(tmp_path / "all.csv").to_pylist()
+    assert len(every) == len(expected.pairs[0]) >= 60 * 59 // 2
+    some = pa_csv.read_csv(tmp_path / "some.csv").to_pylist()
+    assert len(some) < 100
+    assert {(p["id_a"], p["id_b"]) for p in some} <= {(p["id_a"], p["id_b"]) for p in every}
+    assert sum(p["id_b"] < 60 and p["distance"] == 0 for p in some) == 59  # each copy to the first
+    refused = run(*common, "-o", "kept.jsonl", "--all-pairs", cwd=tmp_path)
+    assert refused.returncode == 2 and "give --pairs FILE too" in refused.stderr

@@ -354,11 +354,11 @@ def test_more_pairs_than_memory_raise_an_error_naming_the_streaming_way(monkeypa
     index = HammingIndex(bits=64, max_distance=0)
     index.add(np.zeros(200, dtype=np.uint64))  # 19,900 pairs
     index.compact()
-    monkeypatch.setattr(hamming_index, "_pairs_memory_limit", lambda: 10_000)
+    monkeypatch.setattr(hamming_index, "pairs_memory_limit", lambda: 10_000)
     with pytest.raises(TooManyPairsError, match=r"index\.iter_pairs\(\).*index\.clusters\(\)"):
         index.pairs()
     assert isinstance(TooManyPairsError("x"), MemoryError)
-    monkeypatch.setattr(hamming_index, "_pairs_memory_limit", lambda: 19_900)
+    monkeypatch.setattr(hamming_index, "pairs_memory_limit", lambda: 19_900)
     assert len(index.pairs()[0]) == 19_900
 
 

@@ -8,6 +8,8 @@ from collections import Counter
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -342,3 +344,79 @@ def test_the_summary_counts_documents_removed_by_chaining():
     greedy = neardup.dedup(texts, max_distance=6, features="words")
     assert greedy.stats.chained == 0 and greedy.distances.max() <= 6
     assert greedy.kept.sum() > chained.kept.sum()
+
+
+@pytest.fixture(scope="module")
+def skewed(corpus):
+    """The planted corpus with one page copied 400 times and a family of 300 variants of it."""
+    texts, _ = corpus
+    rng = np.random.default_rng(5)
+    page = texts[0]
+    skewed = list(texts) + [page] * 400 + [f"{page} edition {i}" for i in range(300)]
+    return [skewed[p] for p in rng.permutation(len(skewed))]
+
+
+@pytest.mark.parametrize("cluster", ["greedy", "components"])
+def test_verify_equals_the_one_at_a_time_references_on_copies_and_families(skewed, cluster):
+    import naive_index
+
+    k, threshold = 8, 0.8
+    result = neardup.dedup(skewed, max_distance=k, cluster=cluster, verify=("jaccard", threshold))
+    values = naive_index.as_ints(result.fingerprints)
+    cache: dict[tuple[str, str], bool] = {}
+
+    def similar(a: int, b: int) -> bool:
+        key = (min(skewed[a], skewed[b]), max(skewed[a], skewed[b]))
+        if key not in cache:
+            cache[key] = naive_similarity(key[0], key[1], "jaccard") >= threshold - 1e-12
+        return cache[key]
+
+    everyone = list(range(len(skewed)))
+    if cluster == "greedy":
+        want_kept, want_rep = naive_index.greedy(values, everyone, k, similar)
+        assert result.kept.tolist() == want_kept and result.representatives.tolist() == want_rep
+    else:
+        linked = [(a, b) for a, b in sorted(brute_pairs(result.fingerprints, k)) if similar(a, b)]
+        i, j = [a for a, _ in linked], [b for _, b in linked]
+        assert result.representatives.tolist() == naive_index.representatives(i, j, everyone, "first")
+    assert 0 < result.stats.similar_pairs < result.stats.checked_pairs  # some pairs failed
+    assert (
+        f"{result.stats.similar_pairs:,} of {result.stats.checked_pairs:,} pairs checked"
+        in result.stats.format()
+    )
+
+
+def test_pairs_stream_in_chunks_and_the_default_ones_rebuild_every_cluster(skewed, tmp_path):
+    k = 8
+    result = neardup.dedup(skewed, max_distance=k, cluster="components")
+    every = [
+        p
+        for c in result.iter_pairs(every=True, chunk_size=1000)
+        for p in zip(c.first.tolist(), c.second.tolist())
+    ]
+    assert sorted(every) == sorted(brute_pairs(result.fingerprints, k))  # each pair once
+    assert len(every) > 400 * 399 // 2  # the copies alone make 79,800
+    chunks = list(result.iter_pairs(chunk_size=1000))
+    assert all(0 < len(c.first) <= 1000 and c.similarity is None for c in chunks)
+    default = [p for c in chunks for p in zip(c.first.tolist(), c.second.tolist(), c.distance.tolist())]
+    distinct = np.unique(result.fingerprints)
+    copies = len(skewed) - len(distinct)
+    assert len(default) == len(brute_pairs(distinct, k)) + copies < len(every) // 5
+    assert all(a < b for a, b, _ in default)
+    # The default pairs' components are the clusters (labels of the every-pair components).
+    assert components(len(skewed), [(a, b) for a, b, _ in default]) == components(len(skewed), every)
+    assert Counter(d for *_, d in default)[0] >= copies
+    result.write(pairs=tmp_path / "p.csv")
+    written = pa_csv.read_csv(tmp_path / "p.csv")
+    assert written.num_rows == len(default) and written.column_names == ["id_a", "id_b", "distance"]
+    result.write(pairs=tmp_path / "all.parquet", every_pair=True)
+    assert pq.read_table(tmp_path / "all.parquet").num_rows == len(every)
+
+
+def test_every_pair_held_at_once_raises_a_clear_error_past_memory(skewed, monkeypatch):
+    from neardup.pipeline import job
+
+    result = neardup.dedup(skewed, max_distance=8)
+    monkeypatch.setattr(job, "pairs_memory_limit", lambda: 1000)
+    with pytest.raises(neardup.TooManyPairsError, match=r"iter_pairs\(every=True\)"):
+        result.pairs  # noqa: B018

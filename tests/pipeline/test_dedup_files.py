@@ -276,10 +276,13 @@ def test_outputs_are_all_or_nothing(tmp_path, monkeypatch):
     (tmp_path / "kept.jsonl").write_text("old\n")
     result = neardup.dedup(tmp_path / "in.jsonl")
 
-    def interrupted(self):
+    streamed = type(result).iter_pairs
+
+    def interrupted(self, every=False):  # Ctrl-C once a chunk of pairs is written
+        yield next(streamed(self, every))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(type(result), "pairs_table", interrupted)
+    monkeypatch.setattr(type(result), "iter_pairs", interrupted)
     with pytest.raises(KeyboardInterrupt):
         result.write(tmp_path / "kept.jsonl", clusters=tmp_path / "c.csv", pairs=tmp_path / "p.csv")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "kept.jsonl"]

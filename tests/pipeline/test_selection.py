@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_index
-from neardup.pipeline.selection import collapse, component_roots, keep_greedy
+from neardup.pipeline import selection
+from neardup.pipeline.selection import collapse, component_roots, distinct_index, keep_greedy
 
 K = 3
 
@@ -30,11 +31,16 @@ def skewed_fingerprints(draw, bits=64):
     return fps[:, 0].copy() if words == 1 else fps
 
 
+def _greedy(distinct, **options):
+    bits = 64 * (distinct.size // max(distinct.shape[0], 1))
+    return keep_greedy(distinct_index(distinct, bits, K), distinct, **options)
+
+
 def _greedy_positions(fps, order):
     distinct, rank, leader = collapse(fps, order)
-    kept, rep, _ = keep_greedy(distinct, 64 * (fps.size // fps.shape[0]), K)
-    representative = leader[rep[rank]]
-    return kept[rank] & (leader[rank] == np.arange(fps.shape[0])), representative
+    chosen = _greedy(distinct)
+    representative = leader[chosen.representative[rank]]
+    return chosen.kept[rank] & (leader[rank] == np.arange(fps.shape[0])), representative
 
 
 @settings(max_examples=80, deadline=None)
@@ -66,13 +72,8 @@ def test_greedy_at_128_bits(fps):
 def test_components_of_collapsed_fingerprints_equal_components_of_all(fps):
     order = np.arange(fps.shape[0], dtype=np.int64)
     distinct, rank, leader = collapse(fps, order)
-    from neardup.index.hamming_index import HammingIndex
-
-    index = HammingIndex(bits=64, max_distance=K)
-    index.add(distinct)
-    i, j, _ = index.pairs() if len(distinct) > 1 else (np.zeros(0, np.int64),) * 3
-    root = component_roots(len(distinct), i, j)
-    labels = leader[root[rank]]
+    found = component_roots(distinct_index(distinct, 64, K))
+    labels = leader[found.roots[rank]]
     values = naive_index.as_ints(fps)
     ids = list(range(len(values)))
     brute = naive_index.pairs(values, ids, K)
@@ -97,25 +98,23 @@ def test_a_near_identical_family_is_found_in_one_search():
         ^ (np.uint64(1) << flips[:, 1].astype(np.uint64))
     )
     fps = np.concatenate([[base], fps[fps != base]])
-    kept, representative, distance = keep_greedy(fps, 64, K)
-    assert kept.tolist() == [True] + [False] * (len(fps) - 1)  # all within 2 bits of the base
-    assert (representative == 0).all() and distance.max() <= 2
+    chosen = _greedy(fps)
+    assert chosen.kept.tolist() == [True] + [False] * (len(fps) - 1)  # all within 2 bits of the base
+    assert (chosen.representative == 0).all() and chosen.distance.max() <= 2
 
 
 def test_the_search_and_the_join_give_the_same_choice(monkeypatch):
-    import neardup.pipeline.selection as selection
-
     rng = np.random.default_rng(3)
     base = rng.integers(0, 2**64, size=300, dtype=np.uint64)
     flips = np.uint64(1) << rng.integers(0, 64, size=(3000, 2)).astype(np.uint64)
     fps = np.unique(base[rng.integers(0, 300, 3000)] ^ flips[:, 0] ^ flips[:, 1])
     fps = fps[rng.permutation(fps.size)]
-    joined = keep_greedy(fps, 64, K)
+    joined = _greedy(fps)
     monkeypatch.setattr(selection, "_JOIN_BUDGET", -1)  # always search
-    searched = keep_greedy(fps, 64, K)
-    for a, b in zip(joined, searched):
-        assert a.tolist() == b.tolist()
-    assert not joined[0].all() and joined[0].any()
+    searched = _greedy(fps)
+    for field in ("kept", "representative", "distance", "linked"):
+        assert getattr(joined, field).tolist() == getattr(searched, field).tolist()
+    assert not joined.kept.all() and joined.kept.any() and not joined.linked.all()
 
 
 def test_join_candidates_bound_the_pairs_and_see_a_family():
@@ -131,3 +130,54 @@ def test_join_candidates_bound_the_pairs_and_see_a_family():
     near.add(np.concatenate([family, rng.integers(0, 2**64, size=20_000, dtype=np.uint64)]))
     assert near.join_candidates() >= len(family) * (len(family) - 1) // 2 // 4  # grows as a square
     assert near.join_candidates() >= len(near.pairs()[0])
+
+
+def _similar(values):
+    """A verification stand-in: an arbitrary but fixed verdict per pair of fingerprints."""
+
+    def similar(a: int, b: int) -> bool:
+        low, high = sorted((values[a], values[b]))
+        return (low * 31 + high) % 7 < 4
+
+    def accept(first, second, distance):
+        return np.array([similar(a, b) for a, b in zip(first.tolist(), second.tolist())], dtype=bool)
+
+    return similar, accept
+
+
+@settings(max_examples=60, deadline=None)
+@given(skewed_fingerprints(), st.booleans())
+def test_greedy_with_verification_equals_the_one_at_a_time_rule(fps, search):
+    """As dedup runs it: a first run without verification says which fingerprints have a
+    neighbour; the second asks accept about the pairs it needs and keeps the lonely ones unasked."""
+    distinct = np.unique(fps)
+    distinct = distinct[np.random.default_rng(distinct.size).permutation(distinct.size)]
+    values = naive_index.as_ints(distinct)
+    similar, accept = _similar(values)
+    if search:
+        selection_budget = selection._JOIN_BUDGET
+        selection._JOIN_BUDGET = -1
+    try:
+        first = _greedy(distinct)
+        chosen = _greedy(distinct, accept=accept, lonely=~first.linked)
+    finally:
+        if search:
+            selection._JOIN_BUDGET = selection_budget
+    want_kept, want_rep = naive_index.greedy(values, list(range(len(values))), K, similar)
+    assert chosen.kept.tolist() == want_kept
+    assert chosen.representative.tolist() == want_rep
+    has_neighbour = [any(naive_index.distance(v, w) <= K for w in values if w != v) for v in values]
+    assert first.linked.tolist() == has_neighbour
+
+
+@settings(max_examples=40, deadline=None)
+@given(skewed_fingerprints())
+def test_components_with_verification_link_only_similar_pairs(fps):
+    distinct = np.unique(fps)
+    values = naive_index.as_ints(distinct)
+    similar, accept = _similar(values)
+    found = component_roots(distinct_index(distinct, 64, K), accept=accept)
+    ids = list(range(len(values)))
+    brute = [p for p in naive_index.pairs(values, ids, K) if similar(p[0], p[1])]
+    assert found.roots.tolist() == naive_index.clusters([p[0] for p in brute], [p[1] for p in brute], ids)
+    assert found.pairs == len(naive_index.pairs(values, ids, K))

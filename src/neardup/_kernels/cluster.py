@@ -41,6 +41,15 @@ def flatten(parent):
     return roots
 
 
+@jit
+def same_root(parent, a, b):
+    """bool per edge: are ``a[e]`` and ``b[e]`` in one component of ``parent`` already?"""
+    out = np.empty(a.shape[0], dtype=np.bool_)
+    for e in range(a.shape[0]):
+        out[e] = _find(parent, a[e]) == _find(parent, b[e])
+    return out
+
+
 def components(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
     """Smallest vertex of each vertex's component: int64, shape (n,). ``a`` and ``b`` are int64
     edge ends in ``[0, n)``."""

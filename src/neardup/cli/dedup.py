@@ -21,7 +21,11 @@ outputs (each written atomically, all or none):
   -o FILE       the kept documents, every field as it was: in the inputs' format, or the
                 one -o's suffix or --format names (a folder for one-document files)
   --clusters    id, cluster, representative, distance (Parquet, CSV or TSV by suffix)
-  --pairs       id_a, id_b, distance (and similarity with --verify)
+  --pairs       id_a, id_b, distance (and similarity with --verify), streamed: the pairs
+                that rebuild every cluster (each pair of distinct fingerprints within the
+                radius, between their first members in --keep order, and each other copy's
+                link to its fingerprint's first member, distance 0); --all-pairs: every pair
+                of documents (n copies of one text make n(n-1)/2)
   A summary goes to stderr: documents, skipped (and why), clusters, removed, time per stage.
 
 examples:
@@ -108,6 +112,11 @@ def add_command(commands: Any) -> None:
     write.add_argument("--clusters", metavar="FILE", help="write the clusters here")
     write.add_argument("--pairs", metavar="FILE", help="write the near-duplicate pairs here")
     write.add_argument(
+        "--all-pairs",
+        action="store_true",
+        help="with --pairs: every pair of documents, not just those that rebuild the clusters",
+    )
+    write.add_argument(
         "--save-index",
         metavar="INDEX",
         help="save an index of every document read (with --against: and of that "
@@ -123,6 +132,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         parser.error("name INPUT files or folders, or give --example")
     if not args.example and not (args.output or args.clusters or args.pairs or args.save_index):
         parser.error("nothing to write: give -o OUTPUT (and/or --clusters, --pairs, --save-index)")
+    if args.all_pairs and not args.pairs:
+        parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
     if args.verify is None:
         return None
     metric, threshold = args.verify
@@ -184,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
         format=args.format,
         clusters=args.clusters,
         pairs=args.pairs,
+        every_pair=args.all_pairs,
         save_index=args.save_index,
         progress=progress,
     )

@@ -16,7 +16,8 @@ def add_command(commands: Any) -> None:
         help="every pair of fingerprints within a Hamming distance (self-join)",
         description="Write every pair of documents of INPUTs (a fingerprint file from `neardup "
         "fingerprint`, or documents, fingerprinted as it would) whose fingerprints differ in at "
-        "most K bits, exactly once, as ID_A<TAB>ID_B<TAB>DISTANCE.",
+        "most K bits, exactly once, as ID_A<TAB>ID_B<TAB>DISTANCE. The pairs stream out in "
+        "chunks of about 4 million, each sorted, so memory stays bounded however many there are.",
         epilog=FINGERPRINTS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -37,21 +38,26 @@ def add_command(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from ..index.hamming_index import HammingIndex
 
     data = load_fingerprints(args)
     index = HammingIndex(bits=data.bits, max_distance=args.max_distance)
     index.add(data.fingerprints)  # ids are row numbers
-    first, second, distances = index.pairs()
+    total = 0
     with open_output(args.output) as out:
         out.write(f"# neardup pairs k={args.max_distance} of {' '.join(args.inputs)}\n".encode())
-        rows = "".join(
-            f"{data.ids[i]}\t{data.ids[j]}\t{d}\n"
-            for i, j, d in zip(first.tolist(), second.tolist(), distances.tolist())
-        )
-        out.write(rows.encode("utf-8", "surrogateescape"))
+        for first, second, distances in index.iter_pairs():  # bounded memory, however many
+            order = np.lexsort((second, first))
+            rows = "".join(
+                f"{data.ids[i]}\t{data.ids[j]}\t{d}\n"
+                for i, j, d in zip(first[order].tolist(), second[order].tolist(), distances[order].tolist())
+            )
+            out.write(rows.encode("utf-8", "surrogateescape"))
+            total += len(first)
     print(
-        f"neardup: {len(first)} pairs within {args.max_distance} bits among {len(data.ids)} fingerprints",
+        f"neardup: {total} pairs within {args.max_distance} bits among {len(data.ids)} fingerprints",
         file=sys.stderr,
     )
     return 0

@@ -107,7 +107,7 @@ def _merge_csr(
     return _offsets(np.bincount(qidx, minlength=q)), ids[order], dist[order]
 
 
-def _pairs_memory_limit() -> int:
+def pairs_memory_limit() -> int:
     """How many pairs :meth:`HammingIndex.pairs` may hold: the memory available now (Linux's
     MemAvailable, else all physical memory) over the bytes a pair costs."""
     try:
@@ -412,7 +412,7 @@ class HammingIndex:
         clear; stream them with :meth:`iter_pairs`, or cluster with :meth:`clusters`.
         """
         k = self._radius(max_distance)
-        limit = _pairs_memory_limit()
+        limit = pairs_memory_limit()
         parts, held = [], 0
         for part in self._pair_chunks(k, PAIRS_CHUNK):
             held += len(part[0])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,11 @@ import pyarrow.compute as pc
 
 from .._atomic import atomic_dir, atomic_path
 from .._config import FingerprintConfig
-from .._errors import ConfigError
+from .._errors import ConfigError, TooManyPairsError
 from .._progress import Progress
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..index.hamming import distance_for_cosine
-from ..index.hamming_index import HammingIndex
+from ..index.hamming_index import PAIRS_CHUNK, HammingIndex, pairs_memory_limit
 from ..io.batch import MiB, ReadOptions
 from ..io.dispatch import write_kept as _write_kept
 from ..io.rejects import Rejects
@@ -31,8 +32,9 @@ from ..io.sources import split_suffixes
 from ..io.writers import TableWriter, output_format, write_table
 from .choices import CLUSTERINGS, FEATURELESS, KEEP
 from .corpus import MemoryCorpus, open_corpus
-from .selection import collapse, component_roots, keep_greedy, keep_greedy_pairs
-from .verify import FeatureTable, check_verify
+from .pairs import Pairs, stream_pairs
+from .selection import Collapsed, collapse, component_roots, distinct_index, keep_greedy
+from .verify import DocumentFeatures, FeatureTable, check_verify
 
 
 def format_bytes(n: int) -> str:
@@ -57,7 +59,8 @@ class DedupStats:
     input_bytes: int = 0
     text_bytes: int = 0
     candidate_pairs: int | None = None
-    pairs: int | None = None
+    checked_pairs: int | None = None
+    similar_pairs: int | None = None
     clusters: int = 0
     duplicates: int = 0
     against_matches: int = 0
@@ -88,10 +91,10 @@ class DedupStats:
                 f"only): {what} (--featureless)"
             )
         found = f"{self.clusters:,} clusters of near-duplicates"
-        if self.pairs is not None:
-            found += f", {self.pairs:,} pairs between distinct fingerprints"
-            if self.candidate_pairs != self.pairs:
-                found += f" ({self.candidate_pairs:,} candidates before verification)"
+        if self.candidate_pairs is not None:
+            found += f", {self.candidate_pairs:,} pairs between distinct fingerprints"
+        if self.checked_pairs is not None:
+            found += f"; {self.similar_pairs:,} of {self.checked_pairs:,} pairs checked passed verification"
         lines.append(found)
         removed = f"removed {self.duplicates:,} near-duplicates"
         if dropped:
@@ -154,37 +157,73 @@ class DedupResult:
     _lengths: np.ndarray = field(repr=False)
     _against_index: HammingIndex | None = field(default=None, repr=False)
     _spans: np.ndarray | None = field(default=None, repr=False)
-    _compared: np.ndarray | None = field(default=None, repr=False)
+    _collapsed: Collapsed | None = field(default=None, repr=False)
     _verify: tuple[str, float] | None = field(default=None, repr=False)
-    _pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
-    _similarity: np.ndarray | None = field(default=None, repr=False)
+    _pairs: Pairs | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return self.kept.shape[0]
 
+    def iter_pairs(self, every: bool = False, *, chunk_size: int = PAIRS_CHUNK) -> Iterator[Pairs]:
+        """The near-duplicate pairs, streamed in chunks of at most ``chunk_size`` (memory stays
+        bounded however large a cluster): :class:`Pairs` of int64 positions ``first <
+        second``, ``distance`` and, with ``verify``, ``similarity`` (pairs below the threshold
+        left out).
+
+        By default the pairs that rebuild every cluster: each pair of distinct fingerprints
+        within the radius, between their leaders (the members first in ``keep`` order), and
+        each other document's link to its fingerprint's leader (distance 0). ``every=True``:
+        every pair of documents within the radius, n (n - 1) / 2 for n copies of one text.
+        """
+        assert self._collapsed is not None
+        return stream_pairs(
+            self.fingerprints,
+            self._collapsed,
+            self.config,
+            self.max_distance,
+            every=every,
+            verify=self._verify,
+            corpus=self._corpus,
+            chunk_size=chunk_size,
+        )
+
     @property
     def pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every near-duplicate pair (see the class docstring), computed on first use."""
+        """Every near-duplicate pair (see the class docstring), computed on first use and held:
+        where they would not fit in memory this raises :class:`TooManyPairsError`; stream them
+        with :meth:`iter_pairs` instead."""
         if self._pairs is None:
-            compared = np.arange(len(self)) if self._compared is None else self._compared
-            first, second, distance = _join(self.fingerprints[compared], self.config.bits, self.max_distance)
-            first, second = compared[first], compared[second]
-            if self._verify is not None:
-                metric, threshold = self._verify
-                similarity = _exact_similarity(self._corpus, first, second, metric, self.config)
-                good = similarity >= threshold
-                first, second, distance = first[good], second[good], distance[good]
-                self._similarity = similarity[good]
-            self._pairs = (first, second, distance)
-        return self._pairs
+            limit, held, chunks = pairs_memory_limit(), 0, []
+            for chunk in self.iter_pairs(every=True):
+                held += len(chunk.first)
+                if held > limit:
+                    raise TooManyPairsError(
+                        f"more than {held:,} near-duplicate pairs, more than memory holds; "
+                        f"stream them with result.iter_pairs(every=True), or write them with "
+                        f"result.write(pairs=PATH, every_pair=True)"
+                    )
+                chunks.append(chunk)
+            first, second, distance = (
+                np.concatenate([c[f] for c in chunks]) if chunks else np.zeros(0, np.int64) for f in range(3)
+            )
+            similarity = np.concatenate([c.similarity for c in chunks]) if chunks and self._verify else None
+            order = np.lexsort((second, first))
+            self._pairs = Pairs(
+                first[order],
+                second[order],
+                distance[order],
+                None
+                if self._verify is None
+                else (similarity[order] if similarity is not None else np.zeros(0)),
+            )
+        return self._pairs.first, self._pairs.second, self._pairs.distance
 
     @property
     def similarity(self) -> np.ndarray | None:
         """float64 exact similarity of each of :attr:`pairs`, with ``verify``; else None."""
-        if self._verify is None:
-            return None
         self.pairs  # noqa: B018 - computes the similarities with the pairs
-        return self._similarity
+        assert self._pairs is not None
+        return self._pairs.similarity
 
     def ids_at(self, positions: np.ndarray) -> list:
         """The ids of the documents at ``positions``."""
@@ -219,18 +258,24 @@ class DedupResult:
             columns["against"] = pa.array(matched, mask=matched < 0)
         return pa.table(columns)
 
-    def pairs_table(self) -> pa.Table:
-        """Every near-duplicate pair: ``id_a``, ``id_b``, ``distance`` (and ``similarity``
-        with ``verify``)."""
-        first, second, distance = self.pairs
+    def pairs_table(self, every: bool = False) -> pa.Table:
+        """The pairs of :meth:`iter_pairs` as one table: ``id_a``, ``id_b``, ``distance`` (and
+        ``similarity`` with ``verify``). Held whole: :meth:`write` streams them instead."""
+        batches = [self._pairs_batch(chunk) for chunk in self.iter_pairs(every)]
+        return pa.Table.from_batches(batches or [self._pairs_batch(None)])
+
+    def _pairs_batch(self, chunk: Pairs | None) -> pa.RecordBatch:
+        if chunk is None:
+            empty = np.zeros(0, dtype=np.int64)
+            chunk = Pairs(empty, empty, empty, None if self._verify is None else np.zeros(0))
         columns: dict[str, Any] = {
-            "id_a": self.ids_at(first),
-            "id_b": self.ids_at(second),
-            "distance": distance,
+            "id_a": self.ids_at(chunk.first),
+            "id_b": self.ids_at(chunk.second),
+            "distance": chunk.distance,
         }
-        if self.similarity is not None:
-            columns["similarity"] = self.similarity
-        return pa.table(columns)
+        if chunk.similarity is not None:
+            columns["similarity"] = chunk.similarity
+        return pa.RecordBatch.from_pydict(columns)
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per document: id, kept, cluster, representative (id),
@@ -253,6 +298,7 @@ class DedupResult:
         format: str | None = None,
         clusters: str | os.PathLike | None = None,
         pairs: str | os.PathLike | None = None,
+        every_pair: bool = False,
         save_index: str | os.PathLike | None = None,
         progress: Progress | None = None,
     ) -> None:
@@ -264,7 +310,10 @@ class DedupResult:
             output: the kept documents, every field as it was, in ``format`` (default: named
                 by the suffix, else the inputs' format; a folder for one-document files).
             clusters: the clusters table (:meth:`clusters_table`), .parquet, .csv or .tsv.
-            pairs: the pairs table (:meth:`pairs_table`), likewise.
+            pairs: the pairs of :meth:`iter_pairs` (``id_a``, ``id_b``, ``distance``, and
+                ``similarity`` with ``verify``), likewise, streamed a chunk at a time.
+            every_pair: write every pair of documents to ``pairs``, not just those that
+                rebuild the clusters.
             save_index: a :class:`HammingIndex` of every document's fingerprint (ids: the
                 positions, after those of the ``against`` index when there was one).
         """
@@ -272,11 +321,21 @@ class DedupResult:
         with contextlib.ExitStack() as stack:
             if output is not None:
                 self._write_output(stack, Path(output), format, progress)
-            for path, make in ((clusters, self.clusters_table), (pairs, self.pairs_table)):
-                if path is not None:
-                    fmt = split_suffixes(Path(path).name)[0] or "csv"
-                    with progress.stage(f"write {Path(path).name}", unit="rows"):
-                        write_table(make(), stack.enter_context(atomic_path(path)), fmt)
+            if clusters is not None:
+                with progress.stage(f"write {Path(clusters).name}", unit="rows"):
+                    target = stack.enter_context(atomic_path(clusters))
+                    write_table(self.clusters_table(), target, _table_format(clusters))
+            if pairs is not None:
+                with progress.stage(f"write {Path(pairs).name}", unit="pairs") as stage:
+                    fmt = _table_format(pairs)
+                    writer = TableWriter(stack.enter_context(atomic_path(pairs)), fmt, name=Path(pairs).name)
+                    for chunk in self.iter_pairs(every_pair):
+                        if len(chunk.first):
+                            writer.write(self._pairs_batch(chunk))
+                            stage.update(len(chunk.first))
+                    if writer.schema is None:  # no pair: the columns alone
+                        writer.write(self._pairs_batch(None))
+                    writer.close()
             if save_index is not None:
                 with progress.stage("save index", unit="docs"):
                     self._index_to_save().save(stack.enter_context(atomic_path(save_index)))
@@ -454,7 +513,7 @@ def dedup(
     # Positions of the documents compared with others: all but those without features, unless
     # asked to compare them too.
     compared = np.arange(n) if featureless == "compare" else np.flatnonzero(~no_features)
-    representatives, matched = _choose(
+    representatives, matched, collapsed = _choose(
         fps,
         compared,
         _priority(n, keep, lengths, ids),
@@ -511,7 +570,7 @@ def dedup(
         lengths,
         against_index,
         spans,
-        _compared=None if len(compared) == n else compared,
+        _collapsed=collapsed,
         _verify=checked_verify,
     )
 
@@ -528,23 +587,27 @@ def _choose(
     corpus: Any,
     progress: Progress,
     stats: DedupStats,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """(representative position of every document, the ``against`` match of each or None).
+) -> tuple[np.ndarray, np.ndarray | None, Collapsed]:
+    """(representative position of every document, the ``against`` match of each or None, the
+    compared fingerprints collapsed).
 
     Only the ``compared`` documents take part; the others represent themselves. Identical
     fingerprints are collapsed (``selection.collapse``), so copies cost nothing beyond their
-    entry; pairs are listed only between distinct fingerprints, and only for components or
-    verification."""
+    entry, and no list of pairs is ever held: the components stream the join into a
+    union-find, the greedy rule searches. With ``verify`` a first run without it finds the
+    fingerprints that have a neighbour; the texts of just those are read, and a second run
+    asks each pair it needs about their similarity."""
     n = fps.shape[0]
     local = np.full(n, -1, dtype=np.int64)
     local[compared] = np.arange(compared.size, dtype=np.int64)
     ranked = local[order]
     distinct, rank, leader = collapse(fps[compared], ranked[ranked >= 0])
-    leader = compared[leader]  # document positions
+    collapsed = Collapsed(compared, rank, compared[leader])  # leaders as document positions
+    leader = collapsed.leader
     m = distinct.shape[0]
     matched, blocked = None, None
-    first = second = distance = np.zeros(0, dtype=np.int64)
-    with progress.stage("join", total=m, unit="docs") as stage:
+    index = distinct_index(distinct, config.bits, k)
+    with progress.stage("join", total=None if cluster == "components" else m, unit="docs") as stage:
         if against_index is not None:
             offsets, found, _ = against_index.query_batch(distinct, max_distance=k)
             blocked = np.diff(offsets) > 0
@@ -552,51 +615,52 @@ def _choose(
             nearest[blocked] = found[offsets[:-1][blocked]]
             matched = np.full(n, -1, dtype=np.int64)
             matched[compared] = nearest[rank]
-        if cluster == "components" or verify is not None:
-            first, second, distance = _join(distinct, config.bits, k)
-            stats.candidate_pairs = stats.pairs = len(first)
+        if cluster == "components":
+            found_components = component_roots(index, on_progress=stage.update)
+            stats.candidate_pairs = found_components.pairs
+            roots = found_components.roots
+            linked = np.bincount(roots, minlength=m)[roots] > 1
         else:
-            _, representative_rank, _ = keep_greedy(
-                distinct,
-                config.bits,
-                k,
-                blocked,
-                on_progress=stage.update,
-            )
+            greedy = keep_greedy(index, distinct, blocked, on_progress=stage.update)
+            roots, linked = greedy.representative, greedy.linked
     detached = np.zeros(compared.size, dtype=bool)  # copies whose text fails verification
     if verify is not None:
         metric, threshold = verify
         copies = np.flatnonzero(leader[rank] != compared)
         with progress.stage("verify", total=corpus.total_bytes):
-            similarity = _exact_similarity(
-                corpus,
-                np.concatenate([leader[first], leader[rank[copies]]]),
-                np.concatenate([leader[second], compared[copies]]),
-                metric,
-                config,
+            features = DocumentFeatures.read(
+                corpus, np.concatenate([leader[linked], leader[rank[copies]], compared[copies]]), config
             )
-        good = similarity[: len(first)] >= threshold
-        first, second, distance = first[good], second[good], distance[good]
-        detached[copies] = similarity[len(good) :] < threshold
-        stats.pairs = len(first)
-    if cluster == "components":
-        representative_rank = component_roots(m, first, second)
-    elif verify is not None:
-        _, representative_rank, _ = keep_greedy_pairs(m, first, second, distance, blocked)
-    own = representative_rank[rank]
+            detached[copies] = features.similarity(leader[rank[copies]], compared[copies], metric) < threshold
+
+        counted = np.zeros(2, dtype=np.int64)  # pairs checked, pairs similar enough
+
+        def similar(first: np.ndarray, second: np.ndarray, _: np.ndarray) -> np.ndarray:
+            good = features.similarity(leader[first], leader[second], metric) >= threshold
+            counted[:] += len(good), int(good.sum())
+            return good
+
+        with progress.stage("join verified", unit="docs") as stage:
+            if cluster == "components":
+                roots = component_roots(index, accept=similar).roots
+            else:
+                roots = keep_greedy(
+                    index, distinct, blocked, on_progress=stage.update, accept=similar, lonely=~linked
+                ).representative
+        stats.checked_pairs, stats.similar_pairs = int(counted[0]), int(counted[1])
+    own = roots[rank]
     own = np.where(own >= 0, own, rank)  # a blocked entry's copies follow its best member
     representatives = np.arange(n, dtype=np.int64)
     representatives[compared] = np.where(detached, compared, leader[own])
-    return representatives, matched
+    return representatives, matched, collapsed
 
 
-def _join(fps: np.ndarray, bits: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every pair of ``fps`` within ``k`` (positions, first < second, and distances)."""
-    if fps.shape[0] < 2:
-        return (np.zeros(0, np.int64),) * 3
-    index = HammingIndex(bits=bits, max_distance=k)
-    index.add(fps)
-    return index.pairs()
+def _table_format(path: str | os.PathLike) -> str:
+    """The format a clusters or pairs table is written in, named by its suffix (CSV if none)."""
+    fmt = split_suffixes(Path(path).name)[0] or "csv"
+    if fmt not in ("parquet", "csv", "tsv"):
+        raise ConfigError(f"{Path(path).name}: write clusters and pairs as .parquet, .csv or .tsv, not {fmt}")
+    return fmt
 
 
 def _radius(max_distance: int | None, similarity: float | None, bits: int) -> int:
@@ -694,29 +758,6 @@ def _text_lengths(texts: Any) -> np.ndarray:
     if isinstance(lengths, pa.ChunkedArray):
         lengths = lengths.combine_chunks()
     return lengths.to_numpy(zero_copy_only=False).astype(np.int64)
-
-
-def _exact_similarity(
-    corpus: Any, first: np.ndarray, second: np.ndarray, metric: str, config: FingerprintConfig
-) -> np.ndarray:
-    """Exact similarity of each candidate pair, from a second read of the texts of just the
-    documents in some pair."""
-    wanted = np.unique(np.concatenate([first, second]))
-    parts = []
-    start = 0
-    for batch, _ in corpus.batches(Rejects("skip")):
-        lo, hi = np.searchsorted(wanted, [start, start + len(batch)])
-        if hi > lo:
-            local = pa.array(wanted[lo:hi] - start)
-            texts = (
-                [batch.texts[p] for p in local.to_pylist()]
-                if isinstance(batch.texts, list)
-                else batch.texts.take(local)
-            )
-            parts.append(FeatureTable.of(texts, config))
-        start += len(batch)
-    table = FeatureTable.concat(parts)
-    return table.similarity(np.searchsorted(wanted, first), np.searchsorted(wanted, second), metric, config)
 
 
 def _priority(n: int, keep: str, lengths: np.ndarray, ids: Any) -> np.ndarray:

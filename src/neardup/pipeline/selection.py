@@ -20,10 +20,11 @@ distinct fingerprints ranked by their leaders:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernels.cluster import KEPT, REMOVED, components, keep_in_order
+from .._kernels.cluster import KEPT, REMOVED, flatten, keep_in_order, same_root, union_pairs
 from ..index.hamming_index import HammingIndex
 
 _MATCH_BUDGET = 1 << 22
@@ -33,6 +34,18 @@ _JOIN_BUDGET = 1 << 24
 """Candidate pairs under which the rule runs over a self-join instead of searches: a join of
 1M random fingerprints examines a few million and takes tens of milliseconds, a million
 searches a few seconds."""
+
+
+@dataclass
+class Collapsed:
+    """The compared documents of a dedup, their identical fingerprints collapsed."""
+
+    compared: np.ndarray
+    """int64, shape (c,): the positions of the documents compared with others."""
+    rank: np.ndarray
+    """int64, shape (c,): the rank of each one's fingerprint among the distinct ones."""
+    leader: np.ndarray
+    """int64, shape (m,): the position of each rank's best member (first in ``--keep`` order)."""
 
 
 def collapse(fps: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -57,33 +70,71 @@ def collapse(fps: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return values[by_leader], rank, order[first[by_leader]]
 
 
+Accept = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+"""Which pairs of ranks (first, second, distance) count as near-duplicates: bool, one per pair
+(``--verify``'s similarity test). Without one, every pair within the radius counts."""
+
+
+def distinct_index(distinct: np.ndarray, bits: int, max_distance: int) -> HammingIndex:
+    """An index of the distinct fingerprints from :func:`collapse`, whose ids are their ranks."""
+    index = HammingIndex(bits=bits, max_distance=max_distance)
+    index.add(distinct)
+    index.compact()
+    return index
+
+
+@dataclass
+class Greedy:
+    """The outcome of :func:`keep_greedy`, one entry per rank."""
+
+    kept: np.ndarray
+    """bool: kept."""
+    representative: np.ndarray
+    """int64: the rank of the kept fingerprint within the radius that removed each one (itself
+    when kept, -1 when blocked)."""
+    distance: np.ndarray
+    """int64: the Hamming distance to it."""
+    linked: np.ndarray
+    """bool: has another fingerprint within the radius (a pair passing ``accept`` or not);
+    false where the rule never looked (blocked ranks nothing kept was near)."""
+
+
 def keep_greedy(
+    index: HammingIndex,
     distinct: np.ndarray,
-    bits: int,
-    max_distance: int,
     blocked: np.ndarray | None = None,
     on_progress: Callable[[int], None] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Manku's rule over ``distinct`` fingerprints ranked best first (from :func:`collapse`).
+    accept: Accept | None = None,
+    lonely: np.ndarray | None = None,
+) -> Greedy:
+    """Manku's rule over ``distinct`` fingerprints ranked best first (from :func:`collapse`,
+    stored in ``index`` by :func:`distinct_index`).
 
     ``blocked``, bool shape (m,), marks fingerprints removed beforehand (near an index of what
-    was seen): never kept, they remove nothing. Where the self-join is cheap (its candidate
-    pairs, counted from the tables first, are few) the rule runs over its pairs; else only the
-    fingerprints not yet removed are searched for, in batches. ``on_progress`` is told how
-    many ranks are decided. Returns ``(kept, representative, distance)``:
-    bool shape (m,); int64 shape (m,), the rank of the kept fingerprint within the radius that
-    removed each one (itself when kept, -1 when blocked); int64 shape (m,), the distance to it.
+    was seen): never kept, they remove nothing. ``accept`` keeps only the pairs it passes as
+    near-duplicates (then every pair it is asked about has two ``linked`` ranks of a run
+    without it). ``lonely``, bool shape (m,), marks fingerprints known to have no other within
+    the radius: kept without a search. Where the self-join is cheap (its candidate pairs,
+    counted from the tables first, are few) the rule runs over its pairs; else only the
+    fingerprints not yet removed are searched for, in batches. ``on_progress`` is told how many
+    ranks are decided.
     """
     m = distinct.shape[0]
-    index = HammingIndex(bits=bits, max_distance=max_distance)
-    index.add(distinct)  # ids are ranks
     join_work = index.join_candidates()
     if join_work is not None and join_work <= _JOIN_BUDGET:  # no family makes the join quadratic
         first, second, pair_distance = index.pairs()
+        linked = np.zeros(m, dtype=bool)
+        linked[first] = linked[second] = True
+        if accept is not None:
+            good = accept(first, second, pair_distance)
+            first, second, pair_distance = first[good], second[good], pair_distance[good]
         if on_progress is not None:
             on_progress(m)
-        return keep_greedy_pairs(m, first, second, pair_distance, blocked)
+        return Greedy(*keep_greedy_pairs(m, first, second, pair_distance, blocked), linked)
     state, representative, distance = _undecided(m, blocked)
+    linked = np.zeros(m, dtype=bool)
+    if lonely is not None:
+        state[lonely & (state == 0)] = KEPT
     start, size = 0, 1
     while start < m:
         span = np.arange(start, min(m, start + max(4 * size, 4096)), dtype=np.int64)
@@ -96,6 +147,19 @@ def keep_greedy(
         if candidates.size == 0:
             continue
         offsets, found, found_distance = index.query_batch(distinct[candidates])
+        owner = np.repeat(np.arange(candidates.size, dtype=np.int64), np.diff(offsets))
+        others = found != candidates[owner]  # every candidate finds itself
+        linked[found[others]] = True
+        linked[candidates[owner[others]]] = True
+        if accept is not None:
+            # Only pairs with an undecided later rank can remove anything: ask about those.
+            asked = others & (found > candidates[owner])
+            asked[asked] = state[found[asked]] == 0
+            good = np.zeros(found.size, dtype=bool)
+            good[asked] = accept(candidates[owner[asked]], found[asked], found_distance[asked])
+            found, found_distance = found[good], found_distance[good]
+            offsets = np.zeros(candidates.size + 1, dtype=np.int64)
+            np.cumsum(np.bincount(owner[good], minlength=candidates.size), out=offsets[1:])
         keep_in_order(candidates, offsets, found, found_distance, state, representative, distance)
         if on_progress is not None:
             on_progress(start)
@@ -104,7 +168,7 @@ def keep_greedy(
             size = min(size * 2, _MAX_BATCH)
         elif found.size > _MATCH_BUDGET:
             size = max(size // 2, 1)
-    return state == KEPT, representative, distance
+    return Greedy(state == KEPT, representative, distance, linked)
 
 
 def keep_greedy_pairs(
@@ -115,7 +179,8 @@ def keep_greedy_pairs(
     blocked: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Manku's rule over ranks ``0 .. m - 1`` where only the given pairs of ranks (verified
-    ones, say) count as near-duplicates; ``blocked`` and the result as in :func:`keep_greedy`."""
+    ones, say) count as near-duplicates; ``blocked`` as in :func:`keep_greedy`. Returns
+    ``(kept, representative, distance)`` as :class:`Greedy` has them."""
     ends = np.concatenate([first, second])
     others = np.concatenate([second, first])
     order = np.argsort(ends, kind="stable")
@@ -146,8 +211,35 @@ def _undecided(m: int, blocked: np.ndarray | None) -> tuple[np.ndarray, np.ndarr
     return state, representative, np.zeros(m, dtype=np.int64)
 
 
-def component_roots(m: int, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+@dataclass
+class Components:
+    """The outcome of :func:`component_roots`."""
+
+    roots: np.ndarray
     """int64, shape (m,): the best (lowest) rank of each rank's connected component."""
-    return components(
-        np.ascontiguousarray(first, dtype=np.int64), np.ascontiguousarray(second, dtype=np.int64), m
-    )
+    pairs: int
+    """Pairs within the radius streamed through the union-find."""
+
+
+def component_roots(
+    index: HammingIndex,
+    accept: Accept | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> Components:
+    """Connected components of the pairs between the ranks stored in ``index`` (from
+    :func:`distinct_index`), without a pair list: the self-join streams into a union-find a
+    chunk at a time. With ``accept``, only the pairs it passes link, and it is asked only about
+    pairs whose ends are not linked yet (a pair inside a component adds nothing)."""
+    parent = np.arange(len(index), dtype=np.int64)
+    streamed = 0
+    for first, second, distance in index.iter_pairs():
+        streamed += len(first)
+        if accept is not None:
+            apart = ~same_root(parent, first, second)
+            first, second, distance = first[apart], second[apart], distance[apart]
+            good = accept(first, second, distance)
+            first, second = first[good], second[good]
+        union_pairs(parent, first, second)
+        if on_progress is not None:
+            on_progress(streamed)
+    return Components(flatten(parent), streamed)

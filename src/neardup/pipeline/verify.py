@@ -18,6 +18,7 @@ from .._kernels.simhash import feature_counts
 from .._kernels.similarity import pair_similarity
 from ..fingerprint.buffers import iter_buffers
 from ..fingerprint.features import FEATURE_KINDS, char_classes
+from ..io.rejects import Rejects
 
 METRICS = ("jaccard", "cosine")
 
@@ -106,16 +107,44 @@ class FeatureTable:
         """float64 weight of each feature, as the fingerprint weighs it."""
         return feature_weights(self.hashes, self.counts, config)
 
-    def similarity(
-        self, first: np.ndarray, second: np.ndarray, metric: str, config: FingerprintConfig
-    ) -> np.ndarray:
-        """float64, shape (m,): ``metric`` ("jaccard" of the feature sets, or "cosine" of the
-        weight vectors) of documents ``first[p]`` and ``second[p]`` (positions here)."""
+
+class DocumentFeatures:
+    """The features of some documents of a corpus, found by their positions in it: one read of
+    the corpus, keeping just those documents' features (each pair then costs a merge of two
+    sorted lists, in compiled code)."""
+
+    def __init__(self, positions: np.ndarray, table: FeatureTable, config: FingerprintConfig) -> None:
+        self.positions = positions
+        self.table = table
+        self.weights = table.weights(config)
+
+    @classmethod
+    def read(cls, corpus: Any, positions: np.ndarray, config: FingerprintConfig) -> DocumentFeatures:
+        """The features of the documents at ``positions`` (int64) of ``corpus``, read again."""
+        wanted = np.unique(positions)
+        parts = []
+        start = 0
+        for batch, _ in corpus.batches(Rejects("skip")):
+            lo, hi = np.searchsorted(wanted, [start, start + len(batch)])
+            if hi > lo:
+                local = wanted[lo:hi] - start
+                texts = (
+                    [batch.texts[p] for p in local.tolist()]
+                    if isinstance(batch.texts, list)
+                    else batch.texts.take(local)
+                )
+                parts.append(FeatureTable.of(texts, config))
+            start += len(batch)
+        return cls(wanted, FeatureTable.concat(parts), config)
+
+    def similarity(self, first: np.ndarray, second: np.ndarray, metric: str) -> np.ndarray:
+        """float64: ``metric`` of the documents at positions ``first[p]`` and ``second[p]``
+        (each one of those read)."""
         return pair_similarity(
-            self.doc_offsets,
-            self.hashes,
-            self.weights(config),
-            np.ascontiguousarray(first, dtype=np.int64),
-            np.ascontiguousarray(second, dtype=np.int64),
+            self.table.doc_offsets,
+            self.table.hashes,
+            self.weights,
+            np.searchsorted(self.positions, first).astype(np.int64),
+            np.searchsorted(self.positions, second).astype(np.int64),
             metric == "cosine",
         )

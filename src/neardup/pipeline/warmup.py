@@ -7,7 +7,7 @@ import numpy as np
 from ..fingerprint.fingerprinter import _CHUNK_BYTES, Fingerprinter
 from ..index.hamming_index import HammingIndex
 from .clustering import clusters
-from .selection import keep_greedy, keep_greedy_pairs
+from .selection import component_roots, keep_greedy
 
 
 def warmup() -> None:
@@ -31,9 +31,14 @@ def _warm_index(fingerprints: np.ndarray, bits: int) -> None:
         index.add(fingerprints[100:])  # into the delta
         index.query(fingerprints[0])  # on this thread
         index.query_batch(fingerprints)  # in parallel
-        i, j, d = index.pairs()
+        i, j, _ = index.pairs()
         clusters(i, j, index.ids)
-        keep_greedy(fingerprints, bits, max_distance)  # the search path (a small index)
+        keep_greedy(index, fingerprints, accept=_every)  # the search path (items in the delta)
         index.compact()
-        index.join_candidates()
-        keep_greedy_pairs(len(fingerprints), i, j, d)  # the join path
+        index.clusters()
+        keep_greedy(index, fingerprints, accept=_every)  # the self-join path
+        component_roots(index, accept=_every)
+
+
+def _every(first: np.ndarray, second: np.ndarray, distance: np.ndarray) -> np.ndarray:
+    return np.ones(len(first), dtype=bool)

@@ -1,0 +1,94 @@
+"""The near-duplicate pairs of a dedup, streamed in chunks (``--pairs``, ``DedupResult.iter_pairs``).
+
+n copies of one text make n (n - 1) / 2 pairs, so no list of them is ever held. By default the
+pairs that rebuild every cluster are listed: each pair of distinct fingerprints within the
+radius (between their leaders, the members first in ``--keep`` order) and each other document's
+link to its fingerprint's leader (distance 0). Every pair of documents comes on request
+(``every=True``, ``--all-pairs``), streamed the same way. With ``verify`` each pair is checked
+on the texts and kept when similar enough: a first pass over the pairs finds the documents
+involved, one read of the corpus takes their features, a second pass checks every chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._config import FingerprintConfig
+from ..index.hamming_index import PAIRS_CHUNK, HammingIndex
+from .selection import Collapsed, distinct_index
+from .verify import DocumentFeatures
+
+
+class Pairs(NamedTuple):
+    """A chunk of near-duplicate pairs: int64 document positions ``first < second``, their
+    Hamming ``distance``, and with ``verify`` their float64 exact ``similarity`` (else None)."""
+
+    first: np.ndarray
+    second: np.ndarray
+    distance: np.ndarray
+    similarity: np.ndarray | None
+
+
+def stream_pairs(
+    fingerprints: np.ndarray,
+    collapsed: Collapsed,
+    config: FingerprintConfig,
+    max_distance: int,
+    *,
+    every: bool = False,
+    verify: tuple[str, float] | None = None,
+    corpus: Any = None,
+    chunk_size: int = PAIRS_CHUNK,
+) -> Iterator[Pairs]:
+    """The pairs of a dedup's compared documents (module docstring), in chunks of at most
+    ``chunk_size``; ``verify`` reads the texts from ``corpus``."""
+    if verify is None:
+        for first, second, distance in _positions(
+            fingerprints, collapsed, config.bits, max_distance, every, chunk_size
+        ):
+            yield Pairs(first, second, distance, None)
+        return
+    metric, threshold = verify
+    features = DocumentFeatures.read(
+        corpus, _involved(fingerprints, collapsed, config.bits, max_distance), config
+    )
+    for first, second, distance in _positions(
+        fingerprints, collapsed, config.bits, max_distance, every, chunk_size
+    ):
+        similarity = features.similarity(first, second, metric)
+        good = similarity >= threshold
+        yield Pairs(first[good], second[good], distance[good], similarity[good])
+
+
+def _positions(
+    fingerprints: np.ndarray, collapsed: Collapsed, bits: int, k: int, every: bool, chunk_size: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Unverified pairs as document positions (first < second) and distances."""
+    compared, rank, leader = collapsed.compared, collapsed.rank, collapsed.leader
+    if every:
+        index = HammingIndex(bits=bits, max_distance=k)
+        index.add(fingerprints[compared], ids=compared)
+        index.compact()
+        yield from index.iter_pairs(chunk_size=chunk_size)
+        return
+    for a, b, distance in distinct_index(fingerprints[leader], bits, k).iter_pairs(chunk_size=chunk_size):
+        a, b = leader[a], leader[b]
+        yield np.minimum(a, b), np.maximum(a, b), distance
+    copies = np.flatnonzero(leader[rank] != compared)
+    for at in range(0, copies.size, chunk_size):
+        some = copies[at : at + chunk_size]
+        copy, own = compared[some], leader[rank[some]]
+        yield np.minimum(own, copy), np.maximum(own, copy), np.zeros(some.size, dtype=np.int64)
+
+
+def _involved(fingerprints: np.ndarray, collapsed: Collapsed, bits: int, k: int) -> np.ndarray:
+    """Positions of the documents in some pair, every pair or not: the members of a
+    fingerprint shared by several, or within the radius of another (one streamed pass)."""
+    m = collapsed.leader.shape[0]
+    linked = np.bincount(collapsed.rank, minlength=m) > 1
+    for a, b, _ in distinct_index(fingerprints[collapsed.leader], bits, k).iter_pairs():
+        linked[a] = linked[b] = True
+    return collapsed.compared[linked[collapsed.rank]]
