@@ -1,0 +1,18 @@
+"""neardup on Apache Spark (``pip install "neardup[spark]"``): the same fingerprints and the
+same near-duplicate pairs as the local engine, computed on a cluster.
+
+- :func:`fingerprint` adds the fingerprint column(s) to a DataFrame, through the same compiled
+  kernels in ``mapInArrow`` (``fingerprints.py``);
+- :func:`near_duplicate_pairs` is Manku's permuted tables as a distributed join over the
+  distinct fingerprints, every pair within the radius exactly once (``join.py``).
+
+May import anything but ``cli``; pyspark is imported here, so only a caller of ``neardup.spark``
+needs it.
+"""
+
+from __future__ import annotations
+
+from .fingerprints import fingerprint, fingerprint_columns
+from .join import near_duplicate_pairs
+
+__all__ = ["fingerprint", "fingerprint_columns", "near_duplicate_pairs"]
