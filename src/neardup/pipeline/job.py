@@ -34,7 +34,7 @@ from .choices import CLUSTERINGS, FEATURELESS, KEEP
 from .corpus import MemoryCorpus, open_corpus
 from .pairs import Pairs, stream_pairs
 from .selection import Collapsed, collapse, component_roots, distinct_index, keep_greedy
-from .verify import DocumentFeatures, FeatureTable, check_verify
+from .verify import DocumentFeatures, check_verify, featureless_texts
 
 
 def format_bytes(n: int) -> str:
@@ -711,7 +711,7 @@ def _fingerprint_all(
         for batch, owner in corpus.batches(rejects):
             batch_fps = fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs)
             fps.append(batch_fps)
-            no_features.append(_featureless(batch.texts, batch_fps, fingerprinter.config))
+            no_features.append(featureless_texts(batch.texts, batch_fps, fingerprinter.config))
             lengths.append(_text_lengths(batch.texts))
             rows.append(batch.rows)
             owners.append(
@@ -734,17 +734,6 @@ def _fingerprint_all(
         np.concatenate(spans) if spans else np.zeros((0, 2), np.int64),
         np.concatenate(no_features) if no_features else np.zeros(0, bool),
     )
-
-
-def _featureless(texts: Any, fps: np.ndarray, config: FingerprintConfig) -> np.ndarray:
-    """bool, shape (n,): which of ``texts`` have no features. Such a text gets fingerprint 0,
-    which a text with features gets only by a 2**-64 chance, so only those are extracted."""
-    zero = np.flatnonzero(fps == 0 if fps.ndim == 1 else (fps == 0).all(axis=1))
-    out = np.zeros(fps.shape[0], dtype=bool)
-    if zero.size:
-        subset = [texts[p] for p in zero.tolist()] if isinstance(texts, list) else texts.take(zero)
-        out[zero] = np.diff(FeatureTable.of(subset, config).doc_offsets) == 0
-    return out
 
 
 def _text_lengths(texts: Any) -> np.ndarray:

@@ -148,3 +148,14 @@ class DocumentFeatures:
             np.searchsorted(self.positions, second).astype(np.int64),
             metric == "cosine",
         )
+
+
+def featureless_texts(texts: Any, fps: np.ndarray, config: FingerprintConfig) -> np.ndarray:
+    """bool, shape (n,): which of ``texts`` have no features. Such a text gets fingerprint 0,
+    which a text with features gets only by a 2**-64 chance, so only those are extracted."""
+    zero = np.flatnonzero(fps == 0 if fps.ndim == 1 else (fps == 0).all(axis=1))
+    out = np.zeros(fps.shape[0], dtype=bool)
+    if zero.size:
+        subset = [texts[p] for p in zero.tolist()] if isinstance(texts, list) else texts.take(zero)
+        out[zero] = np.diff(FeatureTable.of(subset, config).doc_offsets) == 0
+    return out

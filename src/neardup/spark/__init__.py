@@ -4,7 +4,10 @@ same near-duplicate pairs as the local engine, computed on a cluster.
 - :func:`fingerprint` adds the fingerprint column(s) to a DataFrame, through the same compiled
   kernels in ``mapInArrow`` (``fingerprints.py``);
 - :func:`near_duplicate_pairs` is Manku's permuted tables as a distributed join over the
-  distinct fingerprints, every pair within the radius exactly once (``join.py``).
+  distinct fingerprints, every pair within the radius exactly once (``join.py``);
+- :func:`representatives` runs Manku's rule or connected components over a ranked pair graph
+  (``clusters.py``);
+- :func:`dedup` is the local job's answer on a DataFrame (``dedup.py``).
 
 May import anything but ``cli``; pyspark is imported here, so only a caller of ``neardup.spark``
 needs it.
@@ -12,7 +15,9 @@ needs it.
 
 from __future__ import annotations
 
+from .clusters import representatives
+from .dedup import dedup
 from .fingerprints import fingerprint, fingerprint_columns
 from .join import near_duplicate_pairs
 
-__all__ = ["fingerprint", "fingerprint_columns", "near_duplicate_pairs"]
+__all__ = ["dedup", "fingerprint", "fingerprint_columns", "near_duplicate_pairs", "representatives"]

@@ -21,11 +21,12 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql.types import LongType, StructField, StructType
+from pyspark.sql.types import BooleanType, LongType, StructField, StructType
 
 from .._config import FingerprintConfig
 from .._errors import ConfigError
 from ..fingerprint.fingerprinter import Fingerprinter
+from ..pipeline.verify import featureless_texts
 
 
 def fingerprint_columns(config: FingerprintConfig | None = None, name: str = "fingerprint") -> list[str]:
@@ -40,6 +41,7 @@ def fingerprint(
     config: FingerprintConfig | None = None,
     *,
     name: str = "fingerprint",
+    featureless: str | None = None,
 ) -> DataFrame:
     """``df`` with its texts' fingerprints added (:func:`fingerprint_columns`), equal to
     ``neardup.Fingerprinter(config).fingerprint_batch(texts)`` bit for bit.
@@ -49,14 +51,29 @@ def fingerprint(
             error naming the column (filter or fill them first).
         config: the fingerprint settings (default :class:`FingerprintConfig`).
         name: the name of the fingerprint column.
+        featureless: also add a boolean column of this name, true for the texts with no
+            features (empty, blank or punctuation only: fingerprint 0).
     """
     config = config or FingerprintConfig()
     if text_col not in df.columns:
         raise ConfigError(f"the DataFrame has no column {text_col!r}; its columns: {', '.join(df.columns)}")
     added = fingerprint_columns(config, name)
-    if clash := set(added) & set(df.columns):
+    flags = [featureless] if featureless else []
+    if clash := set(added + flags) & set(df.columns):
         raise ConfigError(f"the DataFrame already has a column {sorted(clash)[0]!r}; choose another name=")
-    schema = StructType([*df.schema.fields, *(StructField(c, LongType(), False) for c in added)])
+    schema = StructType(
+        [
+            *df.schema.fields,
+            *(StructField(c, LongType(), False) for c in added),
+            *(StructField(c, BooleanType(), False) for c in flags),
+        ]
+    )
+    arrow_schema = pa.schema(
+        [
+            *(pa.field(c, pa.int64(), nullable=False) for c in added),
+            *(pa.field(c, pa.bool_(), nullable=False) for c in flags),
+        ]
+    )
 
     def add_fingerprints(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         fingerprinter = _fingerprinter(config)
@@ -67,15 +84,14 @@ def fingerprint(
                     f"column {text_col!r} holds {texts.null_count} null texts; filter them out or "
                     f"fill them before fingerprinting"
                 )
-            fps = fingerprinter.fingerprint_batch(texts, n_jobs=1).view(np.int64).reshape(len(texts), -1)
-            columns = [*batch.columns, *(pa.array(fps[:, w]) for w in range(fps.shape[1]))]
-            yield pa.RecordBatch.from_arrays(columns, schema=pa.schema([*batch.schema, *_fields(added)]))
+            fps = fingerprinter.fingerprint_batch(texts, n_jobs=1)
+            words = fps.reshape(len(texts), -1).view(np.int64)
+            columns = [*batch.columns, *(pa.array(words[:, w]) for w in range(words.shape[1]))]
+            if flags:
+                columns.append(pa.array(featureless_texts(texts, fps, config)))
+            yield pa.RecordBatch.from_arrays(columns, schema=pa.schema([*batch.schema, *arrow_schema]))
 
     return df.mapInArrow(add_fingerprints, schema)
-
-
-def _fields(names: list[str]) -> list[pa.Field]:
-    return [pa.field(n, pa.int64(), nullable=False) for n in names]
 
 
 _FINGERPRINTERS: dict[str, Fingerprinter] = {}

@@ -1,0 +1,63 @@
+"""neardup.spark.dedup equals neardup.dedup on the same rows: kept rows and representatives,
+under every keep policy and both clusterings, with copies, a near-identical family and texts
+without features."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import neardup
+from neardup import ConfigError
+from neardup.pipeline.planted import planted_corpus
+from neardup.spark import dedup
+
+
+@pytest.fixture(scope="module")
+def texts():
+    docs = planted_corpus(
+        30, variants_per_original=2, edit_rates=(0.0, 0.02, 0.05), scripts=("en", "ru"), seed=4
+    )
+    page = docs[0].text
+    texts = (
+        [d.text for d in docs] + [page] * 25 + [f"{page} edition {i}" for i in range(40)] + ["", "  ", "..."]
+    )
+    return [texts[p] for p in np.random.default_rng(1).permutation(len(texts))]
+
+
+def spark_representatives(rows) -> tuple[list[bool], list[int]]:
+    """(kept, representative id) per id, from the rows' cluster and kept columns."""
+    rows = sorted(rows, key=lambda r: r["id"])
+    kept_of = {r["cluster"]: r["id"] for r in rows if r["kept"]}
+    return [r["kept"] for r in rows], [kept_of.get(r["cluster"], r["id"]) for r in rows]
+
+
+@pytest.mark.parametrize(
+    "keep, cluster, featureless",
+    [
+        ("first", "greedy", "keep"),
+        ("longest", "greedy", "drop"),
+        ("shortest", "components", "keep"),
+        ("lowest-id", "greedy", "compare"),
+    ],
+)
+def test_dedup_equals_the_local_job(spark, texts, keep, cluster, featureless):
+    ids = [(7 * i) % len(texts) for i in range(len(texts))]  # an id order other than the input's
+    df = spark.createDataFrame(list(zip(ids, texts)), "id long, text string")  # in order: "first"
+    options = dict(max_distance=6, keep=keep, cluster=cluster, featureless=featureless)
+    rows = dedup(df, id_col="id", local_limit=0 if cluster == "greedy" else 10_000, **options).collect()
+    local = neardup.dedup(pa.table({"id": ids, "text": texts}), id_field="id", **options)
+    by_id = np.argsort(ids)
+    kept, representative = spark_representatives(rows)
+    assert kept == local.kept[by_id].tolist()
+    assert representative == [ids[r] for r in local.representatives[by_id]]
+    assert 0 < sum(kept) < len(texts) - 30
+
+
+def test_bad_choices_are_named(spark):
+    df = spark.createDataFrame([(1, "a")], "id long, text string")
+    with pytest.raises(ConfigError, match="keep='best' is not allowed"):
+        dedup(df, keep="best")
+    with pytest.raises(ConfigError, match="needs id_col="):
+        dedup(df, keep="lowest-id")
