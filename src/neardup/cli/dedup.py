@@ -33,6 +33,7 @@ examples:
   neardup dedup a.parquet b.parquet -o kept.parquet --clusters clusters.csv -k 4
   neardup dedup pages.jsonl -o kept.jsonl --bits 128 -k 24 --verify jaccard 0.6
   neardup dedup new.jsonl -o fresh.jsonl --against seen.idx --save-index seen2.idx
+  neardup dedup crawl/ -o kept.parquet --engine spark --master local[8] --id-field url
 """
 
 
@@ -122,6 +123,19 @@ def add_command(commands: Any) -> None:
         help="save an index of every document read (with --against: and of that "
         "index) for later --against runs",
     )
+    engine = dedup.add_argument_group("engine")
+    engine.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local: this machine; spark: Apache Spark (pip install 'neardup[spark]'), reading and "
+        "writing JSONL, Parquet or CSV at any path Spark reaches (default: %(default)s)",
+    )
+    engine.add_argument(
+        "--master",
+        metavar="URL",
+        help="with --engine spark: the Spark master (default: spark-submit's, else local[*])",
+    )
     add_config_arguments(dedup)
 
 
@@ -145,6 +159,10 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
 
 def run(args: argparse.Namespace) -> int:
     verify = _check(args.command_parser, args)
+    if args.engine == "spark":
+        from .dedup_spark import run_on_spark
+
+        return run_on_spark(args)
     from pathlib import Path
 
     from .._progress import Progress
