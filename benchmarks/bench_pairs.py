@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from _common import machine_info
+from _common import finish, machine_info
 
 K = {"copies": 3, "family": 8}
 SHAPES = ("copies", "family")
@@ -128,6 +128,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         shape, n, mode = args.child
         print(json.dumps(child(shape, int(n), mode)))
         return {}
+    started = time.perf_counter()
     results: dict[str, Any] = {"benchmark": "pairs", "k": K, "machine": machine_info(), "runs": []}
     print(f"{'shape':8} {'N':>8} {'mode':9} {'pairs':>14} {'seconds':>9} {'peak MiB':>9}  note")
     for shape in args.shapes.split(","):
@@ -139,6 +140,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 pairs = f"{r['pairs']:,}" if "pairs" in r else ""
                 seconds, rss = r.get("seconds", float("nan")), r.get("peak_rss_mib", float("nan"))
                 print(f"{shape:8} {n:>8,} {mode:9} {pairs:>14} {seconds:9.2f} {rss:9.0f}  {note}", flush=True)
+    return finish(results, started, args.json, _print_ratios)
+
+
+def _print_ratios(results: dict[str, Any]) -> None:
     by = {(r["shape"], r["n"], r["mode"]): r for r in results["runs"]}
     print("\nratios, clusters() over the held pair list (same shape and N, same run):")
     for (shape, n, mode), r in by.items():
@@ -148,10 +153,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 f"  {shape} N={n:,}: time {r['seconds'] / held['seconds']:.3f}x, "
                 f"peak RSS {r['peak_rss_mib'] / held['peak_rss_mib']:.3f}x"
             )
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
-    print("RESULT " + json.dumps(results))
-    return results
 
 
 if __name__ == "__main__":
