@@ -263,3 +263,22 @@ def test_pairs_by_default_rebuild_the_clusters_and_all_pairs_lists_every_one(tmp
     assert sum(p["id_b"] < 60 and p["distance"] == 0 for p in some) == 59  # each copy to the first
     refused = run(*common, "-o", "kept.jsonl", "--all-pairs", cwd=tmp_path)
     assert refused.returncode == 2 and "give --pairs FILE too" in refused.stderr
+
+
+def test_verify_features_reach_the_library_and_need_verify(corpus_file, tmp_path):
+    options = ["--text-field", "body", "--features", "words", "--bits", "128", "-k", "16"]
+    done = run(
+        "dedup", str(corpus_file), "--pairs", "pairs.csv", *options,
+        "--verify", "jaccard", "0.7", "--verify-features", "char-ngrams", "--verify-size", "4", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = neardup.dedup(
+        corpus_file, text_field="body", features="words", bits=128, max_distance=16,
+        verify=("jaccard", 0.7), verify_features="char-ngrams", verify_size=4,
+    )  # fmt: skip
+    written = pa_csv.read_csv(tmp_path / "pairs.csv").to_pylist()
+    assert sorted(round(p["similarity"], 9) for p in written) == sorted(
+        round(s, 9) for c in expected.iter_pairs() for s in c.similarity.tolist()
+    )
+    refused = run("dedup", str(corpus_file), "-o", "k.jsonl", "--verify-features", "words", cwd=tmp_path)
+    assert refused.returncode == 2 and "give --verify too" in refused.stderr

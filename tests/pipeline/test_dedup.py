@@ -420,3 +420,41 @@ def test_every_pair_held_at_once_raises_a_clear_error_past_memory(skewed, monkey
     monkeypatch.setattr(job, "pairs_memory_limit", lambda: 1000)
     with pytest.raises(neardup.TooManyPairsError, match=r"iter_pairs\(every=True\)"):
         result.pairs  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "features, size, threshold",
+    [("word-shingles", None, 0.7), ("char-ngrams", 4, 0.7), ("words", None, 0.95)],
+)
+def test_verify_compares_the_features_it_is_told_whatever_the_fingerprint_hashes(
+    corpus, features, size, threshold
+):
+    texts, _ = corpus
+    options = dict(bits=128, max_distance=16, features="words", weighting="sublinear")  # unigrams hashed
+    loose = neardup.dedup(texts, **options)
+    verified = neardup.dedup(
+        texts, **options, verify=("jaccard", threshold), verify_features=features, verify_size=size
+    )
+
+    def jaccard(a: str, b: str) -> float:
+        sizes = {"word-shingles": {"shingle_size": 3}, "char-ngrams": {"ngram_size": size}, "words": {}}[
+            features
+        ]
+        fa, fb = (set(naive_features(t, features, **sizes)) for t in (a, b))
+        return len(fa & fb) / len(fa | fb) if fa | fb else 1.0
+
+    expected = {(a, b): jaccard(texts[a], texts[b]) for a, b in zip(*(x.tolist() for x in loose.pairs[:2]))}
+    got = dict(zip(zip(verified.pairs[0].tolist(), verified.pairs[1].tolist()), verified.similarity.tolist()))
+    assert set(got) == {pair for pair, s in expected.items() if s >= threshold - 1e-12}
+    for pair, s in got.items():
+        assert s == pytest.approx(expected[pair], abs=1e-9)
+    assert 0 < len(got) < len(expected)
+
+
+def test_verify_features_without_verify_or_with_a_size_they_lack_are_refused():
+    with pytest.raises(neardup.ConfigError, match="give verify="):
+        neardup.dedup(["a b c"], verify_features="words")
+    with pytest.raises(neardup.ConfigError, match="has no size"):
+        neardup.dedup(["a b c"], verify=("jaccard", 0.5), verify_features="words", verify_size=2)
+    with pytest.raises(neardup.ConfigError, match="verify_size needs verify_features"):
+        neardup.dedup(["a b c"], verify=("jaccard", 0.5), verify_size=2)

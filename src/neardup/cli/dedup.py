@@ -85,6 +85,19 @@ def add_command(commands: Any) -> None:
         "(jaccard or cosine) and keep pairs at least THRESHOLD similar",
     )
     match.add_argument(
+        "--verify-features",
+        choices=("word-shingles", "words", "char-ngrams"),
+        help="with --verify: the features it compares (default: the fingerprint's own); a "
+        "threshold stated in 3-shingle Jaccard is checked on 3-shingles whatever the "
+        "fingerprint hashes",
+    )
+    match.add_argument(
+        "--verify-size",
+        type=int,
+        metavar="N",
+        help="with --verify-features: words per shingle (default 3) or characters per n-gram (5)",
+    )
+    match.add_argument(
         "--cluster",
         choices=CLUSTERINGS,
         default="greedy",
@@ -146,6 +159,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         parser.error("name INPUT files or folders, or give --example")
     if not args.example and not (args.output or args.clusters or args.pairs or args.save_index):
         parser.error("nothing to write: give -o OUTPUT (and/or --clusters, --pairs, --save-index)")
+    if (args.verify_features or args.verify_size) and not args.verify:
+        parser.error("--verify-features and --verify-size say what --verify compares; give --verify too")
     if args.all_pairs and not args.pairs:
         parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
     if args.verify is None:
@@ -193,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
         similarity=args.similarity,
         keep=args.keep,
         verify=verify,
+        verify_features=args.verify_features,
+        verify_size=args.verify_size,
         against=args.against,
         text_field=args.text_field,
         id_field=id_field,

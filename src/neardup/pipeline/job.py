@@ -34,7 +34,7 @@ from .choices import CLUSTERINGS, FEATURELESS, KEEP
 from .corpus import MemoryCorpus, open_corpus
 from .pairs import Pairs, stream_pairs
 from .selection import Collapsed, collapse, component_roots, distinct_index, keep_greedy
-from .verify import DocumentFeatures, check_verify, featureless_texts
+from .verify import DocumentFeatures, Verification, check_verify, featureless_texts
 
 
 def format_bytes(n: int) -> str:
@@ -158,7 +158,7 @@ class DedupResult:
     _against_index: HammingIndex | None = field(default=None, repr=False)
     _spans: np.ndarray | None = field(default=None, repr=False)
     _collapsed: Collapsed | None = field(default=None, repr=False)
-    _verify: tuple[str, float] | None = field(default=None, repr=False)
+    _verify: Verification | None = field(default=None, repr=False)
     _pairs: Pairs | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
@@ -179,7 +179,7 @@ class DedupResult:
         return stream_pairs(
             self.fingerprints,
             self._collapsed,
-            self.config,
+            self.config.bits,
             self.max_distance,
             every=every,
             verify=self._verify,
@@ -416,6 +416,8 @@ def dedup(
     similarity: float | None = None,
     keep: str = "first",
     verify: tuple[str, float] | None = None,
+    verify_features: str | None = None,
+    verify_size: int | None = None,
     against: str | os.PathLike | HammingIndex | None = None,
     text_field: str = "text",
     id_field: str | None = None,
@@ -453,6 +455,11 @@ def dedup(
         verify: ``(metric, threshold)``: recompute the exact ``"jaccard"`` (of the feature
             sets) or ``"cosine"`` (of the weighted features) of every candidate pair from the
             texts and keep only the pairs at least ``threshold`` similar.
+        verify_features, verify_size: the features ``verify`` compares: the fingerprint's own
+            (default), or ``"word-shingles"`` (``verify_size`` words, 3), ``"words"`` or
+            ``"char-ngrams"`` (``verify_size`` characters, 5), extracted as a fingerprint
+            with those settings would extract them. A threshold stated in 3-shingle Jaccard
+            is checked on 3-shingles whatever the fingerprint hashes.
         against: a :class:`HammingIndex` (or its file) of documents seen before: documents
             near one of them are dropped with their whole cluster.
         text_field, id_field: the field or column of the text and of the id.
@@ -485,7 +492,7 @@ def dedup(
             f"featureless={featureless!r} is not allowed; choose one of {', '.join(FEATURELESS)}"
         )
     k = _radius(max_distance, similarity, config.bits)
-    checked_verify = check_verify(verify)
+    checked_verify = check_verify(verify, config, verify_features, verify_size)
     options = ReadOptions(
         text_field=text_field,
         id_field=id_field,
@@ -582,7 +589,7 @@ def _choose(
     k: int,
     config: FingerprintConfig,
     cluster: str,
-    verify: tuple[str, float] | None,
+    verify: Verification | None,
     against_index: HammingIndex | None,
     corpus: Any,
     progress: Progress,
@@ -625,12 +632,11 @@ def _choose(
             roots, linked = greedy.representative, greedy.linked
     detached = np.zeros(compared.size, dtype=bool)  # copies whose text fails verification
     if verify is not None:
-        metric, threshold = verify
+        metric, threshold = verify.metric, verify.threshold
         copies = np.flatnonzero(leader[rank] != compared)
         with progress.stage("verify", total=corpus.total_bytes):
-            features = DocumentFeatures.read(
-                corpus, np.concatenate([leader[linked], leader[rank[copies]], compared[copies]]), config
-            )
+            wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
+            features = DocumentFeatures.read(corpus, wanted, verify.features)
             detached[copies] = features.similarity(leader[rank[copies]], compared[copies], metric) < threshold
 
         counted = np.zeros(2, dtype=np.int64)  # pairs checked, pairs similar enough

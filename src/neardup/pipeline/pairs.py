@@ -16,10 +16,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._config import FingerprintConfig
 from ..index.hamming_index import PAIRS_CHUNK, HammingIndex
 from .selection import Collapsed, distinct_index
-from .verify import DocumentFeatures
+from .verify import DocumentFeatures, Verification
 
 
 class Pairs(NamedTuple):
@@ -35,31 +34,26 @@ class Pairs(NamedTuple):
 def stream_pairs(
     fingerprints: np.ndarray,
     collapsed: Collapsed,
-    config: FingerprintConfig,
+    bits: int,
     max_distance: int,
     *,
     every: bool = False,
-    verify: tuple[str, float] | None = None,
+    verify: Verification | None = None,
     corpus: Any = None,
     chunk_size: int = PAIRS_CHUNK,
 ) -> Iterator[Pairs]:
     """The pairs of a dedup's compared documents (module docstring), in chunks of at most
     ``chunk_size``; ``verify`` reads the texts from ``corpus``."""
+    chunks = _positions(fingerprints, collapsed, bits, max_distance, every, chunk_size)
     if verify is None:
-        for first, second, distance in _positions(
-            fingerprints, collapsed, config.bits, max_distance, every, chunk_size
-        ):
+        for first, second, distance in chunks:
             yield Pairs(first, second, distance, None)
         return
-    metric, threshold = verify
-    features = DocumentFeatures.read(
-        corpus, _involved(fingerprints, collapsed, config.bits, max_distance), config
-    )
-    for first, second, distance in _positions(
-        fingerprints, collapsed, config.bits, max_distance, every, chunk_size
-    ):
-        similarity = features.similarity(first, second, metric)
-        good = similarity >= threshold
+    involved = _involved(fingerprints, collapsed, bits, max_distance)
+    features = DocumentFeatures.read(corpus, involved, verify.features)
+    for first, second, distance in chunks:
+        similarity = features.similarity(first, second, verify.metric)
+        good = similarity >= verify.threshold
         yield Pairs(first[good], second[good], distance[good], similarity[good])
 
 

@@ -7,7 +7,7 @@ how SimHash reaches MinHash-level precision without MinHash's cost per document.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,9 +23,27 @@ from ..io.rejects import Rejects
 METRICS = ("jaccard", "cosine")
 
 
-def check_verify(verify: object) -> tuple[str, float] | None:
-    """``verify`` as (metric, threshold), checked; None stays None."""
+@dataclass(frozen=True)
+class Verification:
+    """What ``--verify`` checks: ``metric`` of two texts' features at least ``threshold``,
+    the features extracted as ``features`` says (the fingerprint's own by default)."""
+
+    metric: str
+    threshold: float
+    features: FingerprintConfig
+
+
+def check_verify(
+    verify: object, config: FingerprintConfig, features: str | None = None, size: int | None = None
+) -> Verification | None:
+    """``verify`` ((metric, threshold)) checked, with the features it compares: the
+    fingerprint's (``features`` None) or ``"word-shingles"`` (``size`` words, 3),
+    ``"words"`` or ``"char-ngrams"`` (``size`` characters, 5). None stays None."""
     if verify is None:
+        if features is not None or size is not None:
+            raise ConfigError(
+                "verify_features and verify_size say what verify compares; give verify=(metric, T) too"
+            )
         return None
     if not (isinstance(verify, tuple) and len(verify) == 2):
         raise ConfigError(f"verify={verify!r} must be (metric, threshold), e.g. ('jaccard', 0.5)")
@@ -34,7 +52,23 @@ def check_verify(verify: object) -> tuple[str, float] | None:
         raise ConfigError(f"verify metric {metric!r} is not known; choose one of {', '.join(METRICS)}")
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
         raise ConfigError(f"verify threshold {threshold!r} must be a number in [0, 1]")
-    return metric, float(threshold)
+    if features is None:
+        if size is not None:
+            raise ConfigError("verify_size needs verify_features: the size of which features?")
+        return Verification(metric, float(threshold), config)
+    if features not in FEATURE_KINDS:
+        raise ConfigError(
+            f"verify_features={features!r} is not known; choose one of {', '.join(FEATURE_KINDS)}"
+        )
+    if features == "words":
+        if size is not None:
+            raise ConfigError("verify_features='words' has no size; leave verify_size out")
+        return Verification(metric, float(threshold), replace(config, features=features))
+    if features == "word-shingles":
+        sized = replace(config, features=features, shingle_size=3 if size is None else size)
+    else:
+        sized = replace(config, features=features, ngram_size=5 if size is None else size)
+    return Verification(metric, float(threshold), sized)
 
 
 def feature_weights(hashes: np.ndarray, counts: np.ndarray, config: FingerprintConfig) -> np.ndarray:
