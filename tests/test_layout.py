@@ -1,5 +1,5 @@
 """The package's folders follow the data's path, and each imports only from those before it
-(docs/architecture.md): io -> fingerprint -> index -> pipeline -> report -> spark -> cli, with the root's
+(docs/architecture.md): io -> fingerprint -> index -> pipeline -> report -> spark -> service -> cli, with the root's
 small shared modules and ``_kernels`` below them all."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import neardup
 
 PACKAGE = Path(neardup.__file__).parent
-LAYERS = ["io", "fingerprint", "index", "pipeline", "report", "spark", "cli"]
+LAYERS = ["io", "fingerprint", "index", "pipeline", "report", "spark", "service", "cli"]
 SHARED = {"_config", "_errors", "_atomic", "_progress", "_prefetch", "_version", "_kernels"}
 
 

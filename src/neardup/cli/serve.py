@@ -1,0 +1,76 @@
+"""``neardup serve``: the online near-duplicate service (``neardup.service``) on uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from .options import add_config_arguments, config_from_args
+
+_CONFIG_OPTIONS = ("bits", "features", "shingle_size", "ngram_size", "normalize", "weighting", "idf", "seed")
+
+
+def add_command(commands: Any) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help="an HTTP service: have I seen a near-duplicate of this page? (pip install 'neardup[serve]')",
+        description="Serve near-duplicate lookups and durable storage over HTTP (JSON; OpenAPI at "
+        "/openapi.json). The fingerprint options and -k are fixed when --data is created and "
+        "recorded there; a later start with other ones is refused.",
+    )
+    serve.set_defaults(handler=run, command_parser=serve)
+    serve.add_argument("--data", required=True, metavar="DIR", help="the data folder (created if missing)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
+    serve.add_argument(
+        "--token",
+        default=os.environ.get("NEARDUP_TOKEN"),
+        help="require 'Authorization: Bearer TOKEN' on every request but /healthz (default: $NEARDUP_TOKEN)",
+    )
+    serve.add_argument(
+        "-k",
+        "--max-distance",
+        type=int,
+        metavar="K",
+        help="the radius, for a new folder (default: 3 per 64 bits)",
+    )
+    serve.add_argument(
+        "--max-batch", type=int, default=1000, help="documents per request (default: %(default)s)"
+    )
+    serve.add_argument(
+        "--max-body-mb",
+        type=float,
+        default=32,
+        help="bytes of one request body, in MiB (default: %(default)s)",
+    )
+    add_config_arguments(serve)
+    # None marks an option not given: a start on an existing folder compares only what was given.
+    serve.set_defaults(**dict.fromkeys(_CONFIG_OPTIONS))
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .._config import FingerprintConfig
+    from ..service.app import Limits, create_app
+    from ..service.store import Settings, Store
+
+    given = {name: getattr(args, name) for name in _CONFIG_OPTIONS if getattr(args, name) is not None}
+    settings = None
+    if given or args.max_distance is not None:
+        defaults = FingerprintConfig()
+        full = argparse.Namespace(**{name: getattr(defaults, name, None) for name in _CONFIG_OPTIONS})
+        full.weighting = None if "idf" in given else defaults.weighting
+        vars(full).update(given)
+        config = config_from_args(full)
+        k = args.max_distance if args.max_distance is not None else 3 * config.bits // 64
+        settings = Settings(config, k)
+    store = Store(args.data, settings)
+    limits = Limits(max_batch=args.max_batch, max_body_bytes=int(args.max_body_mb * 2**20))
+    app = create_app(store, token=args.token, limits=limits)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    finally:
+        store.close()
+    return 0

@@ -1,0 +1,279 @@
+"""``neardup serve``'s HTTP API: "have I seen a near-duplicate of this page? If not, remember it."
+
+FastAPI over a :class:`Store` (SQLite, the record of truth) and an in-memory
+:class:`HammingIndex` rebuilt from it at start. A write is answered only once its batch is
+committed (on disk); then the index learns it. The OpenAPI document is at ``/openapi.json``.
+
+Requests are checked by pydantic models that forbid unknown fields: a malformed body, an unknown
+field or a wrong type is a 422 naming the field's path, never a 500. Limits (body bytes, batch
+size, text bytes) are 413 or 422 naming the limit. With a token, every request but ``/healthz``
+needs ``Authorization: Bearer TOKEN``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import threading
+import time
+from typing import Any
+
+import numpy as np
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..fingerprint.fingerprinter import Fingerprinter
+from ..index.hamming_index import HammingIndex
+from ..io.fingerprint_files import format_hex, parse_hex
+from .store import Settings, Store
+
+
+class Limits(BaseModel):
+    """What one request may hold."""
+
+    max_body_bytes: int = 32 * 2**20
+    max_batch: int = 1000
+    max_text_bytes: int = 4 * 2**20
+
+
+class DocumentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = Field(default=None, min_length=1, max_length=1024)
+    text: str | None = None
+    fingerprint: str | None = Field(default=None, description="hex, instead of text")
+    metadata: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DocumentIn:
+        if (self.text is None) == (self.fingerprint is None):
+            raise ValueError("give exactly one of text and fingerprint")
+        return self
+
+
+class Batch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    documents: list[DocumentIn] = Field(min_length=1)
+    store: bool = True
+    skip_if_duplicate: bool = False
+    max_distance: int | None = Field(default=None, ge=0)
+    bits: int | None = Field(default=None, description="if given, must be the folder's")
+
+
+class Duplicate(BaseModel):
+    id: str
+    distance: int
+
+
+class Result(BaseModel):
+    id: str | None
+    fingerprint: str
+    duplicates: list[Duplicate]
+    stored: bool
+
+
+class Results(BaseModel):
+    results: list[Result]
+
+
+class Service:
+    """The state behind the app: the store, the index, and a lock that keeps the index equal
+    to the store (a batch is committed, then the index learns it, before the next write)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.settings = store.settings
+        self.fingerprinter = Fingerprinter(self.settings.config)
+        self.index = HammingIndex(bits=self.settings.config.bits, max_distance=self.settings.max_distance)
+        keys, fps = store.load()
+        if keys.size:
+            self.index.add(fps, ids=keys)
+            self.index.compact()
+        self.lock = threading.RLock()
+
+    def fingerprints(self, documents: list[DocumentIn], limits: Limits) -> np.ndarray:
+        bits = self.settings.config.bits
+        words = bits // 64
+        out = np.zeros((len(documents), words), dtype=np.uint64)
+        texts = [(p, d.text) for p, d in enumerate(documents) if d.text is not None]
+        for p, text in texts:
+            if len(text.encode("utf-8", "surrogatepass")) > limits.max_text_bytes:
+                raise HTTPException(
+                    413, f"documents[{p}].text is over the limit of {limits.max_text_bytes:,} bytes"
+                )
+        if texts:
+            fps = self.fingerprinter.fingerprint_batch([t for _, t in texts], n_jobs=1)
+            out[[p for p, _ in texts]] = fps.reshape(len(texts), words)
+        for p, d in enumerate(documents):
+            if d.fingerprint is not None:
+                out[p] = _parse_hex(d.fingerprint, bits, f"documents[{p}].fingerprint")
+        return out
+
+    def lookup(self, fps: np.ndarray, k: int) -> list[list[Duplicate]]:
+        query = fps if fps.shape[1] == 2 else fps[:, 0]
+        offsets, found, distance = self.index.query_batch(np.ascontiguousarray(query), max_distance=k)
+        names = self.store.by_keys(sorted(set(found.tolist())))
+        return [
+            [Duplicate(id=names[int(f)], distance=int(d)) for f, d in zip(found[a:b], distance[a:b])]
+            for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())
+        ]
+
+
+def create_app(store: Store, *, token: str | None = None, limits: Limits | None = None) -> FastAPI:
+    """The ASGI app over ``store``; ``token`` guards every route but ``/healthz``."""
+    limits = limits or Limits()
+    service = Service(store)
+    registry = CollectorRegistry()
+    requests = Counter("neardup_requests", "HTTP requests", ["route", "status"], registry=registry)
+    stored = Counter("neardup_documents_stored", "documents stored", registry=registry)
+    queried = Counter("neardup_documents_looked_up", "documents looked up", registry=registry)
+    size = Gauge("neardup_documents", "documents stored now", registry=registry)
+    latency = Histogram("neardup_request_seconds", "request latency", ["route"], registry=registry)
+    size.set(len(service.index))
+    app = FastAPI(title="neardup", description="Near-duplicate lookup and storage (SimHash, Hamming radius).")
+
+    def authorized(request: Request) -> None:
+        if token is None:
+            return
+        given = request.headers.get("authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+
+    @app.middleware("http")
+    async def measure(request: Request, call_next: Any) -> Response:
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > limits.max_body_bytes:
+            response: Response = JSONResponse(
+                {"detail": f"the body is over the limit of {limits.max_body_bytes:,} bytes"}, status_code=413
+            )
+        else:
+            started = time.perf_counter()
+            response = await call_next(request)
+            latency.labels(request.url.path.split("/")[1] or "/").observe(time.perf_counter() - started)
+        requests.labels(request.url.path.split("/")[1] or "/", str(response.status_code)).inc()
+        return response
+
+    def radius(batch: Batch) -> int:
+        settings: Settings = service.settings
+        if batch.bits is not None and batch.bits != settings.config.bits:
+            raise HTTPException(
+                409, f"bits={batch.bits}: this service stores {settings.config.bits}-bit fingerprints"
+            )
+        k = settings.max_distance if batch.max_distance is None else batch.max_distance
+        if k > settings.max_distance:
+            raise HTTPException(409, f"max_distance={k}: this service serves {settings.max_distance} at most")
+        if len(batch.documents) > limits.max_batch:
+            raise HTTPException(
+                413, f"{len(batch.documents):,} documents: the batch limit is {limits.max_batch:,}"
+            )
+        return k
+
+    @app.post("/documents", response_model=Results, dependencies=[Depends(authorized)])
+    def add(batch: Batch) -> Results:
+        """Look each document up, then store it (unless ``store`` is false, or
+        ``skip_if_duplicate`` and a near-duplicate was found); answered once on disk."""
+        k = radius(batch)
+        for p, d in enumerate(batch.documents):
+            if d.id is None and batch.store:
+                raise HTTPException(422, f"documents[{p}].id is required to store a document")
+        fps = service.fingerprints(batch.documents, limits)
+        with service.lock:
+            found = service.lookup(fps, k)
+            keep = [batch.store and not (batch.skip_if_duplicate and dups) for dups in found]
+            chosen = [p for p, ok in enumerate(keep) if ok]
+            new = [(str(batch.documents[p].id), _words(fps[p]), batch.documents[p].metadata) for p in chosen]
+            if new:
+                replaced = service.store.replaced_keys([doc_id for doc_id, _, _ in new])
+                keys = service.store.add(new)  # committed: on disk from here
+                if replaced:
+                    service.index.remove(np.array(sorted(replaced.values()), dtype=np.int64))
+                rows = fps[chosen]
+                service.index.add(
+                    rows if rows.shape[1] == 2 else rows[:, 0], ids=np.array(keys, dtype=np.int64)
+                )
+                stored.inc(len(new))
+            queried.inc(len(fps))
+            size.set(len(service.index))
+        return Results(
+            results=[
+                Result(id=d.id, fingerprint=_hex(fps[p]), duplicates=found[p], stored=keep[p])
+                for p, d in enumerate(batch.documents)
+            ]
+        )
+
+    @app.post("/query", response_model=Results, dependencies=[Depends(authorized)])
+    def query(batch: Batch) -> Results:
+        """The same lookup, storing nothing."""
+        k = radius(batch)
+        fps = service.fingerprints(batch.documents, limits)
+        with service.lock:
+            found = service.lookup(fps, k)
+        queried.inc(len(fps))
+        return Results(
+            results=[
+                Result(id=d.id, fingerprint=_hex(fps[p]), duplicates=found[p], stored=False)
+                for p, d in enumerate(batch.documents)
+            ]
+        )
+
+    @app.get("/documents/{doc_id}", dependencies=[Depends(authorized)])
+    def get(doc_id: str) -> dict[str, Any]:
+        row = service.store.get(doc_id)
+        if row is None:
+            raise HTTPException(404, f"no document {doc_id!r}")
+        words = np.array(row.words, dtype=np.int64).view(np.uint64)
+        return {"id": row.id, "fingerprint": _hex(words), "metadata": row.metadata}
+
+    @app.delete("/documents/{doc_id}", dependencies=[Depends(authorized)])
+    def delete(doc_id: str) -> dict[str, Any]:
+        with service.lock:
+            key = service.store.delete(doc_id)
+            if key is None:
+                raise HTTPException(404, f"no document {doc_id!r}")
+            service.index.remove(np.array([key], dtype=np.int64))
+            size.set(len(service.index))
+        return {"id": doc_id, "deleted": True}
+
+    @app.get("/stats", dependencies=[Depends(authorized)])
+    def stats() -> dict[str, Any]:
+        settings = service.settings
+        return {
+            "documents": len(service.index),
+            "bits": settings.config.bits,
+            "max_distance": settings.max_distance,
+            "config": settings.config.to_dict(),
+            "index_bytes": service.index.nbytes,
+        }
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/metrics", dependencies=[Depends(authorized)])
+    def metrics() -> PlainTextResponse:
+        return PlainTextResponse(generate_latest(registry).decode(), media_type=CONTENT_TYPE_LATEST)
+
+    return app
+
+
+def _words(fp: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(w) for w in fp.view(np.int64))
+
+
+def _hex(fp: np.ndarray) -> str:
+    """A fingerprint's hex, as ``neardup fingerprint`` writes it (high word first)."""
+    return format_hex(
+        fp.astype(np.uint64).reshape(1, -1) if fp.shape[-1] == 2 else fp.astype(np.uint64).reshape(-1)
+    )[0]
+
+
+def _parse_hex(text: str, bits: int, where: str) -> np.ndarray:
+    if any(c not in "0123456789abcdefABCDEF" for c in text):
+        raise HTTPException(422, f"{where} must be hex digits (a {bits}-bit fingerprint)")
+    try:
+        return parse_hex(text, bits)
+    except ValueError as error:
+        raise HTTPException(422, f"{where}: {error}") from None

@@ -1,0 +1,180 @@
+"""The service's record of truth: one SQLite database in the data folder, in WAL mode with
+``synchronous=FULL``, so a committed batch survives a crash of the process or the machine and a
+batch is all there or not at all.
+
+Tables: ``settings`` (the fingerprint configuration and radius, fixed when the folder is
+created) and ``documents`` (``key`` INTEGER PRIMARY KEY, the id the in-memory index knows;
+``id`` the caller's, unique; the fingerprint's words as signed 64-bit integers; metadata as
+JSON text). The in-memory :class:`HammingIndex` is rebuilt from these rows at start, from the
+stored fingerprints (no text is fingerprinted again).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._config import FingerprintConfig
+from .._errors import ConfigError
+
+DATABASE = "neardup.sqlite3"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a data folder was created with; every later start must agree."""
+
+    config: FingerprintConfig
+    max_distance: int
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"config": self.config.to_dict(), "max_distance": self.max_distance}, sort_keys=True
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Settings:
+        d = json.loads(text)
+        return cls(FingerprintConfig.from_dict(d["config"]), int(d["max_distance"]))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One stored document: the index key, the caller's id, the fingerprint words, metadata."""
+
+    key: int
+    id: str
+    words: tuple[int, ...]
+    metadata: Any
+
+
+class Store:
+    """The SQLite database of a data folder. One connection, used under a lock: writes are
+    serialised (SQLite allows one writer), and each call is one transaction."""
+
+    def __init__(self, folder: str | Path, settings: Settings | None = None) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.folder / DATABASE, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")  # a commit is on disk before it returns
+        self._db.execute("CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS documents (key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, "
+            "lo INTEGER NOT NULL, hi INTEGER, metadata TEXT)"
+        )
+        found = self._db.execute("SELECT value FROM settings WHERE name = 'settings'").fetchone()
+        if found is None:
+            if settings is None:
+                settings = Settings(FingerprintConfig(), 3)
+            self._db.execute("INSERT INTO settings VALUES ('settings', ?)", (settings.to_json(),))
+            self.settings = settings
+        else:
+            self.settings = Settings.from_json(found[0])
+            if settings is not None and settings != self.settings:
+                raise ConfigError(
+                    f"{self.folder} was created with {self.settings.to_json()}; this start asks "
+                    f"{settings.to_json()}. Start without fingerprint options to use the folder "
+                    f"as it is, or give another --data folder"
+                )
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def load(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every stored (key, fingerprint): int64 keys and uint64 fingerprints (n,) or (n, 2)."""
+        with self._lock:
+            rows = self._db.execute("SELECT key, lo, hi FROM documents ORDER BY key").fetchall()
+        words = self.settings.config.bits // 64
+        keys = np.array([r[0] for r in rows], dtype=np.int64)
+        fps = (
+            np.array([r[1 : 1 + words] for r in rows], dtype=np.int64)
+            .reshape(len(rows), words)
+            .view(np.uint64)
+        )
+        return keys, fps if words == 2 else fps[:, 0].copy()
+
+    def add(self, documents: Iterable[tuple[str, tuple[int, ...], Any]]) -> list[int]:
+        """Stores ``(id, words, metadata)`` documents in one transaction (an id already stored
+        is replaced); returns their keys. Raises before committing anything if one fails."""
+        with self._lock:
+            cursor = self._db.cursor()
+            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                keys = []
+                for doc_id, words, metadata in documents:
+                    cursor.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+                    cursor.execute(
+                        "INSERT INTO documents (id, lo, hi, metadata) VALUES (?, ?, ?, ?)",
+                        (doc_id, words[0], words[1] if len(words) > 1 else None, _json(metadata)),
+                    )
+                    keys.append(int(cursor.lastrowid or 0))
+                cursor.execute("COMMIT")
+            except BaseException:
+                cursor.execute("ROLLBACK")
+                raise
+        return keys
+
+    def replaced_keys(self, ids: list[str]) -> dict[str, int]:
+        """The keys stored now under these ids (those an add would replace)."""
+        with self._lock:
+            found = {}
+            for doc_id in ids:
+                row = self._db.execute("SELECT key FROM documents WHERE id = ?", (doc_id,)).fetchone()
+                if row is not None:
+                    found[doc_id] = int(row[0])
+            return found
+
+    def get(self, doc_id: str) -> Row | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT key, id, lo, hi, metadata FROM documents WHERE id = ?", (doc_id,)
+            ).fetchone()
+        return None if row is None else _row(row)
+
+    def by_keys(self, keys: list[int]) -> dict[int, str]:
+        """The ids of these keys."""
+        if not keys:
+            return {}
+        with self._lock:
+            marks = ",".join("?" * len(keys))
+            rows = self._db.execute(f"SELECT key, id FROM documents WHERE key IN ({marks})", keys).fetchall()
+        return {int(k): i for k, i in rows}
+
+    def delete(self, doc_id: str) -> int | None:
+        """Removes a document; returns its key, or None when there was none."""
+        with self._lock:
+            cursor = self._db.cursor()
+            cursor.execute("BEGIN IMMEDIATE")
+            row = cursor.execute("SELECT key FROM documents WHERE id = ?", (doc_id,)).fetchone()
+            if row is not None:
+                cursor.execute("DELETE FROM documents WHERE key = ?", (row[0],))
+            cursor.execute("COMMIT")
+        return None if row is None else int(row[0])
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM documents").fetchone()[0])
+
+
+def _json(metadata: Any) -> str | None:
+    return None if metadata is None else json.dumps(metadata, ensure_ascii=False)
+
+
+def _row(row: tuple) -> Row:
+    key, doc_id, lo, hi, metadata = row
+    return Row(
+        int(key),
+        doc_id,
+        (lo,) if hi is None else (lo, hi),
+        None if metadata is None else json.loads(metadata),
+    )

@@ -1,0 +1,119 @@
+"""``neardup serve`` for real: a server process on 127.0.0.1, answers equal to the library's
+HammingIndex on the same data, writes that survive SIGKILL, and clear 4xx answers to bad
+requests (never a 500)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import neardup
+from neardup.pipeline.planted import planted_corpus
+
+
+@pytest.fixture(scope="module")
+def documents():
+    docs = planted_corpus(
+        25, variants_per_original=2, edit_rates=(0.0, 0.01, 0.02), scripts=("en", "ru"), seed=9
+    )
+    return [(d.id, d.text) for d in docs]
+
+
+def expected_duplicates(
+    texts: list[str], stored: list[int], queries: list[str], k: int = 3
+) -> list[list[tuple]]:
+    """What the library says: for each query, the stored positions within k, nearest first."""
+    fp = neardup.Fingerprinter()
+    index = neardup.HammingIndex(bits=64, max_distance=k)
+    index.add(fp.fingerprint_batch([texts[p] for p in stored]), ids=np.array(stored, dtype=np.int64))
+    offsets, found, distance = index.query_batch(fp.fingerprint_batch(queries))
+    return [
+        list(zip(found[a:b].tolist(), distance[a:b].tolist()))
+        for a, b in itertools.pairwise(offsets.tolist())
+    ]
+
+
+def test_lookups_equal_the_library_and_writes_survive_sigkill(server_factory, documents, tmp_path):
+    server = server_factory()
+    ids = [d for d, _ in documents]
+    texts = [t for _, t in documents]
+    half = len(texts) // 2
+    with server.client() as client:
+        body = {"documents": [{"id": ids[p], "text": texts[p], "metadata": {"n": p}} for p in range(half)]}
+        first = client.post("/documents", json=body)
+        assert first.status_code == 200, first.text
+        assert all(r["stored"] for r in first.json()["results"])
+        answer = client.post("/query", json={"documents": [{"text": t} for t in texts]}).json()["results"]
+    want = expected_duplicates(texts, list(range(half)), texts)
+    got = [[(ids.index(d["id"]), d["distance"]) for d in r["duplicates"]] for r in answer]
+    assert got == want and any(len(w) > 1 for w in want)
+    server.kill()  # acknowledged writes are on disk: nothing to flush
+    again = server_factory(data=tmp_path / "data")
+    with again.client() as client:
+        assert client.get("/stats").json()["documents"] == half
+        assert client.get(f"/documents/{ids[3]}").json()["metadata"] == {"n": 3}
+        answer = client.post("/query", json={"documents": [{"text": t} for t in texts]}).json()["results"]
+        assert [[(ids.index(d["id"]), d["distance"]) for d in r["duplicates"]] for r in answer] == want
+        skipped = client.post(
+            "/documents", json={"documents": [{"id": "copy", "text": texts[0]}], "skip_if_duplicate": True}
+        ).json()["results"][0]
+        assert not skipped["stored"] and skipped["duplicates"][0]["id"] == ids[0]
+        assert client.delete(f"/documents/{ids[0]}").json()["deleted"]
+        assert client.get(f"/documents/{ids[0]}").status_code == 404
+        assert client.post("/query", json={"documents": [{"text": texts[0]}]}).json()["results"][0][
+            "duplicates"
+        ][:1] != [{"id": ids[0], "distance": 0}]
+        hexed = client.get(f"/documents/{ids[1]}").json()["fingerprint"]
+        by_hex = client.post("/query", json={"documents": [{"fingerprint": hexed}]}).json()["results"][0]
+        assert by_hex["duplicates"][0] == {"id": ids[1], "distance": 0}
+
+
+@pytest.mark.parametrize(
+    "body, status, words",
+    [
+        ("{not json", 422, "json"),
+        ({"documents": [{"id": "a", "text": "x", "colour": 1}]}, 422, "colour"),
+        ({"documents": [{"id": "a", "text": 7}]}, 422, "text"),
+        ({"documents": [{"id": "a"}]}, 422, "exactly one of text and fingerprint"),
+        ({"documents": []}, 422, "documents"),
+        ({"documents": [{"text": "no id"}]}, 422, "documents[0].id is required"),
+        ({"documents": [{"id": "a", "fingerprint": "xyz"}]}, 422, "hex"),
+        ({"documents": [{"id": "a", "text": "x"}], "bits": 128}, 409, "64-bit"),
+        ({"documents": [{"id": "a", "text": "x"}], "max_distance": 9}, 409, "3 at most"),
+        ({"documents": [{"id": str(i), "text": "x"} for i in range(6)]}, 413, "batch limit is 5"),
+        ({"documents": [{"id": "a", "text": "x" * 3000}]}, 413, "limit of"),
+    ],
+)
+def test_bad_requests_get_a_clear_4xx(server_factory, body, status, words):
+    server = server_factory("--max-batch", "5", "--max-body-mb", "0.002")
+    with server.client() as client:
+        if isinstance(body, str):
+            response = client.post("/documents", content=body, headers={"content-type": "application/json"})
+        else:
+            response = client.post("/documents", json=body)
+    assert response.status_code == status, response.text
+    assert words.lower() in response.text.lower()
+
+
+def test_token_settings_metrics_and_openapi(server_factory, tmp_path):
+    server = server_factory("--bits", "128", "-k", "10", token="s3cret")
+    with server.client() as client:
+        assert (
+            client.post(
+                "/documents", json={"documents": [{"id": "a", "text": "one two three four"}]}
+            ).status_code
+            == 200
+        )
+        stats = client.get("/stats").json()
+        assert stats["bits"] == 128 and stats["max_distance"] == 10 and stats["documents"] == 1
+        assert "neardup_documents_stored_total 1.0" in client.get("/metrics").text
+        assert "/documents" in client.get("/openapi.json").json()["paths"]
+    import httpx
+
+    assert httpx.get(f"{server.url}/stats").status_code == 401
+    assert httpx.get(f"{server.url}/healthz").status_code == 200
+    server.stop()
+    with pytest.raises(RuntimeError, match="was created with"):
+        server_factory("--bits", "64", data=tmp_path / "data")
