@@ -1,6 +1,6 @@
 """The package's folders follow the data's path, and each imports only from those before it
-(docs/architecture.md): io -> fingerprint -> index -> pipeline -> report -> spark -> service -> cli, with the root's
-small shared modules and ``_kernels`` below them all."""
+(docs/architecture.md): io -> fingerprint -> index -> pipeline -> report -> spark -> service ->
+cli, with the root's small shared modules and ``_kernels`` below them all."""
 
 from __future__ import annotations
 

@@ -13,12 +13,14 @@ needs ``Authorization: Bearer TOKEN``.
 from __future__ import annotations
 
 import hmac
+import json
 import threading
 import time
 from typing import Any
 
 import numpy as np
 from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -50,6 +52,8 @@ class DocumentIn(BaseModel):
     def _one_source(self) -> DocumentIn:
         if (self.text is None) == (self.fingerprint is None):
             raise ValueError("give exactly one of text and fingerprint")
+        if self.id is not None and not _utf8(self.id):
+            raise ValueError("id is not valid UTF-8 text (it holds a lone surrogate)")
         return self
 
 
@@ -57,6 +61,17 @@ class Batch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     documents: list[DocumentIn] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _distinct_ids(self) -> Batch:
+        seen: dict[str, int] = {}
+        for p, d in enumerate(self.documents):
+            if d.id is not None:
+                if d.id in seen:
+                    raise ValueError(f"documents[{p}].id repeats documents[{seen[d.id]}].id ({d.id!r})")
+                seen[d.id] = p
+        return self
+
     store: bool = True
     skip_if_duplicate: bool = False
     max_distance: int | None = Field(default=None, ge=0)
@@ -134,6 +149,14 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
     latency = Histogram("neardup_request_seconds", "request latency", ["route"], registry=registry)
     size.set(len(service.index))
     app = FastAPI(title="neardup", description="Near-duplicate lookup and storage (SimHash, Hamming radius).")
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> Response:
+        """422 naming each field's path and what is wrong, without echoing the input (a body
+        may be megabytes, or hold a lone surrogate that JSON cannot carry as UTF-8)."""
+        detail = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in error.errors()]
+        body = json.dumps({"detail": detail}, default=str)  # ASCII: any character survives
+        return Response(body, status_code=422, media_type="application/json")
 
     def authorized(request: Request) -> None:
         if token is None:
@@ -257,6 +280,14 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
         return PlainTextResponse(generate_latest(registry).decode(), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _words(fp: np.ndarray) -> tuple[int, ...]:

@@ -167,7 +167,7 @@ class Store:
 
 
 def _json(metadata: Any) -> str | None:
-    return None if metadata is None else json.dumps(metadata, ensure_ascii=False)
+    return None if metadata is None else json.dumps(metadata)  # ASCII: a lone surrogate is escaped
 
 
 def _row(row: tuple) -> Row:

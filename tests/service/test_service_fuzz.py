@@ -1,0 +1,40 @@
+"""No request body makes ``neardup serve`` answer 500: hypothesis sends arbitrary JSON and
+near-valid documents to a real server process, and every answer is a 2xx or a 4xx."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import Server
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+FIELD = st.sampled_from(["id", "text", "fingerprint", "metadata", "extra"])
+DOCUMENT = st.dictionaries(FIELD, JSON | st.text(max_size=40), max_size=4)
+BODY = st.fixed_dictionaries(
+    {"documents": st.lists(DOCUMENT, max_size=4)},
+    optional={"store": JSON, "skip_if_duplicate": JSON, "max_distance": JSON, "bits": JSON},
+)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    running = Server(tmp_path_factory.mktemp("fuzz") / "data", "--max-batch", "3").start()
+    yield running
+    running.stop()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=BODY | JSON, route=st.sampled_from(["/documents", "/query"]))
+def test_no_body_gets_a_500(server, body, route):
+    with server.client() as client:
+        response = client.post(
+            route, content=json.dumps(body, allow_nan=True), headers={"content-type": "application/json"}
+        )
+    assert response.status_code < 500, (body, response.text)
