@@ -8,6 +8,7 @@ import sys
 import neardup
 
 EXPECTED = [
+    "Client",
     "ConfigError",
     "DedupResult",
     "Explanation",
@@ -19,6 +20,7 @@ EXPECTED = [
     "IdfModel",
     "IndexPlan",
     "NeardupError",
+    "ServiceError",
     "TooManyPairsError",
     "__version__",
     "clusters",

@@ -17,7 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._config import FINGERPRINT_VERSION, FingerprintConfig
-from ._errors import ConfigError, FormatError, NeardupError, TooManyPairsError
+from ._errors import ConfigError, FormatError, NeardupError, ServiceError, TooManyPairsError
 from ._version import __version__
 
 # hamming.py needs only numpy, so these load now.
@@ -48,10 +48,12 @@ _LAZY = {
     "fit_idf": "fingerprint.idf",
     "simhash": "fingerprint.fingerprinter",
     "warmup": "pipeline.warmup",
+    "Client": "service.client",
     "write_report": "report.html",
 }
 
 __all__ = [  # sorted case-insensitively (tests/test_public_api.py)
+    "Client",
     "ConfigError",
     "DedupResult",
     "Explanation",
@@ -63,6 +65,7 @@ __all__ = [  # sorted case-insensitively (tests/test_public_api.py)
     "IdfModel",
     "IndexPlan",
     "NeardupError",
+    "ServiceError",
     "TooManyPairsError",
     "__version__",
     "clusters",

@@ -3,7 +3,8 @@
     NeardupError                 every error neardup raises on purpose
     ├── ConfigError (ValueError) a setting outside what is allowed; says what is
     ├── FormatError (ValueError) a file neardup cannot read: wrong version, config or contents
-    └── TooManyPairsError (MemoryError) a pair list larger than memory; names the streaming way
+    ├── TooManyPairsError (MemoryError) a pair list larger than memory; names the streaming way
+    └── ServiceError             a ``neardup serve`` answered a request with an error
 
 Non-text documents raise the built-in ``TypeError``, naming their position and type.
 """
@@ -26,3 +27,7 @@ class FormatError(NeardupError, ValueError):
 class TooManyPairsError(NeardupError, MemoryError):
     """A list of pairs would not fit in memory (n copies of one text make n(n-1)/2 pairs); the
     message names the way to stream them or to cluster without them."""
+
+
+class ServiceError(NeardupError):
+    """A ``neardup serve`` answered with an error (4xx or 5xx); the message holds its reason."""

@@ -1,0 +1,28 @@
+"""neardup.Client against a real ``neardup serve``: batches, lookups equal to the server's
+routes, and errors raised with the server's reason."""
+
+from __future__ import annotations
+
+import pytest
+
+import neardup
+
+
+def test_client_adds_in_batches_queries_gets_and_deletes(server_factory):
+    server = server_factory(token="t0ken")
+    texts = [f"page {i} of a crawl about gardens and rivers and the weather" for i in range(7)]
+    with neardup.Client(server.url, token="t0ken", batch_size=3) as client:  # 3 requests
+        added = client.add({"id": f"u{i}", "text": t, "metadata": {"i": i}} for i, t in enumerate(texts))
+        assert [r["id"] for r in added] == [f"u{i}" for i in range(7)] and all(r["stored"] for r in added)
+        assert client.stats()["documents"] == 7
+        found = client.query([{"text": texts[2]}])[0]["duplicates"]
+        assert found[0] == {"id": "u2", "distance": 0}
+        assert client.get("u5")["metadata"] == {"i": 5} and client.get("nope") is None
+        assert client.delete("u5") and not client.delete("u5")
+        again = client.add([{"id": "dup", "text": texts[0]}], skip_if_duplicate=True)[0]
+        assert not again["stored"]
+    with (
+        neardup.Client(server.url, token="wrong") as client,
+        pytest.raises(neardup.ServiceError, match="401"),
+    ):
+        client.stats()
