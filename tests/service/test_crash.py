@@ -1,0 +1,79 @@
+"""Crash test: a writer streams batches while the server is killed with SIGKILL at random
+moments, again and again. After each restart every acknowledged document is there, no batch is
+half there, and lookups still equal the library's index over what is stored."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import httpx
+import numpy as np
+
+import neardup
+
+BATCH = 20
+
+
+def text(i: int) -> str:
+    return f"document {i} about {i % 7} and {i % 13}"
+
+
+def writer(
+    url: str, start: int, attempted: list[int], acknowledged: list[int], stop: threading.Event
+) -> None:
+    """Posts batches of BATCH documents (ids start, start + 1, ...) until stopped or the server
+    is gone; records the first id of each batch sent and of each acknowledged."""
+    batch = start
+    with httpx.Client(base_url=url, timeout=10) as client:
+        while not stop.is_set():
+            documents = [{"id": str(batch + i), "text": text(batch + i)} for i in range(BATCH)]
+            attempted.append(batch)
+            try:
+                response = client.post("/documents", json={"documents": documents})
+            except httpx.TransportError:
+                return  # the server is gone
+            if response.status_code == 200:
+                acknowledged.append(batch)
+            batch += BATCH
+
+
+def test_acknowledged_batches_survive_sigkill_whole(server_factory, tmp_path):
+    rng = random.Random(5)
+    attempted: list[int] = []
+    acknowledged: list[int] = []
+    next_id = 0
+    for _ in range(5):
+        server = server_factory(data=tmp_path / "data")
+        stop = threading.Event()
+        thread = threading.Thread(target=writer, args=(server.url, next_id, attempted, acknowledged, stop))
+        thread.start()
+        time.sleep(rng.uniform(0.2, 1.0))
+        server.kill()
+        stop.set()
+        thread.join(timeout=30)
+        next_id += 1_000_000  # the next writer's ids
+    assert len(acknowledged) >= 5  # batches got through between kills
+    server = server_factory(data=tmp_path / "data")
+    with server.client() as client:
+        stored = []
+        for first in attempted:
+            present = [client.get(f"/documents/{first + i}").status_code == 200 for i in range(BATCH)]
+            assert all(present) or not any(present), f"batch {first} is half there"
+            assert all(present) or first not in acknowledged, f"acknowledged batch {first} is lost"
+            stored += [first + i for i in range(BATCH)] if all(present) else []
+        assert client.get("/stats").json()["documents"] == len(stored)
+        sample = rng.sample(stored, 30) + [5_000_000 + i for i in range(10)]  # stored and new texts
+        answer = client.post("/query", json={"documents": [{"text": text(i)} for i in sample]}).json()[
+            "results"
+        ]
+    fp = neardup.Fingerprinter()
+    index = neardup.HammingIndex(bits=64, max_distance=3)
+    index.add(fp.fingerprint_batch([text(i) for i in stored]), ids=np.array(stored, dtype=np.int64))
+    offsets, found, distance = index.query_batch(fp.fingerprint_batch([text(i) for i in sample]))
+    for q, result in enumerate(answer):
+        want = list(
+            zip(found[offsets[q] : offsets[q + 1]].tolist(), distance[offsets[q] : offsets[q + 1]].tolist())
+        )
+        assert [(int(d["id"]), d["distance"]) for d in result["duplicates"]] == want
