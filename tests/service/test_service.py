@@ -117,3 +117,39 @@ def test_token_settings_metrics_and_openapi(server_factory, tmp_path):
     server.stop()
     with pytest.raises(RuntimeError, match="was created with"):
         server_factory("--bits", "64", data=tmp_path / "data")
+
+
+def test_restart_from_the_snapshot_plus_what_came_after(server_factory, tmp_path):
+    data = tmp_path / "data"
+    texts = {f"d{i}": f"a page about item {i} in {i % 5} colours" for i in range(200)}
+    server = server_factory(data=data)
+    with server.client() as client:
+        client.post("/documents", json={"documents": [{"id": k, "text": t} for k, t in texts.items()]})
+    server.stop()  # a clean stop saves the snapshot
+    assert (data / "index.idx").exists()
+    server = server_factory(data=data)
+    with server.client() as client:
+        more = {f"e{i}": f"another page, number {i}" for i in range(50)}
+        client.post("/documents", json={"documents": [{"id": k, "text": t} for k, t in more.items()]})
+        for k in ("d1", "d2", "e3"):
+            assert client.delete(f"/documents/{k}").status_code == 200
+        client.post("/documents", json={"documents": [{"id": "d7", "text": "d7 is now another text"}]})
+    server.kill()  # after the snapshot: adds, deletes and a replaced id, none in it
+    texts.update(more)
+    for k in ("d1", "d2", "e3"):
+        del texts[k]
+    texts["d7"] = "d7 is now another text"
+    server = server_factory(data=data)
+    ids = sorted(texts)
+    with server.client() as client:
+        assert client.get("/stats").json()["documents"] == len(ids)
+        answer = client.post("/query", json={"documents": [{"text": texts[k]} for k in ids]}).json()[
+            "results"
+        ]
+    fp = neardup.Fingerprinter()
+    index = neardup.HammingIndex(bits=64, max_distance=3)
+    index.add(fp.fingerprint_batch([texts[k] for k in ids]), ids=np.arange(len(ids)))
+    offsets, found, distance = index.query_batch(fp.fingerprint_batch([texts[k] for k in ids]))
+    for q, result in enumerate(answer):
+        want = sorted((distance[e], ids[found[e]]) for e in range(offsets[q], offsets[q + 1]))
+        assert sorted((d["distance"], d["id"]) for d in result["duplicates"]) == want

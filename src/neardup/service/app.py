@@ -12,10 +12,12 @@ needs ``Authorization: Bearer TOKEN``.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import threading
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import numpy as np
@@ -26,10 +28,14 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .._errors import FormatError
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..index.hamming_index import HammingIndex
 from ..io.fingerprint_files import format_hex, parse_hex
 from .store import Settings, Store
+
+SNAPSHOT = "index.idx"
+"""The index snapshot beside the store, saved at every clean stop."""
 
 
 class Limits(BaseModel):
@@ -102,12 +108,46 @@ class Service:
         self.store = store
         self.settings = store.settings
         self.fingerprinter = Fingerprinter(self.settings.config)
-        self.index = HammingIndex(bits=self.settings.config.bits, max_distance=self.settings.max_distance)
-        keys, fps = store.load()
-        if keys.size:
-            self.index.add(fps, ids=keys)
-            self.index.compact()
+        self.snapshot_path = store.folder / SNAPSHOT
+        self.index = self._restored() or self._loaded()
         self.lock = threading.RLock()
+
+    def _loaded(self) -> HammingIndex:
+        """The index of every stored row."""
+        index = HammingIndex(bits=self.settings.config.bits, max_distance=self.settings.max_distance)
+        keys, fps = self.store.load()
+        if keys.size:
+            index.add(fps, ids=keys)
+            index.compact()
+        return index
+
+    def _restored(self) -> HammingIndex | None:
+        """The last snapshot (memory-mapped) plus the rows added and removed since; None when
+        there is no usable snapshot."""
+        marks = self.store.snapshot()
+        if marks is None or not self.snapshot_path.exists():
+            return None
+        try:
+            index = HammingIndex.open(self.snapshot_path, fingerprint_config=self.settings.config.to_dict())
+        except (FormatError, OSError):
+            return None  # a damaged snapshot: the store holds everything
+        index.auto_compact = True
+        gone = self.store.removed_after(marks["seq"])
+        gone = np.unique(gone[gone <= marks["key"]])
+        if gone.size:
+            index.remove(gone)
+        keys, fps = self.store.load(after=marks["key"])
+        if keys.size:
+            index.add(fps, ids=keys)
+        return index
+
+    def snapshot(self) -> None:
+        """Save the index beside the store (atomically) and record where it stands, so the next
+        start reads only what came after."""
+        with self.lock:
+            key, seq = self.store.marks()
+            self.index.save(self.snapshot_path)
+            self.store.set_snapshot(key, seq)
 
     def fingerprints(self, documents: list[DocumentIn], limits: Limits) -> np.ndarray:
         bits = self.settings.config.bits
@@ -148,7 +188,17 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
     size = Gauge("neardup_documents", "documents stored now", registry=registry)
     latency = Histogram("neardup_request_seconds", "request latency", ["route"], registry=registry)
     size.set(len(service.index))
-    app = FastAPI(title="neardup", description="Near-duplicate lookup and storage (SimHash, Hamming radius).")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        service.snapshot()  # a clean stop: the next start reads the snapshot, not every row
+
+    app = FastAPI(
+        title="neardup",
+        description="Near-duplicate lookup and storage (SimHash, Hamming radius).",
+        lifespan=lifespan,
+    )
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> Response:

@@ -3,10 +3,11 @@
 batch is all there or not at all.
 
 Tables: ``settings`` (the fingerprint configuration and radius, fixed when the folder is
-created) and ``documents`` (``key`` INTEGER PRIMARY KEY, the id the in-memory index knows;
-``id`` the caller's, unique; the fingerprint's words as signed 64-bit integers; metadata as
-JSON text). The in-memory :class:`HammingIndex` is rebuilt from these rows at start, from the
-stored fingerprints (no text is fingerprinted again).
+created; where the last index snapshot stands), ``documents`` (``key``, never reused, the id the
+in-memory index knows; ``id`` the caller's, unique; the fingerprint's words as signed 64-bit
+integers; metadata as JSON text) and ``removed`` (the keys deleted or replaced, in order). At
+start the in-memory :class:`HammingIndex` is the last snapshot plus the rows added and removed
+since, or all rows when there is none: stored fingerprints, never a text fingerprinted again.
 """
 
 from __future__ import annotations
@@ -68,9 +69,13 @@ class Store:
         self._db.execute("PRAGMA synchronous=FULL")  # a commit is on disk before it returns
         self._db.execute("CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
         self._db.execute(
-            "CREATE TABLE IF NOT EXISTS documents (key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, "
-            "lo INTEGER NOT NULL, hi INTEGER, metadata TEXT)"
+            # AUTOINCREMENT: a key is never reused, so "the rows after a snapshot" are the keys above it
+            "CREATE TABLE IF NOT EXISTS documents (key INTEGER PRIMARY KEY AUTOINCREMENT, "
+            "id TEXT NOT NULL UNIQUE, lo INTEGER NOT NULL, hi INTEGER, metadata TEXT)"
         )
+        # The keys removed (deleted, or replaced by a later add of their id), in order: a restart
+        # from an index snapshot removes those that came after it.
+        self._db.execute("CREATE TABLE IF NOT EXISTS removed (seq INTEGER PRIMARY KEY, key INTEGER NOT NULL)")
         found = self._db.execute("SELECT value FROM settings WHERE name = 'settings'").fetchone()
         if found is None:
             if settings is None:
@@ -90,10 +95,13 @@ class Store:
         with self._lock:
             self._db.close()
 
-    def load(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every stored (key, fingerprint): int64 keys and uint64 fingerprints (n,) or (n, 2)."""
+    def load(self, after: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """Every stored (key, fingerprint) with a key above ``after``: int64 keys and uint64
+        fingerprints (n,) or (n, 2)."""
         with self._lock:
-            rows = self._db.execute("SELECT key, lo, hi FROM documents ORDER BY key").fetchall()
+            rows = self._db.execute(
+                "SELECT key, lo, hi FROM documents WHERE key > ? ORDER BY key", (after,)
+            ).fetchall()
         words = self.settings.config.bits // 64
         keys = np.array([r[0] for r in rows], dtype=np.int64)
         fps = (
@@ -112,7 +120,10 @@ class Store:
             try:
                 keys = []
                 for doc_id, words, metadata in documents:
-                    cursor.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+                    old = cursor.execute("SELECT key FROM documents WHERE id = ?", (doc_id,)).fetchone()
+                    if old is not None:
+                        cursor.execute("DELETE FROM documents WHERE key = ?", old)
+                        cursor.execute("INSERT INTO removed (key) VALUES (?)", old)
                     cursor.execute(
                         "INSERT INTO documents (id, lo, hi, metadata) VALUES (?, ?, ?, ?)",
                         (doc_id, words[0], words[1] if len(words) > 1 else None, _json(metadata)),
@@ -158,8 +169,35 @@ class Store:
             row = cursor.execute("SELECT key FROM documents WHERE id = ?", (doc_id,)).fetchone()
             if row is not None:
                 cursor.execute("DELETE FROM documents WHERE key = ?", (row[0],))
+                cursor.execute("INSERT INTO removed (key) VALUES (?)", (row[0],))
             cursor.execute("COMMIT")
         return None if row is None else int(row[0])
+
+    def marks(self) -> tuple[int, int]:
+        """(the largest key, the last removal's sequence number) now: where a snapshot stands."""
+        with self._lock:
+            key = self._db.execute("SELECT coalesce(max(key), 0) FROM documents").fetchone()[0]
+            seq = self._db.execute("SELECT coalesce(max(seq), 0) FROM removed").fetchone()[0]
+        return int(key), int(seq)
+
+    def removed_after(self, seq: int) -> np.ndarray:
+        """int64 keys removed after removal ``seq``."""
+        with self._lock:
+            rows = self._db.execute("SELECT key FROM removed WHERE seq > ? ORDER BY seq", (seq,)).fetchall()
+        return np.array([r[0] for r in rows], dtype=np.int64)
+
+    def snapshot(self) -> dict[str, int] | None:
+        """The marks of the last index snapshot (``set_snapshot``), if any."""
+        with self._lock:
+            found = self._db.execute("SELECT value FROM settings WHERE name = 'snapshot'").fetchone()
+        return None if found is None else json.loads(found[0])
+
+    def set_snapshot(self, key: int, seq: int) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO settings VALUES ('snapshot', ?)",
+                (json.dumps({"key": key, "seq": seq}),),
+            )
 
     def count(self) -> int:
         with self._lock:
