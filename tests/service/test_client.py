@@ -26,3 +26,31 @@ def test_client_adds_in_batches_queries_gets_and_deletes(server_factory):
         pytest.raises(neardup.ServiceError, match="401"),
     ):
         client.stats()
+
+
+def test_client_commands_add_a_file_and_query_texts(server_factory, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    server = server_factory()
+    rows = [{"url": f"u{i}", "body": f"text number {i} of a small file about birds"} for i in range(12)]
+    rows.append({"url": "copy", "body": rows[0]["body"]})
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def neardup_cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "neardup", "client", *args, "--url", server.url],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    added = neardup_cli("add", str(tmp_path / "docs.jsonl"), "--text-field", "body", "--id-field", "url",
+                        "--batch-size", "5", "--skip-if-duplicate")  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    lines = [json.loads(line) for line in added.stdout.splitlines()]
+    assert [r["id"] for r in lines] == [r["url"] for r in rows]
+    assert lines[-1]["stored"] is False and lines[-1]["duplicates"][0]["id"] == "u0"
+    assert "stored 12 documents" in added.stderr
+    asked = neardup_cli("query", rows[3]["body"])
+    assert asked.returncode == 0, asked.stderr
+    assert json.loads(asked.stdout)["duplicates"][0] == {"id": "u3", "distance": 0}

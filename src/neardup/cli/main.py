@@ -12,10 +12,10 @@ import sys
 
 from .._config import FINGERPRINT_VERSION
 from .._version import __version__
-from . import dedup, explain, fingerprint, index, pairs, report, serve
+from . import client, dedup, explain, fingerprint, index, pairs, report, serve
 from .options import check_config_args
 
-COMMANDS = (fingerprint, pairs, index, dedup, report, explain, serve)
+COMMANDS = (fingerprint, pairs, index, dedup, report, explain, serve, client)
 """The command modules, in the order ``--help`` lists them; each has ``add_command``."""
 
 
