@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         settings = Settings(config, k)
     store = Store(args.data, settings)
     limits = Limits(max_batch=args.max_batch, max_body_bytes=int(args.max_body_mb * 2**20))
-    app = create_app(store, token=args.token, limits=limits)
+    app = create_app(store, token=args.token or None, limits=limits)
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     finally:
