@@ -425,7 +425,7 @@ class HammingIndex:
             parts.append(part)
         if not parts:
             return _EMPTY_IDS.copy(), _EMPTY_IDS.copy(), _EMPTY_IDS.copy()
-        i, j, d = (np.concatenate([part[c] for part in parts]) for c in range(3))
+        i, j, d = _joined(parts)
         del parts
         order = np.lexsort((j, i))
         return i[order], j[order], d[order]

@@ -193,7 +193,7 @@ class DedupResult:
         where they would not fit in memory this raises :class:`TooManyPairsError`; stream them
         with :meth:`iter_pairs` instead."""
         if self._pairs is None:
-            limit, held, chunks = pairs_memory_limit(), 0, []
+            limit, held, chunks = pairs_memory_limit(), 0, [self._no_pairs()]
             for chunk in self.iter_pairs(every=True):
                 held += len(chunk.first)
                 if held > limit:
@@ -203,24 +203,19 @@ class DedupResult:
                         f"result.write(pairs=PATH, every_pair=True)"
                     )
                 chunks.append(chunk)
-            first, second, distance = (
-                np.concatenate([c[f] for c in chunks]) if chunks else np.zeros(0, np.int64) for f in range(3)
-            )
-            similarity = np.concatenate([c.similarity for c in chunks]) if chunks and self._verify else None
+            first, second, distance = (np.concatenate([c[f] for c in chunks]) for f in range(3))
             order = np.lexsort((second, first))
-            self._pairs = Pairs(
-                first[order],
-                second[order],
-                distance[order],
-                None
-                if self._verify is None
-                else (similarity[order] if similarity is not None else np.zeros(0)),
-            )
+            similarity = None
+            if self._verify is not None:
+                similarity = np.concatenate([c.similarity for c in chunks])[order]
+            self._pairs = Pairs(first[order], second[order], distance[order], similarity)
         return self._pairs.first, self._pairs.second, self._pairs.distance
 
     @property
     def similarity(self) -> np.ndarray | None:
         """float64 exact similarity of each of :attr:`pairs`, with ``verify``; else None."""
+        if self._verify is None:
+            return None
         self.pairs  # noqa: B018 - computes the similarities with the pairs
         assert self._pairs is not None
         return self._pairs.similarity
@@ -262,12 +257,14 @@ class DedupResult:
         """The pairs of :meth:`iter_pairs` as one table: ``id_a``, ``id_b``, ``distance`` (and
         ``similarity`` with ``verify``). Held whole: :meth:`write` streams them instead."""
         batches = [self._pairs_batch(chunk) for chunk in self.iter_pairs(every)]
-        return pa.Table.from_batches(batches or [self._pairs_batch(None)])
+        return pa.Table.from_batches(batches or [self._pairs_batch(self._no_pairs())])
 
-    def _pairs_batch(self, chunk: Pairs | None) -> pa.RecordBatch:
-        if chunk is None:
-            empty = np.zeros(0, dtype=np.int64)
-            chunk = Pairs(empty, empty, empty, None if self._verify is None else np.zeros(0))
+    def _no_pairs(self) -> Pairs:
+        """An empty chunk of pairs (with an empty similarity under ``verify``)."""
+        empty = np.zeros(0, dtype=np.int64)
+        return Pairs(empty, empty, empty, None if self._verify is None else np.zeros(0))
+
+    def _pairs_batch(self, chunk: Pairs) -> pa.RecordBatch:
         columns: dict[str, Any] = {
             "id_a": self.ids_at(chunk.first),
             "id_b": self.ids_at(chunk.second),
@@ -334,7 +331,7 @@ class DedupResult:
                             writer.write(self._pairs_batch(chunk))
                             stage.update(len(chunk.first))
                     if writer.schema is None:  # no pair: the columns alone
-                        writer.write(self._pairs_batch(None))
+                        writer.write(self._pairs_batch(self._no_pairs()))
                     writer.close()
             if save_index is not None:
                 with progress.stage("save index", unit="docs"):

@@ -44,12 +44,19 @@ def stream_pairs(
 ) -> Iterator[Pairs]:
     """The pairs of a dedup's compared documents (module docstring), in chunks of at most
     ``chunk_size``; ``verify`` reads the texts from ``corpus``."""
-    chunks = _positions(fingerprints, collapsed, bits, max_distance, every, chunk_size)
+    # The distinct fingerprints' index serves both passes: the pairs, and who is in one.
+    distinct = (
+        None
+        if every and verify is None
+        else distinct_index(fingerprints[collapsed.leader], bits, max_distance)
+    )
+    chunks = _positions(fingerprints, collapsed, distinct, bits, max_distance, every, chunk_size)
     if verify is None:
         for first, second, distance in chunks:
             yield Pairs(first, second, distance, None)
         return
-    involved = _involved(fingerprints, collapsed, bits, max_distance)
+    assert distinct is not None
+    involved = _involved(collapsed, distinct)
     features = DocumentFeatures.read(corpus, involved, verify.features)
     for first, second, distance in chunks:
         similarity = features.similarity(first, second, verify.metric)
@@ -58,9 +65,16 @@ def stream_pairs(
 
 
 def _positions(
-    fingerprints: np.ndarray, collapsed: Collapsed, bits: int, k: int, every: bool, chunk_size: int
+    fingerprints: np.ndarray,
+    collapsed: Collapsed,
+    distinct: HammingIndex | None,
+    bits: int,
+    k: int,
+    every: bool,
+    chunk_size: int,
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Unverified pairs as document positions (first < second) and distances."""
+    """Unverified pairs as document positions (first < second) and distances; ``distinct``, the
+    index of the leaders' fingerprints (ids: ranks), is needed unless ``every``."""
     compared, rank, leader = collapsed.compared, collapsed.rank, collapsed.leader
     if every:
         index = HammingIndex(bits=bits, max_distance=k)
@@ -68,7 +82,8 @@ def _positions(
         index.compact()
         yield from index.iter_pairs(chunk_size=chunk_size)
         return
-    for a, b, distance in distinct_index(fingerprints[leader], bits, k).iter_pairs(chunk_size=chunk_size):
+    assert distinct is not None
+    for a, b, distance in distinct.iter_pairs(chunk_size=chunk_size):
         a, b = leader[a], leader[b]
         yield np.minimum(a, b), np.maximum(a, b), distance
     copies = np.flatnonzero(leader[rank] != compared)
@@ -78,11 +93,12 @@ def _positions(
         yield np.minimum(own, copy), np.maximum(own, copy), np.zeros(some.size, dtype=np.int64)
 
 
-def _involved(fingerprints: np.ndarray, collapsed: Collapsed, bits: int, k: int) -> np.ndarray:
+def _involved(collapsed: Collapsed, distinct: HammingIndex) -> np.ndarray:
     """Positions of the documents in some pair, every pair or not: the members of a
-    fingerprint shared by several, or within the radius of another (one streamed pass)."""
+    fingerprint shared by several, or within the radius of another (one streamed pass over
+    ``distinct``, the leaders' index)."""
     m = collapsed.leader.shape[0]
     linked = np.bincount(collapsed.rank, minlength=m) > 1
-    for a, b, _ in distinct_index(fingerprints[collapsed.leader], bits, k).iter_pairs():
+    for a, b, _ in distinct.iter_pairs():
         linked[a] = linked[b] = True
     return collapsed.compared[linked[collapsed.rank]]

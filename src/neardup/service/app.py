@@ -259,10 +259,9 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
             chosen = [p for p, ok in enumerate(keep) if ok]
             new = [(str(batch.documents[p].id), _words(fps[p]), batch.documents[p].metadata) for p in chosen]
             if new:
-                replaced = service.store.replaced_keys([doc_id for doc_id, _, _ in new])
-                keys = service.store.add(new)  # committed: on disk from here
+                keys, replaced = service.store.add(new)  # committed: on disk from here
                 if replaced:
-                    service.index.remove(np.array(sorted(replaced.values()), dtype=np.int64))
+                    service.index.remove(np.array(replaced, dtype=np.int64))
                 rows = fps[chosen]
                 service.index.add(
                     rows if rows.shape[1] == 2 else rows[:, 0], ids=np.array(keys, dtype=np.int64)

@@ -111,19 +111,21 @@ class Store:
         )
         return keys, fps if words == 2 else fps[:, 0].copy()
 
-    def add(self, documents: Iterable[tuple[str, tuple[int, ...], Any]]) -> list[int]:
+    def add(self, documents: Iterable[tuple[str, tuple[int, ...], Any]]) -> tuple[list[int], list[int]]:
         """Stores ``(id, words, metadata)`` documents in one transaction (an id already stored
-        is replaced); returns their keys. Raises before committing anything if one fails."""
+        is replaced); returns their keys and the keys they replaced. Raises before committing
+        anything if one fails."""
         with self._lock:
             cursor = self._db.cursor()
             cursor.execute("BEGIN IMMEDIATE")
             try:
-                keys = []
+                keys, replaced = [], []
                 for doc_id, words, metadata in documents:
                     old = cursor.execute("SELECT key FROM documents WHERE id = ?", (doc_id,)).fetchone()
                     if old is not None:
                         cursor.execute("DELETE FROM documents WHERE key = ?", old)
                         cursor.execute("INSERT INTO removed (key) VALUES (?)", old)
+                        replaced.append(int(old[0]))
                     cursor.execute(
                         "INSERT INTO documents (id, lo, hi, metadata) VALUES (?, ?, ?, ?)",
                         (doc_id, words[0], words[1] if len(words) > 1 else None, _json(metadata)),
@@ -133,17 +135,7 @@ class Store:
             except BaseException:
                 cursor.execute("ROLLBACK")
                 raise
-        return keys
-
-    def replaced_keys(self, ids: list[str]) -> dict[str, int]:
-        """The keys stored now under these ids (those an add would replace)."""
-        with self._lock:
-            found = {}
-            for doc_id in ids:
-                row = self._db.execute("SELECT key FROM documents WHERE id = ?", (doc_id,)).fetchone()
-                if row is not None:
-                    found[doc_id] = int(row[0])
-            return found
+        return keys, replaced
 
     def get(self, doc_id: str) -> Row | None:
         with self._lock:

@@ -23,7 +23,7 @@ from .._errors import ConfigError
 from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
 from .clusters import LOCAL_LIMIT, representatives
 from .fingerprints import fingerprint, fingerprint_columns
-from .join import GROUP_LIMIT, near_duplicate_pairs
+from .join import GROUP_LIMIT, near_duplicate_pairs, pair_columns
 
 _INTERNAL = ("_position", "_length", "_featureless", "_rank")
 
@@ -100,13 +100,11 @@ def dedup(
     compared = ranked if featureless == "compare" else ranked.where(~F.col("_featureless"))
     leaders = compared.groupBy(*fp).agg(F.min("_rank").alias("leader")).localCheckpoint()
     pairs = near_duplicate_pairs(leaders, k, group_limit=group_limit)
-    ends = [("a", "u"), ("b", "v")]
     edges = pairs
-    for end, node in ends:
-        renamed = leaders.select(
-            *(F.col(w).alias(f"{end}{w[len('fingerprint') :]}") for w in fp), F.col("leader").alias(node)
-        )
-        edges = edges.join(renamed, [f"{end}{w[len('fingerprint') :]}" for w in fp])
+    for end, node in (("a", "u"), ("b", "v")):  # each end of a pair to its leader's rank
+        names = pair_columns(end, len(fp))
+        renamed = leaders.select(*(F.col(w).alias(n) for w, n in zip(fp, names)), F.col("leader").alias(node))
+        edges = edges.join(renamed, names)
     chosen = representatives(edges.select("u", "v"), cluster, local_limit=local_limit)
     follow = (
         compared.join(leaders, fp)

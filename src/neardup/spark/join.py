@@ -109,12 +109,18 @@ def near_duplicate_pairs(
     )
     x, y = [F.col(f"x{w}") for w in fp], [F.col(f"y{w}") for w in fp]
     swap = _before(y, x)
-    out = ["a", "a_hi"][: len(fp)], ["b", "b_hi"][: len(fp)]
+    out = pair_columns("a", len(fp)), pair_columns("b", len(fp))
     return pairs.select(
         *(F.when(swap, y[i]).otherwise(x[i]).alias(out[0][i]) for i in range(len(fp))),
         *(F.when(swap, x[i]).otherwise(y[i]).alias(out[1][i]) for i in range(len(fp))),
         "distance",
     )
+
+
+def pair_columns(end: str, words: int) -> list[str]:
+    """The columns of one end (``"a"`` or ``"b"``) of a pair: ``[end]``, and ``end + "_hi"`` at
+    128 bits."""
+    return [end, f"{end}_hi"][:words]
 
 
 def _words(df: DataFrame, name: str) -> list[str]:
