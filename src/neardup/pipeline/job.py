@@ -32,6 +32,7 @@ from ..io.sources import split_suffixes
 from ..io.writers import TableWriter, output_format, write_table
 from .choices import CLUSTERINGS, FEATURELESS, KEEP
 from .corpus import MemoryCorpus, open_corpus
+from .lsh import Banding, banding_for, choose_in_buckets
 from .pairs import Pairs, stream_pairs
 from .selection import Collapsed, collapse, component_roots, distinct_index, keep_greedy
 from .verify import DocumentFeatures, Verification, check_verify, featureless_texts
@@ -160,6 +161,8 @@ class DedupResult:
     _collapsed: Collapsed | None = field(default=None, repr=False)
     _verify: Verification | None = field(default=None, repr=False)
     _pairs: Pairs | None = field(default=None, repr=False)
+    plan: Banding | None = None
+    """With ``jaccard``: the MinHash-LSH banding that found the candidates; else None."""
 
     def __len__(self) -> int:
         return self.kept.shape[0]
@@ -176,6 +179,11 @@ class DedupResult:
         every pair of documents within the radius, n (n - 1) / 2 for n copies of one text.
         """
         assert self._collapsed is not None
+        if self.plan is not None:
+            raise ConfigError(
+                "pairs of a jaccard= dedup are not listed yet: the clusters table names each "
+                "removed document's kept near-duplicate (result.clusters_table(), --clusters)"
+            )
         return stream_pairs(
             self.fingerprints,
             self._collapsed,
@@ -413,6 +421,7 @@ def dedup(
     similarity: float | None = None,
     keep: str = "first",
     verify: tuple[str, float] | None = None,
+    jaccard: float | None = None,
     verify_features: str | None = None,
     verify_size: int | None = None,
     against: str | os.PathLike | HammingIndex | None = None,
@@ -452,9 +461,15 @@ def dedup(
         verify: ``(metric, threshold)``: recompute the exact ``"jaccard"`` (of the feature
             sets) or ``"cosine"`` (of the weighted features) of every candidate pair from the
             texts and keep only the pairs at least ``threshold`` similar.
-        verify_features, verify_size: the features ``verify`` compares: the fingerprint's own
-            (default), or ``"word-shingles"`` (``verify_size`` words, 3), ``"words"`` or
-            ``"char-ngrams"`` (``verify_size`` characters, 5), extracted as a fingerprint
+        jaccard: instead of a radius, the least Jaccard index of a near-duplicate pair, stated
+            on ``verify_features`` (default: word 3-shingles). Candidates come from MinHash-LSH
+            banded for that threshold (a pair at it is a candidate with probability >= 0.95;
+            more similar pairs, more likely) and every pair the rule needs is verified
+            exactly: no reported pair is below the threshold. ``result.plan`` says what ran.
+        verify_features, verify_size: the features ``verify`` (or ``jaccard``) compares: the
+            fingerprint's own (default for ``verify``), or ``"word-shingles"`` (``verify_size``
+            words, 3), ``"words"`` or ``"char-ngrams"`` (``verify_size`` characters, 5),
+            extracted as a fingerprint
             with those settings would extract them. A threshold stated in 3-shingle Jaccard
             is checked on 3-shingles whatever the fingerprint hashes.
         against: a :class:`HammingIndex` (or its file) of documents seen before: documents
@@ -489,6 +504,12 @@ def dedup(
             f"featureless={featureless!r} is not allowed; choose one of {', '.join(FEATURELESS)}"
         )
     k = _radius(max_distance, similarity, config.bits)
+    banding = None
+    if jaccard is not None:
+        _check_jaccard(jaccard, max_distance, similarity, verify, against)
+        verify = ("jaccard", jaccard)
+        verify_features = verify_features or "word-shingles"
+        banding = banding_for(float(jaccard)) if jaccard < 1 else Banding(bands=1, rows=16)
     checked_verify = check_verify(verify, config, verify_features, verify_size)
     options = ReadOptions(
         text_field=text_field,
@@ -510,8 +531,8 @@ def dedup(
     rejects = Rejects(errors)
     stats = DedupStats(input_bytes=corpus.total_bytes or 0)
 
-    fps, lengths, rows, owners, ids, spans, no_features = _fingerprint_all(
-        corpus, Fingerprinter(config), rejects, progress, n_jobs
+    fps, lengths, rows, owners, ids, spans, no_features, keys = _fingerprint_all(
+        corpus, Fingerprinter(config), rejects, progress, n_jobs, banding, checked_verify
     )
     n = len(rows)
     # Positions of the documents compared with others: all but those without features, unless
@@ -529,6 +550,7 @@ def dedup(
         corpus,
         progress,
         stats,
+        keys,
     )
     with progress.stage("clusters", unit="docs"):
         _, labels = np.unique(representatives, return_inverse=True)
@@ -551,7 +573,8 @@ def dedup(
         duplicate = representatives != np.arange(n)
         if matched is not None:
             duplicate &= matched < 0
-        stats.chained = int((duplicate & (distances > k)).sum())
+        if banding is None:  # under --jaccard no radius applies
+            stats.chained = int((duplicate & (distances > k)).sum())
     stats.featureless, stats.featureless_policy = int(no_features.sum()), featureless
     stats.documents, stats.skipped, stats.skip_summary = n, rejects.count, rejects.summary()
     stats.text_bytes, stats.removed_text_bytes = int(lengths.sum()), int(lengths[~kept].sum())
@@ -576,6 +599,7 @@ def dedup(
         spans,
         _collapsed=collapsed,
         _verify=checked_verify,
+        plan=banding,
     )
 
 
@@ -591,6 +615,7 @@ def _choose(
     corpus: Any,
     progress: Progress,
     stats: DedupStats,
+    keys: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None, Collapsed]:
     """(representative position of every document, the ``against`` match of each or None, the
     compared fingerprints collapsed).
@@ -607,6 +632,11 @@ def _choose(
     ranked = local[order]
     distinct, rank, leader = collapse(fps[compared], ranked[ranked >= 0])
     collapsed = Collapsed(compared, rank, compared[leader])  # leaders as document positions
+    if keys is not None:  # --jaccard: MinHash-LSH buckets instead of a radius
+        assert verify is not None
+        buckets = choose_in_buckets(collapsed, keys, cluster, verify, corpus, progress)
+        stats.checked_pairs, stats.similar_pairs = buckets.checked, buckets.similar
+        return _representatives(n, collapsed, buckets.roots, buckets.detached), None, collapsed
     leader = collapsed.leader
     m = distinct.shape[0]
     matched, blocked = None, None
@@ -651,11 +681,18 @@ def _choose(
                     index, distinct, blocked, on_progress=stage.update, accept=similar, lonely=~linked
                 ).representative
         stats.checked_pairs, stats.similar_pairs = int(counted[0]), int(counted[1])
+    return _representatives(n, collapsed, roots, detached), matched, collapsed
+
+
+def _representatives(n: int, collapsed: Collapsed, roots: np.ndarray, detached: np.ndarray) -> np.ndarray:
+    """int64, shape (n,): each document's representative position, from the rule's ``roots``
+    (a rank per rank, -1 for blocked) and the ``detached`` copies (bool per compared)."""
+    compared, rank = collapsed.compared, collapsed.rank
     own = roots[rank]
     own = np.where(own >= 0, own, rank)  # a blocked entry's copies follow its best member
     representatives = np.arange(n, dtype=np.int64)
-    representatives[compared] = np.where(detached, compared, leader[own])
-    return representatives, matched, collapsed
+    representatives[compared] = np.where(detached, compared, collapsed.leader[own])
+    return representatives
 
 
 def _table_format(path: str | os.PathLike) -> str:
@@ -682,6 +719,17 @@ def _radius(max_distance: int | None, similarity: float | None, bits: int) -> in
     return int(max_distance)
 
 
+def _check_jaccard(jaccard: object, *others: object) -> None:
+    if isinstance(jaccard, bool) or not isinstance(jaccard, (int, float)) or not 0 < jaccard <= 1:
+        raise ConfigError(f"jaccard={jaccard!r} must be a number in (0, 1], e.g. 0.8")
+    max_distance, similarity, verify, against = others
+    for name, value in (("max_distance", max_distance), ("similarity", similarity), ("verify", verify)):
+        if value is not None:
+            raise ConfigError(f"jaccard= states the threshold and verifies it; leave {name}= out")
+    if against is not None:
+        raise ConfigError("against= finds documents within a radius; it does not combine with jaccard= yet")
+
+
 def _open_against(against: Any, config: FingerprintConfig, k: int) -> HammingIndex | None:
     if against is None:
         return None
@@ -705,11 +753,18 @@ def _open_against(against: Any, config: FingerprintConfig, k: int) -> HammingInd
 
 
 def _fingerprint_all(
-    corpus: Any, fingerprinter: Fingerprinter, rejects: Rejects, progress: Progress, n_jobs: int | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray, np.ndarray]:
+    corpus: Any,
+    fingerprinter: Fingerprinter,
+    rejects: Rejects,
+    progress: Progress,
+    n_jobs: int | None,
+    banding: Banding | None = None,
+    verification: Verification | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray, np.ndarray, np.ndarray | None]:
     """(fingerprints, text lengths in bytes, rows, source positions, ids or None, spans: -1
-    where a source is not line-based, whether each document has no features)."""
-    fps, lengths, rows, owners, ids, spans, no_features = [], [], [], [], [], [], []
+    where a source is not line-based, whether each document has no features, and with a
+    ``banding`` each document's band keys of ``verification``'s features, else None)."""
+    fps, lengths, rows, owners, ids, spans, no_features, keys = [], [], [], [], [], [], [], []
     with progress.stage("read + fingerprint", total=corpus.total_bytes) as stage:
         for batch, owner in corpus.batches(rejects):
             batch_fps = fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs)
@@ -725,6 +780,9 @@ def _fingerprint_all(
             if batch.ids is not None:
                 ids.append(batch.ids)
             spans.append(batch.spans if batch.spans is not None else np.full((len(batch), 2), -1, np.int64))
+            if banding is not None:
+                assert verification is not None
+                keys.append(banding.keys(batch.texts, verification))
             stage.update(batch.consumed, len(batch))
     words = fingerprinter.config.bits // 64
     empty_fps = np.zeros((0,) if words == 1 else (0, 2), dtype=np.uint64)
@@ -736,6 +794,11 @@ def _fingerprint_all(
         pa.chunked_array(ids, pa.string()) if ids else None,
         np.concatenate(spans) if spans else np.zeros((0, 2), np.int64),
         np.concatenate(no_features) if no_features else np.zeros(0, bool),
+        None
+        if banding is None
+        else np.concatenate(keys)
+        if keys
+        else np.zeros((0, banding.bands), np.uint64),
     )
 
 

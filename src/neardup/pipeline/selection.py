@@ -131,7 +131,7 @@ def keep_greedy(
         if on_progress is not None:
             on_progress(m)
         return Greedy(*keep_greedy_pairs(m, first, second, pair_distance, blocked), linked)
-    state, representative, distance = _undecided(m, blocked)
+    state, representative, distance = undecided(m, blocked)
     linked = np.zeros(m, dtype=bool)
     if lonely is not None:
         state[lonely & (state == 0)] = KEPT
@@ -186,7 +186,7 @@ def keep_greedy_pairs(
     order = np.argsort(ends, kind="stable")
     offsets = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(np.bincount(ends, minlength=m), out=offsets[1:])
-    state, representative, distance = _undecided(m, blocked)
+    state, representative, distance = undecided(m, blocked)
     keep_in_order(
         np.arange(m, dtype=np.int64),
         offsets,
@@ -199,7 +199,7 @@ def keep_greedy_pairs(
     return state == KEPT, representative, distance
 
 
-def _undecided(m: int, blocked: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def undecided(m: int, blocked: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rule's starting state for ``m`` ranks: (int8 state, int64 representative, int64
     distance), every rank undecided and its own representative but the ``blocked`` ones,
     removed with no representative (-1)."""

@@ -1,0 +1,174 @@
+"""MinHash-LSH candidates with exact verification: how ``--jaccard T`` finds its pairs.
+
+SimHash's radius is a proxy for cosine similarity; a threshold stated in shingle Jaccard below
+about 0.9 needs a radius the permuted tables cannot serve (benchmarks/bench_curves.py). MinHash
+estimates Jaccard itself: each document gets ``bands`` keys of ``rows`` MinHash values over the
+features the threshold is stated in (3-shingles by default), documents sharing a key are
+candidates, and every candidate pair the rule needs is verified on the exact feature sets.
+Reported pairs are therefore exactly those at least ``T`` similar; recall is that of the
+banding, ``1 - (1 - J^rows)^bands`` for a pair of Jaccard J.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._kernels.buckets import components_in_buckets, greedy_in_buckets
+from .._kernels.minhash import band_keys, permutation_seeds
+from .._progress import Progress
+from .selection import Collapsed, undecided
+from .verify import DocumentFeatures, FeatureTable, Verification
+
+
+@dataclass(frozen=True)
+class Banding:
+    """MinHash banding: ``bands`` keys of ``rows`` values each (``bands * rows`` permutations)."""
+
+    bands: int
+    rows: int
+    seed: int = 0
+
+    def probability(self, similarity: float) -> float:
+        """The chance that two sets of this Jaccard index share a band key (are candidates)."""
+        return 1.0 - (1.0 - similarity**self.rows) ** self.bands
+
+    def keys(self, texts: Any, verification: Verification) -> np.ndarray:
+        """uint64, shape (n, bands): the band keys of ``texts``' features, extracted as
+        ``verification`` compares them."""
+        table = FeatureTable.of(texts, verification.features)
+        seeds = permutation_seeds(self.bands * self.rows, self.seed)
+        return band_keys(table.doc_offsets, table.hashes, seeds, self.bands, self.rows)
+
+    def describe(self) -> str:
+        return f"MinHash-LSH, {self.bands} bands of {self.rows} rows ({self.bands * self.rows} permutations)"
+
+
+def banding_for(threshold: float, recall: float = 0.95, rows: int | None = None) -> Banding:
+    """The banding with the fewest permutations whose candidates include a pair at exactly
+    ``threshold`` with probability at least ``recall`` (pairs more similar: more likely),
+    among those with ``rows`` values a band (default: the rows :data:`ROWS` gives for the
+    threshold, which keep dissimilar pairs rare)."""
+    if not 0.0 < threshold < 1.0:
+        raise ValueError(f"threshold={threshold!r} must be in (0, 1)")
+    r = rows if rows is not None else rows_for(threshold)
+    bands = math.ceil(math.log(1.0 - recall) / math.log(1.0 - threshold**r))
+    return Banding(bands=max(bands, 1), rows=r)
+
+
+def rows_for(threshold: float) -> int:
+    """Values per band: the most whose banding stays within 256 permutations, so that a pair
+    of random documents (Jaccard ~0) is a candidate once in millions; low thresholds need few
+    rows, or the bands multiply (J^r vanishes)."""
+    best = 1
+    for r in range(1, 17):
+        b = math.ceil(math.log(0.05) / math.log(1.0 - threshold**r))
+        if b * r <= 256:
+            best = r
+    return best
+
+
+def bucket_groups(keys: np.ndarray) -> tuple[np.ndarray, int]:
+    """int64 (m, bands): the bucket of each row's key per band, numbered across bands, -1 where
+    the row is alone in its bucket; and the number of buckets."""
+    m, bands = keys.shape
+    groups = np.full((m, bands), -1, dtype=np.int64)
+    n_groups = 0
+    for b in range(bands):
+        _, inverse, counts = np.unique(keys[:, b], return_inverse=True, return_counts=True)
+        shared = counts > 1
+        numbers = np.full(counts.shape[0], -1, dtype=np.int64)
+        numbers[shared] = n_groups + np.arange(int(shared.sum()), dtype=np.int64)
+        groups[:, b] = numbers[inverse.reshape(-1)]
+        n_groups += int(shared.sum())
+    return groups, n_groups
+
+
+@dataclass
+class BucketOutcome:
+    """What a rule over the buckets decided, one entry per rank."""
+
+    roots: np.ndarray
+    """int64: greedy: the kept rank that removed each (itself when kept, -1 when blocked);
+    components: the smallest rank of its component."""
+    checked: int
+    similar: int
+
+
+def rule_in_buckets(
+    groups: np.ndarray,
+    n_groups: int,
+    features: DocumentFeatures,
+    documents: np.ndarray,
+    verification: Verification,
+    cluster: str,
+    state: np.ndarray | None = None,
+    representative: np.ndarray | None = None,
+) -> BucketOutcome:
+    """Run ``cluster`` ("greedy" with its starting ``state`` and ``representative`` from
+    ``selection.undecided``, or "components") over ranks whose buckets are ``groups``.
+    ``documents`` (int64, shape (m,)) is each rank's position in the corpus, whose features
+    ``features`` has read (those of every rank that shares a bucket)."""
+    rows = np.searchsorted(features.positions, documents).astype(np.int64)
+    rows = np.minimum(rows, max(len(features.positions) - 1, 0))  # never read: never checked
+    table = features.table
+    cosine = verification.metric == "cosine"
+    args = (rows, table.doc_offsets, table.hashes, features.weights, verification.threshold, cosine)
+    if cluster == "components":
+        roots, checked, similar = components_in_buckets(groups, n_groups, *args)
+        return BucketOutcome(roots, int(checked), int(similar))
+    assert state is not None and representative is not None
+    checked, similar = greedy_in_buckets(groups, n_groups, state, representative, *args)
+    return BucketOutcome(representative, int(checked), int(similar))
+
+
+@dataclass
+class Buckets:
+    """The outcome of :func:`choose_in_buckets`."""
+
+    roots: np.ndarray
+    """int64, one per rank: its kept representative (greedy) or component root (components)."""
+    detached: np.ndarray
+    """bool, one per compared document: a copy of its leader's fingerprint whose text failed
+    verification against the leader's (kept on its own)."""
+    checked: int
+    similar: int
+
+
+def choose_in_buckets(
+    collapsed: Collapsed,
+    keys: np.ndarray,
+    cluster: str,
+    verification: Verification,
+    corpus: Any,
+    progress: Progress,
+) -> Buckets:
+    """The dedup rule over the distinct fingerprints of ``collapsed``, their candidates the
+    leaders sharing a band of ``keys`` (uint64, shape (n, bands), one row per document), every
+    pair the rule needs verified. The features of just the leaders that share a bucket (and of
+    each copy and its leader) are read, once."""
+    compared, rank, leader = collapsed.compared, collapsed.rank, collapsed.leader
+    with progress.stage("buckets", unit="docs") as stage:
+        groups, n_groups = bucket_groups(keys[leader])
+        linked = (groups >= 0).any(axis=1)
+        stage.update(leader.size)
+    metric, threshold = verification.metric, verification.threshold
+    copies = np.flatnonzero(leader[rank] != compared)
+    detached = np.zeros(compared.size, dtype=bool)
+    with progress.stage("verify", total=corpus.total_bytes):
+        wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
+        features = DocumentFeatures.read(corpus, wanted, verification.features)
+        detached[copies] = features.similarity(leader[rank[copies]], compared[copies], metric) < threshold
+    with progress.stage("join verified", unit="docs") as stage:
+        if cluster == "components":
+            outcome = rule_in_buckets(groups, n_groups, features, leader, verification, cluster)
+        else:
+            state, representative, _ = undecided(leader.size, None)
+            outcome = rule_in_buckets(
+                groups, n_groups, features, leader, verification, cluster, state, representative
+            )
+        stage.update(leader.size)
+    return Buckets(outcome.roots, detached, outcome.checked, outcome.similar)

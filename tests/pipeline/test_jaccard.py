@@ -1,0 +1,298 @@
+"""``dedup(jaccard=T)``: MinHash band keys, the rules over buckets, and the whole run, each held
+to a slow, obviously-right reference (Python sets, pair-by-pair rules)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import neardup
+from naive import naive_features
+from neardup._errors import ConfigError
+from neardup._kernels.buckets import components_in_buckets, greedy_in_buckets
+from neardup._kernels.cluster import KEPT, UNDECIDED
+from neardup._kernels.minhash import band_keys, permutation_seeds
+from neardup.pipeline.lsh import Banding, banding_for, bucket_groups
+
+M32, M64 = (1 << 32) - 1, (1 << 64) - 1
+
+
+def _fmix32(h: int) -> int:
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & M32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & M32
+    return h ^ (h >> 16)
+
+
+def _fmix64(h: int) -> int:
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & M64
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & M64
+    return h ^ (h >> 33)
+
+
+def naive_band_keys(features: set[int], seeds: list[int], bands: int, rows: int) -> list[int]:
+    """The module docstring of ``_kernels/minhash.py``, one document, in Python integers."""
+    mins = [min((_fmix32((f & M32) ^ s) for f in features), default=M32) for s in seeds[: bands * rows]]
+    keys = []
+    for b in range(bands):
+        key = b
+        for value in mins[b * rows : (b + 1) * rows]:
+            key = _fmix64((key * 0x9E3779B97F4A7C15 + value + 1) & M64)
+        keys.append(key)
+    return keys
+
+
+def _csr(sets: list[set[int]]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.cumsum([0] + [len(s) for s in sets]).astype(np.int64)
+    hashes = np.array([h for s in sets for h in sorted(s)], dtype=np.uint64)
+    return offsets, hashes
+
+
+feature_sets = st.lists(
+    st.sets(st.integers(0, 40) | st.integers(0, 2**64 - 1), max_size=30), min_size=1, max_size=12
+)
+
+
+@given(sets=feature_sets, bands=st.integers(1, 4), rows=st.integers(1, 5), seed=st.integers(0, 2**32))
+@settings(max_examples=60, deadline=None)
+def test_band_keys_equal_the_python_reference(sets, bands, rows, seed):
+    seeds = permutation_seeds(bands * rows, seed)
+    got = band_keys(*_csr(sets), seeds, bands, rows)
+    want = [naive_band_keys(s, seeds.tolist(), bands, rows) for s in sets]
+    assert got.tolist() == want
+
+
+def test_minhash_agreement_tracks_jaccard():
+    # 2,000 permutations of two sets with Jaccard 1/3 and 4/5: each value agrees with that chance.
+    a = set(range(0, 600))
+    for b, jaccard in ((set(range(300, 900)), 1 / 3), (set(range(0, 533)) | set(range(1000, 1067)), 0.8)):
+        keys = band_keys(*_csr([a, b]), permutation_seeds(2000, 7), 2000, 1)
+        assert abs((keys[0] == keys[1]).mean() - jaccard) < 0.04
+
+
+def test_banding_for_reaches_the_recall_at_the_threshold():
+    for threshold in (0.3, 0.5, 0.7, 0.8, 0.9, 0.95):
+        banding = banding_for(threshold)
+        assert banding.probability(threshold) >= 0.95
+        assert Banding(banding.bands - 1, banding.rows).probability(threshold) < 0.95  # fewest bands
+        if threshold >= 0.5:  # lower thresholds would need hundreds of permutations for it
+            assert banding.probability(0.05) < 0.01  # unrelated pages are rarely candidates
+
+
+# ---------------------------------------------------------------------------------------------
+# The rules over buckets, against the pair-by-pair rules over the verified candidate pairs
+# ---------------------------------------------------------------------------------------------
+
+
+def _jaccard(a: set[int], b: set[int]) -> float:
+    return 1.0 if not a and not b else len(a & b) / len(a | b)
+
+
+def _verified_pairs(keys: np.ndarray, sets: list[set[int]], threshold: float) -> set[tuple[int, int]]:
+    m = len(sets)
+    return {
+        (x, y)
+        for x in range(m)
+        for y in range(x + 1, m)
+        if (keys[x] == keys[y]).any() and _jaccard(sets[x], sets[y]) >= threshold
+    }
+
+
+def _naive_greedy(m: int, pairs: set[tuple[int, int]]) -> list[int]:
+    representative = list(range(m))
+    kept: list[int] = []
+    for x in range(m):
+        near = [y for y in kept if (y, x) in pairs]
+        if near:
+            representative[x] = min(near)
+        else:
+            kept.append(x)
+    return representative
+
+
+def _naive_components(m: int, pairs: set[tuple[int, int]]) -> list[int]:
+    label = list(range(m))
+    changed = True
+    while changed:
+        changed = False
+        for x, y in pairs:
+            low = min(label[x], label[y])
+            if label[x] != low or label[y] != low:
+                label[x] = label[y] = low
+                changed = True
+    return label
+
+
+@st.composite
+def bucketed_sets(draw):
+    """Feature sets from a few families (so that many pairs are similar) and bands whose keys
+    collide often (so that buckets are large and mixed)."""
+    families = draw(st.lists(st.sets(st.integers(0, 60), min_size=1, max_size=20), min_size=1, max_size=4))
+    m = draw(st.integers(1, 30))
+    sets = []
+    for _ in range(m):
+        base = draw(st.sampled_from(families))
+        drop = draw(st.sets(st.sampled_from(sorted(base)), max_size=max(len(base) // 3, 0)))
+        add = draw(st.sets(st.integers(0, 60), max_size=3))
+        sets.append((base - drop) | add)
+    bands = draw(st.integers(1, 4))
+    keys = np.array(
+        draw(st.lists(st.lists(st.integers(0, 3), min_size=bands, max_size=bands), min_size=m, max_size=m)),
+        dtype=np.uint64,
+    )
+    return sets, keys
+
+
+def _run(sets, keys, threshold, cluster):
+    groups, n_groups = bucket_groups(keys)
+    offsets, hashes = _csr(sets)
+    weights = np.ones(hashes.shape[0])
+    rows = np.arange(len(sets), dtype=np.int64)
+    if cluster == "components":
+        roots, checked, similar = components_in_buckets(
+            groups, n_groups, rows, offsets, hashes, weights, threshold, False
+        )
+        return roots.tolist(), checked, similar
+    state = np.zeros(len(sets), dtype=np.int8)
+    representative = np.arange(len(sets), dtype=np.int64)
+    checked, similar = greedy_in_buckets(
+        groups, n_groups, state, representative, rows, offsets, hashes, weights, threshold, False
+    )
+    assert not (state == UNDECIDED).any()
+    assert ((state == KEPT) == (representative == np.arange(len(sets)))).all()
+    return representative.tolist(), checked, similar
+
+
+@given(case=bucketed_sets(), threshold=st.sampled_from([0.3, 0.5, 0.8, 1.0]))
+@settings(max_examples=150, deadline=None)
+def test_rules_in_buckets_equal_the_pair_by_pair_rules(case, threshold):
+    sets, keys = case
+    pairs = _verified_pairs(keys, sets, threshold)
+    greedy, checked, similar = _run(sets, keys, threshold, "greedy")
+    assert greedy == _naive_greedy(len(sets), pairs)
+    assert similar <= checked
+    roots, checked, similar = _run(sets, keys, threshold, "components")
+    assert roots == _naive_components(len(sets), pairs)
+    candidates = {
+        (x, y) for x in range(len(sets)) for y in range(x + 1, len(sets)) if (keys[x] == keys[y]).any()
+    }
+    assert similar <= checked <= len(candidates)
+
+
+def test_a_family_in_one_bucket_costs_a_check_per_member_not_per_pair():
+    # 3,000 members sharing every bucket: the pairs are 4.5 million, the checks about 3,000.
+    rng = np.random.default_rng(0)
+    base = set(range(100))
+    sets = [base - {int(rng.integers(100))} for _ in range(3000)]
+    keys = np.zeros((3000, 4), dtype=np.uint64)
+    for cluster in ("greedy", "components"):
+        roots, checked, _ = _run(sets, keys, 0.9, cluster)
+        assert roots == [0] * 3000
+        assert checked < 2 * 3000
+
+
+# ---------------------------------------------------------------------------------------------
+# dedup(jaccard=T), end to end
+# ---------------------------------------------------------------------------------------------
+
+
+def _edited(words: list[str], rate: float, rng: random.Random, vocabulary: list[str]) -> list[str]:
+    return [rng.choice(vocabulary) if rng.random() < rate else w for w in words]
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[str]:
+    """120 originals of 150 words, each with variants at 1-30% of words changed (3-shingle
+    Jaccard about 0.95 down to 0.2), 40 exact copies, and a family of 200 near-identical pages."""
+    rng = random.Random(5)
+    vocabulary = [f"w{i}" for i in range(2000)]
+    texts = []
+    for _ in range(120):
+        words = [rng.choice(vocabulary) for _ in range(150)]
+        texts.append(" ".join(words))
+        for rate in (0.01, 0.04, 0.08, 0.15, 0.3):
+            texts.append(" ".join(_edited(words, rate, rng, vocabulary)))
+    texts += texts[:40]
+    template = [rng.choice(vocabulary) for _ in range(300)]
+    texts += [" ".join([*template, f"page{i}"]) for i in range(200)]
+    rng.shuffle(texts)
+    return texts
+
+
+def _shingles(text: str) -> set[int]:
+    return set(naive_features(text, "word-shingles", 3))
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.8])
+@pytest.mark.parametrize("cluster", ["greedy", "components"])
+def test_dedup_by_jaccard_equals_the_rule_over_verified_candidates(corpus, threshold, cluster):
+    result = neardup.dedup(corpus, jaccard=threshold, cluster=cluster)
+    assert result.plan == banding_for(threshold)
+    sets = [_shingles(t) for t in corpus]
+    n = len(corpus)
+    # The reference: copies (identical fingerprints) follow their first member; among the
+    # first members, candidates share a band key; pairs at least T similar count.
+    keys = result.plan.keys(corpus, result._verify)
+    leaders: dict[int, int] = {}
+    for p in range(n):
+        leaders.setdefault(int(result.fingerprints[p]), p)
+    order = sorted(set(leaders.values()))
+    rank = {p: r for r, p in enumerate(order)}
+    pairs = _verified_pairs(keys[order], [sets[p] for p in order], threshold)
+    rule = _naive_greedy if cluster == "greedy" else _naive_components
+    roots = rule(len(order), pairs)
+    want = [order[roots[rank[leaders[int(result.fingerprints[p])]]]] for p in range(n)]
+    assert result.representatives.tolist() == want
+    # Every removed document is at least T similar to its kept one (greedy) or linked by such
+    # pairs (components); copies have Jaccard 1.
+    removed = np.flatnonzero(~result.kept)
+    assert removed.size > 200
+    if cluster == "greedy":
+        assert all(_jaccard(sets[p], sets[result.representatives[p]]) >= threshold for p in removed)
+    # Recall: the variants far above the threshold are found.
+    true_pairs = {(x, y) for (x, y) in pairs}
+    assert len(true_pairs) >= 0.9 * len(
+        {
+            (x, y)
+            for x in range(len(order))
+            for y in range(x + 1, len(order))
+            if _jaccard(sets[order[x]], sets[order[y]]) >= threshold
+        }
+    )
+
+
+def test_dedup_by_jaccard_says_what_it_checked(corpus):
+    result = neardup.dedup(corpus, jaccard=0.8)
+    assert result.stats.checked_pairs >= result.stats.similar_pairs > 0
+    assert "passed verification" in result.stats.format()
+    with pytest.raises(ConfigError, match="clusters table"):
+        next(iter(result.iter_pairs()))
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(jaccard=0.8, max_distance=3), "leave max_distance"),
+        (dict(jaccard=0.8, verify=("jaccard", 0.5)), "leave verify"),
+        (dict(jaccard=0), r"\(0, 1\]"),
+        (dict(jaccard=True), r"\(0, 1\]"),
+        (dict(jaccard=0.8, verify_features="bogus"), "not known"),
+    ],
+)
+def test_bad_jaccard_options_are_refused(options, message):
+    with pytest.raises(ConfigError, match=message):
+        neardup.dedup(["a b c"], **options)
+
+
+def test_jaccard_on_other_features(corpus):
+    result = neardup.dedup(corpus[:200], jaccard=0.7, verify_features="char-ngrams", verify_size=4)
+    sets = [set(naive_features(t, "char-ngrams", ngram_size=4)) for t in corpus[:200]]
+    for p in np.flatnonzero(~result.kept):
+        assert _jaccard(sets[p], sets[result.representatives[p]]) >= 0.7
