@@ -281,4 +281,35 @@ def test_verify_features_reach_the_library_and_need_verify(corpus_file, tmp_path
         round(s, 9) for c in expected.iter_pairs() for s in c.similarity.tolist()
     )
     refused = run("dedup", str(corpus_file), "-o", "k.jsonl", "--verify-features", "words", cwd=tmp_path)
-    assert refused.returncode == 2 and "give --verify too" in refused.stderr
+    assert refused.returncode == 2 and "--verify or --jaccard" in refused.stderr
+
+
+def test_jaccard_writes_what_the_library_keeps(corpus_file, tmp_path):
+    done = run(
+        "dedup", str(corpus_file), "-o", "kept.jsonl", "--clusters", "clusters.csv", "--text-field", "body",
+        "--jaccard", "0.7", "--cluster", "components", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = neardup.dedup(corpus_file, text_field="body", jaccard=0.7, cluster="components")
+    lines = corpus_file.read_text().splitlines()
+    assert (tmp_path / "kept.jsonl").read_text().splitlines() == [
+        l for l, k in zip(lines, expected.kept) if k
+    ]
+    assert expected.stats.duplicates > 10
+    assert "--jaccard 0.7 on word 3-shingles: candidates from MinHash-LSH" in done.stderr
+    assert "passed verification" in done.stderr
+
+
+def test_explain_plan_and_jaccard_usage_errors(corpus_file, tmp_path):
+    plan = run("dedup", "--jaccard", "0.8", "--explain-plan", cwd=tmp_path)
+    assert plan.returncode == 0, plan.stderr
+    assert "21 bands of 9 rows" in plan.stdout and "J=0.80: 0.952" in plan.stdout
+    refusals = [
+        (["--explain-plan"], "give --jaccard"),
+        (["--jaccard", "0.8", "--verify", "jaccard", "0.5"], "leave --verify out"),
+        (["--jaccard", "0.8", "-k", "3"], "not allowed with argument"),
+        (["--jaccard", "0.8", "--engine", "spark"], "--jaccard does not run on --engine spark"),
+    ]
+    for options, message in refusals:
+        done = run("dedup", str(corpus_file), "-o", "k.jsonl", "--text-field", "body", *options, cwd=tmp_path)
+        assert done.returncode != 0 and message in done.stderr, (options, done.stderr)

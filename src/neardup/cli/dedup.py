@@ -31,7 +31,8 @@ outputs (each written atomically, all or none):
 examples:
   neardup dedup crawl/ -o kept.jsonl.zst --text-field body --id-field url
   neardup dedup a.parquet b.parquet -o kept.parquet --clusters clusters.csv -k 4
-  neardup dedup pages.jsonl -o kept.jsonl --bits 128 -k 24 --verify jaccard 0.6
+  neardup dedup pages.jsonl -o kept.jsonl --jaccard 0.8
+  neardup dedup --jaccard 0.5 --explain-plan
   neardup dedup new.jsonl -o fresh.jsonl --against seen.idx --save-index seen2.idx
   neardup dedup crawl/ -o kept.parquet --engine spark --master local[8] --id-field url
 """
@@ -71,6 +72,18 @@ def add_command(commands: Any) -> None:
         metavar="S",
         help="least estimated cosine similarity, turned into a radius",
     )
+    radius.add_argument(
+        "--jaccard",
+        type=float,
+        metavar="T",
+        help="least Jaccard index of a near-duplicate pair, on --verify-features (default: word "
+        "3-shingles): candidates from MinHash-LSH banded for T, each verified exactly",
+    )
+    match.add_argument(
+        "--explain-plan",
+        action="store_true",
+        help="with --jaccard: say how the pairs would be found and the recall to expect, then stop",
+    )
     match.add_argument(
         "--keep",
         choices=KEEP,
@@ -87,7 +100,8 @@ def add_command(commands: Any) -> None:
     match.add_argument(
         "--verify-features",
         choices=("word-shingles", "words", "char-ngrams"),
-        help="with --verify: the features it compares (default: the fingerprint's own); a "
+        help="with --verify or --jaccard: the features compared (default: the fingerprint's own; "
+        "word-shingles for --jaccard); a "
         "threshold stated in 3-shingle Jaccard is checked on 3-shingles whatever the "
         "fingerprint hashes",
     )
@@ -153,14 +167,22 @@ def add_command(commands: Any) -> None:
 
 
 def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, float] | None:
+    if args.explain_plan:
+        if args.jaccard is None:
+            parser.error("--explain-plan explains a --jaccard run; give --jaccard T")
+        return None
     if args.example and args.inputs:
         parser.error("--example deduplicates a built-in corpus; give it without INPUTs")
     if not args.example and not args.inputs:
         parser.error("name INPUT files or folders, or give --example")
     if not args.example and not (args.output or args.clusters or args.pairs or args.save_index):
         parser.error("nothing to write: give -o OUTPUT (and/or --clusters, --pairs, --save-index)")
-    if (args.verify_features or args.verify_size) and not args.verify:
-        parser.error("--verify-features and --verify-size say what --verify compares; give --verify too")
+    if (args.verify_features or args.verify_size) and not (args.verify or args.jaccard is not None):
+        parser.error(
+            "--verify-features and --verify-size say what --verify or --jaccard compares; give one too"
+        )
+    if args.jaccard is not None and args.verify:
+        parser.error("--jaccard T verifies every pair at T already; leave --verify out")
     if args.all_pairs and not args.pairs:
         parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
     if args.verify is None:
@@ -174,6 +196,11 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
 
 def run(args: argparse.Namespace) -> int:
     verify = _check(args.command_parser, args)
+    if args.explain_plan:
+        from ..pipeline.lsh import explain_jaccard
+
+        print(explain_jaccard(args.jaccard, args.verify_features, args.verify_size))
+        return 0
     if args.engine == "spark":
         from .dedup_spark import run_on_spark
 
@@ -208,6 +235,7 @@ def run(args: argparse.Namespace) -> int:
         similarity=args.similarity,
         keep=args.keep,
         verify=verify,
+        jaccard=args.jaccard,
         verify_features=args.verify_features,
         verify_size=args.verify_size,
         against=args.against,

@@ -22,6 +22,7 @@ from .._errors import ConfigError
 
 _UNSUPPORTED = (
     ("verify", "--verify"),
+    ("jaccard", "--jaccard"),
     ("against", "--against"),
     ("save_index", "--save-index"),
     ("pairs", "--pairs"),

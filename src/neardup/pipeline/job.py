@@ -32,7 +32,7 @@ from ..io.sources import split_suffixes
 from ..io.writers import TableWriter, output_format, write_table
 from .choices import CLUSTERINGS, FEATURELESS, KEEP
 from .corpus import MemoryCorpus, open_corpus
-from .lsh import Banding, banding_for, choose_in_buckets
+from .lsh import Banding, banding_for, choose_in_buckets, feature_name
 from .pairs import Pairs, stream_pairs
 from .selection import Collapsed, collapse, component_roots, distinct_index, keep_greedy
 from .verify import DocumentFeatures, Verification, check_verify, featureless_texts
@@ -69,6 +69,7 @@ class DedupStats:
     featureless_policy: str = "keep"
     chained: int = 0
     removed_text_bytes: int = 0
+    plan: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
 
     def format(self) -> str:
@@ -91,6 +92,8 @@ class DedupStats:
                 f"{self.featureless:,} documents had no features (empty, blank or punctuation "
                 f"only): {what} (--featureless)"
             )
+        if self.plan:
+            lines.append(self.plan)
         found = f"{self.clusters:,} clusters of near-duplicates"
         if self.candidate_pairs is not None:
             found += f", {self.candidate_pairs:,} pairs between distinct fingerprints"
@@ -509,7 +512,7 @@ def dedup(
         _check_jaccard(jaccard, max_distance, similarity, verify, against)
         verify = ("jaccard", jaccard)
         verify_features = verify_features or "word-shingles"
-        banding = banding_for(float(jaccard)) if jaccard < 1 else Banding(bands=1, rows=16)
+        banding = banding_for(float(jaccard))
     checked_verify = check_verify(verify, config, verify_features, verify_size)
     options = ReadOptions(
         text_field=text_field,
@@ -530,6 +533,11 @@ def dedup(
     progress = progress or Progress(enabled=False)
     rejects = Rejects(errors)
     stats = DedupStats(input_bytes=corpus.total_bytes or 0)
+    if banding is not None:
+        assert checked_verify is not None
+        stats.plan = (
+            f"--jaccard {jaccard:g} on {feature_name(checked_verify)}: candidates from {banding.describe()}"
+        )
 
     fps, lengths, rows, owners, ids, spans, no_features, keys = _fingerprint_all(
         corpus, Fingerprinter(config), rejects, progress, n_jobs, banding, checked_verify

@@ -52,11 +52,58 @@ def banding_for(threshold: float, recall: float = 0.95, rows: int | None = None)
     ``threshold`` with probability at least ``recall`` (pairs more similar: more likely),
     among those with ``rows`` values a band (default: the rows :data:`ROWS` gives for the
     threshold, which keep dissimilar pairs rare)."""
-    if not 0.0 < threshold < 1.0:
-        raise ValueError(f"threshold={threshold!r} must be in (0, 1)")
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"threshold={threshold!r} must be in (0, 1]")
+    if threshold == 1.0:  # equal sets agree on every value: one band finds them all
+        return Banding(bands=1, rows=16)
     r = rows if rows is not None else rows_for(threshold)
     bands = math.ceil(math.log(1.0 - recall) / math.log(1.0 - threshold**r))
     return Banding(bands=max(bands, 1), rows=r)
+
+
+def explain_jaccard(threshold: float, features: str | None = None, size: int | None = None) -> str:
+    """What ``--jaccard threshold`` runs, in a few lines: the features, the banding, the chance
+    that pairs of some similarities become candidates, and the recall measured for it."""
+    from .._config import FingerprintConfig
+    from .verify import check_verify
+
+    verification = check_verify(
+        ("jaccard", threshold), FingerprintConfig(), features or "word-shingles", size
+    )
+    assert verification is not None
+    banding = banding_for(threshold)
+    levels = sorted(
+        {min(1.0, threshold + 0.1), threshold, *(t for t in (0.9, 0.7, 0.5, 0.3) if t < threshold)}
+    )
+    chances = ", ".join(f"J={j:.2f}: {banding.probability(j):.3f}" for j in reversed(levels))
+    lines = [
+        f"--jaccard {threshold:g} on {feature_name(verification)}:",
+        f"  candidates: {banding.describe()} of each document's features; copies (identical "
+        "fingerprints) are one entry",
+        f"  chance that a pair becomes a candidate: {chances}",
+        "  every candidate pair the rule needs is verified exactly: no pair below the threshold "
+        "counts as a near-duplicate",
+    ]
+    measured = measured_recall(threshold)
+    if measured is not None:
+        lines.append(f"  measured: {measured}")
+    return "\n".join(lines)
+
+
+def feature_name(verification: Verification) -> str:
+    """The compared features in words: "word 3-shingles", "words", "character 5-grams"."""
+    config = verification.features
+    if config.features == "word-shingles":
+        return f"word {config.shingle_size}-shingles"
+    if config.features == "char-ngrams":
+        return f"character {config.ngram_size}-grams"
+    return "words"
+
+
+def measured_recall(threshold: float) -> str | None:
+    """The recall benchmarks/bench_curves.py measured for this threshold's banding on its
+    corpus of real-world shape, or None where it measured none."""
+    return None
 
 
 def rows_for(threshold: float) -> int:
