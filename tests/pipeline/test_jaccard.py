@@ -16,7 +16,7 @@ from neardup._errors import ConfigError
 from neardup._kernels.buckets import components_in_buckets, greedy_in_buckets
 from neardup._kernels.cluster import KEPT, UNDECIDED
 from neardup._kernels.minhash import band_keys, permutation_seeds
-from neardup.pipeline.lsh import Banding, banding_for, bucket_groups
+from neardup.pipeline.lsh import Banding, banding_for, bucket_groups, candidate_pairs
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 
@@ -272,8 +272,52 @@ def test_dedup_by_jaccard_says_what_it_checked(corpus):
     result = neardup.dedup(corpus, jaccard=0.8)
     assert result.stats.checked_pairs >= result.stats.similar_pairs > 0
     assert "passed verification" in result.stats.format()
-    with pytest.raises(ConfigError, match="clusters table"):
-        next(iter(result.iter_pairs()))
+
+
+@given(case=bucketed_sets(), chunk=st.sampled_from([1, 3, 1000]))
+@settings(max_examples=80, deadline=None)
+def test_candidate_pairs_are_each_pair_sharing_a_key_once(case, chunk):
+    _, keys = case
+    got = [(int(a), int(b)) for first, second in candidate_pairs(keys, chunk) for a, b in zip(first, second)]
+    assert all(len(f) <= chunk for f, _ in candidate_pairs(keys, chunk))
+    m = keys.shape[0]
+    assert sorted(got) == [(x, y) for x in range(m) for y in range(x + 1, m) if (keys[x] == keys[y]).any()]
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.9])
+def test_pairs_of_a_jaccard_dedup_are_the_verified_candidates(corpus, threshold):
+    result = neardup.dedup(corpus, jaccard=threshold)
+    sets = [_shingles(t) for t in corpus]
+    keys = result._keys
+    n = len(corpus)
+    every = sorted(
+        (p, q)
+        for p in range(n)
+        for q in range(p + 1, n)
+        if (keys[p] == keys[q]).any() and _jaccard(sets[p], sets[q]) >= threshold
+    )
+    chunks = list(result.iter_pairs(every=True, chunk_size=500))
+    got = sorted((int(a), int(b)) for c in chunks for a, b in zip(c.first, c.second))
+    assert got == every
+    for c in chunks:
+        assert all(
+            abs(s - _jaccard(sets[a], sets[b])) < 1e-12 for a, b, s in zip(c.first, c.second, c.similarity)
+        )
+        assert (
+            c.distance
+            == [
+                bin(int(result.fingerprints[a]) ^ int(result.fingerprints[b])).count("1")
+                for a, b in zip(c.first, c.second)
+            ]
+        ).all()
+    # By default: pairs between the fingerprints' first members, and each copy's link to its.
+    first_member: dict[int, int] = {}
+    for p in range(n):
+        first_member.setdefault(int(result.fingerprints[p]), p)
+    leaders = set(first_member.values())
+    default = sorted((int(a), int(b)) for c in result.iter_pairs() for a, b in zip(c.first, c.second))
+    links = sorted((first_member[int(result.fingerprints[p])], p) for p in range(n) if p not in leaders)
+    assert default == sorted([(p, q) for p, q in every if p in leaders and q in leaders] + links)
 
 
 @pytest.mark.parametrize(

@@ -138,3 +138,41 @@ def components_in_buckets(groups, n_groups, feature_row, doc_offsets, hashes, we
     for v in range(m):
         roots[v] = _find(parent, v)
     return roots, checked, similar
+
+
+@jit
+def pairs_in_runs(keys, order, starts, ends, band, cursor, capacity):
+    """Candidate pairs of one band, resumable: rows ``order[starts[r]:ends[r]]`` share band
+    ``band``'s key; each pair (i, j) is given once, in the first band where the two agree
+    (rows that agree in an earlier band were given there). ``cursor`` (int64, shape (3,):
+    run, first member, second member) says where to start and is advanced; at most
+    ``capacity`` pairs are returned (first, second: int64 rows, unordered)."""
+    first = np.empty(capacity, dtype=np.int64)
+    second = np.empty(capacity, dtype=np.int64)
+    count = 0
+    r, i, j = cursor[0], cursor[1], cursor[2]
+    while r < starts.shape[0]:
+        end = ends[r]
+        while i < end:
+            while j < end:
+                if count == capacity:
+                    cursor[0], cursor[1], cursor[2] = r, i, j
+                    return first[:count], second[:count]
+                a, b = order[i], order[j]
+                earlier = False
+                for c in range(band):
+                    if keys[a, c] == keys[b, c]:
+                        earlier = True
+                        break
+                if not earlier:
+                    first[count] = a
+                    second[count] = b
+                    count += 1
+                j += 1
+            i += 1
+            j = i + 1
+        r += 1
+        if r < starts.shape[0]:
+            i, j = starts[r], starts[r] + 1
+    cursor[0], cursor[1], cursor[2] = r, i, j
+    return first[:count], second[:count]

@@ -32,7 +32,7 @@ from ..io.sources import split_suffixes
 from ..io.writers import TableWriter, output_format, write_table
 from .choices import CLUSTERINGS, FEATURELESS, KEEP
 from .corpus import MemoryCorpus, open_corpus
-from .lsh import Banding, banding_for, choose_in_buckets, feature_name
+from .lsh import Banding, banding_for, choose_in_buckets, feature_name, stream_bucket_pairs
 from .pairs import Pairs, stream_pairs
 from .selection import Collapsed, collapse, component_roots, distinct_index, keep_greedy
 from .verify import DocumentFeatures, Verification, check_verify, featureless_texts
@@ -165,6 +165,7 @@ class DedupResult:
     _verify: Verification | None = field(default=None, repr=False)
     _pairs: Pairs | None = field(default=None, repr=False)
     plan: Banding | None = None
+    _keys: np.ndarray | None = field(default=None, repr=False)
     """With ``jaccard``: the MinHash-LSH banding that found the candidates; else None."""
 
     def __len__(self) -> int:
@@ -183,9 +184,9 @@ class DedupResult:
         """
         assert self._collapsed is not None
         if self.plan is not None:
-            raise ConfigError(
-                "pairs of a jaccard= dedup are not listed yet: the clusters table names each "
-                "removed document's kept near-duplicate (result.clusters_table(), --clusters)"
+            assert self._keys is not None and self._verify is not None
+            return stream_bucket_pairs(
+                self.fingerprints, self._collapsed, self._keys, self._verify, self._corpus, every, chunk_size
             )
         return stream_pairs(
             self.fingerprints,
@@ -608,6 +609,7 @@ def dedup(
         _collapsed=collapsed,
         _verify=checked_verify,
         plan=banding,
+        _keys=keys,
     )
 
 

@@ -12,14 +12,16 @@ banding, ``1 - (1 - J^rows)^bands`` for a pair of Jaccard J.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._kernels.buckets import components_in_buckets, greedy_in_buckets
+from .._kernels.buckets import components_in_buckets, greedy_in_buckets, pairs_in_runs
 from .._kernels.minhash import band_keys, permutation_seeds
 from .._progress import Progress
+from .pairs import Pairs
 from .selection import Collapsed, undecided
 from .verify import DocumentFeatures, FeatureTable, Verification
 
@@ -219,3 +221,65 @@ def choose_in_buckets(
             )
         stage.update(leader.size)
     return Buckets(outcome.roots, detached, outcome.checked, outcome.similar)
+
+
+def candidate_pairs(keys: np.ndarray, chunk_size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Every pair of rows sharing a band key, once each (rows ``first < second``), streamed in
+    chunks of at most ``chunk_size``: a bucket of n rows gives its n (n - 1) / 2 pairs without
+    holding them."""
+    for band in range(keys.shape[1]):
+        order = np.argsort(keys[:, band], kind="stable")
+        ranked = keys[order, band]
+        bounds = np.flatnonzero(np.concatenate([[True], ranked[1:] != ranked[:-1], [True]]))
+        starts, ends = bounds[:-1], bounds[1:]
+        shared = ends - starts > 1
+        starts, ends = starts[shared].astype(np.int64), ends[shared].astype(np.int64)
+        if starts.size == 0:
+            continue
+        cursor = np.array([0, starts[0], starts[0] + 1], dtype=np.int64)
+        while cursor[0] < starts.size:
+            first, second = pairs_in_runs(
+                keys, order.astype(np.int64), starts, ends, band, cursor, chunk_size
+            )
+            if first.size:
+                yield np.minimum(first, second), np.maximum(first, second)
+
+
+def stream_bucket_pairs(
+    fingerprints: np.ndarray,
+    collapsed: Collapsed,
+    keys: np.ndarray,
+    verification: Verification,
+    corpus: Any,
+    every: bool,
+    chunk_size: int,
+) -> Iterator[Pairs]:
+    """The verified pairs of a ``--jaccard`` dedup, as :func:`neardup.pipeline.pairs.stream_pairs`
+    gives a radius's: by default each candidate pair of distinct fingerprints (between their
+    leaders) at least the threshold similar, and each copy's link to its leader that passes;
+    ``every``: every pair of documents sharing a band key and passing. Streamed: the candidates
+    once to find who is in one, the texts of those read once, then the candidates again."""
+    compared, rank, leader = collapsed.compared, collapsed.rank, collapsed.leader
+    rows = compared if every else leader
+    row_keys = keys[rows]
+    in_pair = np.zeros(rows.size, dtype=bool)
+    for first, second in candidate_pairs(row_keys, chunk_size):
+        in_pair[first] = in_pair[second] = True
+    copies = np.flatnonzero(leader[rank] != compared)
+    wanted = [rows[in_pair]] if every else [rows[in_pair], leader[rank[copies]], compared[copies]]
+    features = DocumentFeatures.read(corpus, np.concatenate(wanted), verification.features)
+
+    def checked(a: np.ndarray, b: np.ndarray) -> Pairs:
+        similarity = features.similarity(a, b, verification.metric)
+        good = similarity >= verification.threshold
+        a, b = a[good], b[good]
+        distance = np.bitwise_count(fingerprints[a] ^ fingerprints[b]).astype(np.int64)
+        return Pairs(a, b, distance if distance.ndim == 1 else distance.sum(axis=1), similarity[good])
+
+    for first, second in candidate_pairs(row_keys, chunk_size):
+        a, b = rows[first], rows[second]
+        yield checked(np.minimum(a, b), np.maximum(a, b))
+    if not every:
+        for at in range(0, copies.size, chunk_size):
+            copy, own = compared[copies[at : at + chunk_size]], leader[rank[copies[at : at + chunk_size]]]
+            yield checked(np.minimum(own, copy), np.maximum(own, copy))
