@@ -12,21 +12,15 @@ from hypothesis import strategies as st
 
 import neardup
 from naive import naive_features
+from neardup._config import FingerprintConfig
 from neardup._errors import ConfigError
 from neardup._kernels.buckets import components_in_buckets, greedy_in_buckets
 from neardup._kernels.cluster import KEPT, UNDECIDED
-from neardup._kernels.minhash import band_keys, permutation_seeds
+from neardup._kernels.minhash import band_keys
 from neardup.pipeline.lsh import Banding, banding_for, bucket_groups, candidate_pairs
+from neardup.pipeline.verify import check_verify
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
-
-
-def _fmix32(h: int) -> int:
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & M32
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & M32
-    return h ^ (h >> 16)
 
 
 def _fmix64(h: int) -> int:
@@ -37,14 +31,29 @@ def _fmix64(h: int) -> int:
     return h ^ (h >> 33)
 
 
-def naive_band_keys(features: set[int], seeds: list[int], bands: int, rows: int) -> list[int]:
+def naive_band_keys(features: set[int], seed: int, bands: int, rows: int) -> list[int]:
     """The module docstring of ``_kernels/minhash.py``, one document, in Python integers."""
-    mins = [min((_fmix32((f & M32) ^ s) for f in features), default=M32) for s in seeds[: bands * rows]]
+    bins = bands * rows
+    values: dict[int, int] = {}
+    for h in features:
+        g = _fmix64(h ^ seed)
+        b, v = ((g >> 32) * bins) >> 32, g & M32
+        values[b] = min(v, values.get(b, v))
+    filled = dict(values)
+    for i in range(bins):
+        attempt = 1
+        while filled and i not in filled:
+            g = _fmix64(seed ^ 0x2545F4914F6CDD1D ^ ((i << 32) | attempt))
+            j = ((g >> 32) * bins) >> 32
+            if j in filled:
+                values[i] = filled[j]
+                break
+            attempt += 1
     keys = []
     for b in range(bands):
         key = b
-        for value in mins[b * rows : (b + 1) * rows]:
-            key = _fmix64((key * 0x9E3779B97F4A7C15 + value + 1) & M64)
+        for i in range(b * rows, (b + 1) * rows):
+            key = _fmix64((key * 0x9E3779B97F4A7C15 + values.get(i, M32) + 1) & M64)
         keys.append(key)
     return keys
 
@@ -60,21 +69,45 @@ feature_sets = st.lists(
 )
 
 
-@given(sets=feature_sets, bands=st.integers(1, 4), rows=st.integers(1, 5), seed=st.integers(0, 2**32))
-@settings(max_examples=60, deadline=None)
+@given(sets=feature_sets, bands=st.integers(1, 4), rows=st.integers(1, 5), seed=st.integers(0, 2**64 - 1))
+@settings(max_examples=80, deadline=None)
 def test_band_keys_equal_the_python_reference(sets, bands, rows, seed):
-    seeds = permutation_seeds(bands * rows, seed)
-    got = band_keys(*_csr(sets), seeds, bands, rows)
-    want = [naive_band_keys(s, seeds.tolist(), bands, rows) for s in sets]
-    assert got.tolist() == want
+    got = band_keys(*_csr(sets), np.uint64(seed), bands, rows)
+    assert got.tolist() == [naive_band_keys(s, seed, bands, rows) for s in sets]
+
+
+@given(
+    texts=st.lists(st.text(st.sampled_from("ab cd\u00e9\u4e00.\n"), max_size=40), min_size=1, max_size=6),
+    kind=st.sampled_from([("word-shingles", 3), ("words", None), ("char-ngrams", 4)]),
+)
+@settings(max_examples=60, deadline=None)
+def test_band_keys_of_texts_are_those_of_their_features(texts, kind):
+    features, size = kind
+    verification = check_verify(("jaccard", 0.5), FingerprintConfig(), features, size)
+    sizes = {"word-shingles": {"shingle_size": size}, "char-ngrams": {"ngram_size": size}}.get(features, {})
+    naive = [set(naive_features(t, features, **sizes)) for t in texts]
+    keys = Banding(bands=3, rows=2, seed=11).keys(texts, verification)
+    assert keys.tolist() == [naive_band_keys(s, 11, 3, 2) for s in naive]
 
 
 def test_minhash_agreement_tracks_jaccard():
-    # 2,000 permutations of two sets with Jaccard 1/3 and 4/5: each value agrees with that chance.
-    a = set(range(0, 600))
-    for b, jaccard in ((set(range(300, 900)), 1 / 3), (set(range(0, 533)) | set(range(1000, 1067)), 0.8)):
-        keys = band_keys(*_csr([a, b]), permutation_seeds(2000, 7), 2000, 1)
-        assert abs((keys[0] == keys[1]).mean() - jaccard) < 0.04
+    # 2,000 bins of two sets with Jaccard 1/3 and 4/5: each bin agrees with that chance.
+    a = set(range(0, 3000))
+    for b, jaccard in ((set(range(1500, 4500)), 1 / 3), (set(range(0, 2667)) | set(range(5000, 5333)), 0.8)):
+        agree = [
+            (k[0] == k[1]).mean()
+            for seed in range(5)
+            for k in [band_keys(*_csr([a, b]), np.uint64(seed), 2000, 1)]
+        ]
+        assert abs(np.mean(agree) - jaccard) < 0.02
+    # Few features, most bins filled by densification: still the Jaccard index.
+    small_a, small_b = set(range(0, 30)), set(range(10, 40))  # J = 0.5
+    agree = [
+        (k[0] == k[1]).mean()
+        for seed in range(40)
+        for k in [band_keys(*_csr([small_a, small_b]), np.uint64(seed), 200, 1)]
+    ]
+    assert abs(np.mean(agree) - 0.5) < 0.03
 
 
 def test_banding_for_reaches_the_recall_at_the_threshold():

@@ -1,13 +1,18 @@
-"""MinHash band keys of feature sets (Broder 1997; banding as in Leskovec, Rajaraman & Ullman,
-*Mining of Massive Datasets*, ch. 3), for the ``--jaccard`` candidate generator.
+"""MinHash band keys by one permutation hashing, for the ``--jaccard`` candidate generator.
 
-Permutation i maps a feature hash h to ``fmix32(lo32(h) ^ seed[i])`` (MurmurHash3's 32-bit
-finalizer, a bijection of 32-bit words): the document's value under it is the least image of its
-features, and two sets agree on it with probability about their Jaccard index. ``rows``
-consecutive values make a band, hashed to one 64-bit key: two documents share a band key with
-probability ~ J^rows, and share one of ``bands`` keys with probability 1 - (1 - J^rows)^bands.
-32-bit values keep the inner loop in 32-bit lanes (the compiler vectorises it); a chance 2^-32
-agreement per row only adds candidates, and every candidate is verified exactly.
+One permutation hashing (Li, Owen & Zhang 2012) with optimal densification (Shrivastava 2017):
+each feature hash h is mixed once, ``g = fmix64(h ^ seed)``; its high 32 bits pick one of K
+bins (``(hi32 * K) >> 32``) and its low 32 bits are its value there. A bin keeps the least
+value that falls in it; an empty bin i copies the bin that the sequence ``fmix64(seed2 ^ (i <<
+32 | attempt))`` first reaches among the bins that were filled. Two feature sets then agree on a
+bin with probability their Jaccard index, as K independent MinHash permutations would, at the
+cost of one hash per feature instead of K. Repeated features change no minimum, so the
+features are taken as the tokeniser yields them, without sorting.
+
+``rows`` consecutive bins make a band, hashed to one 64-bit key: documents sharing a key are
+candidates (about 1 - (1 - J^rows)^bands for a pair of Jaccard J; the bins of one document are
+slightly dependent, which benchmarks/bench_curves.py measures). A chance agreement of 32-bit
+values only adds candidates: every candidate is verified exactly.
 """
 
 from __future__ import annotations
@@ -16,16 +21,9 @@ import numba
 import numpy as np
 
 from ._jit import jit_inline, jit_parallel
+from .simhash import _feature_hashes, _scratch, _unchecked
 
-
-@jit_inline
-def _fmix32(h):
-    # numba widens uint32 arithmetic: each step is cut back to 32 bits.
-    h = np.uint32(h ^ (h >> np.uint32(16)))
-    h = np.uint32(h * np.uint32(0x85EBCA6B))
-    h = np.uint32(h ^ (h >> np.uint32(13)))
-    h = np.uint32(h * np.uint32(0xC2B2AE35))
-    return np.uint32(h ^ (h >> np.uint32(16)))
+_DENSIFY = np.uint64(0x2545F4914F6CDD1D)
 
 
 @jit_inline
@@ -38,50 +36,91 @@ def _fmix64(h):
     return h
 
 
-def permutation_seeds(count: int, seed: int = 0) -> np.ndarray:
-    """uint32, shape (count,): the seeds of the permutations, from splitmix64 of ``seed``
-    (fixed: the same seed gives the same band keys on every machine)."""
-    state = np.uint64(seed)
-    out = np.empty(count, dtype=np.uint32)
-    with np.errstate(over="ignore"):
-        for i in range(count):
-            state = np.uint64(state + np.uint64(0x9E3779B97F4A7C15))
-            z = state
-            z = np.uint64((z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9))
-            z = np.uint64((z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB))
-            out[i] = np.uint32((z ^ (z >> np.uint64(31))) & np.uint64(0xFFFFFFFF))
-    return out
+@jit_inline
+def _add(h, seed, bins, values, filled):
+    g = _fmix64(h ^ seed)
+    b = ((g >> np.uint64(32)) * np.uint64(bins)) >> np.uint64(32)
+    v = np.uint32(g & np.uint64(0xFFFFFFFF))
+    if not filled[b] or v < values[b]:
+        values[b] = v
+        filled[b] = True
 
 
-def band_keys(
-    doc_offsets: np.ndarray, hashes: np.ndarray, seeds: np.ndarray, bands: int, rows: int
-) -> np.ndarray:
-    """uint64, shape (n, bands): each document's band keys, from its distinct feature
-    ``hashes`` (uint64, CSR by ``doc_offsets``) under the ``bands * rows`` permutations of
-    ``seeds``; all cores. A document without features has every value 2^32 - 1."""
-    n = doc_offsets.shape[0] - 1
-    pieces = min(n, 4 * numba.get_num_threads())
-    return _band_keys(doc_offsets, hashes, seeds[: bands * rows], bands, rows, pieces)
+@jit_inline
+def _keys(seed, bands, rows, values, filled, out, d):
+    """Densify the bins of document ``d`` and write its band keys to ``out[d]``."""
+    bins = bands * rows
+    any_filled = False
+    for i in range(bins):
+        any_filled |= filled[i]
+    if any_filled:
+        for i in range(bins):
+            if not filled[i]:
+                attempt = np.uint64(1)
+                while True:
+                    g = _fmix64(seed ^ _DENSIFY ^ ((np.uint64(i) << np.uint64(32)) | attempt))
+                    j = ((g >> np.uint64(32)) * np.uint64(bins)) >> np.uint64(32)
+                    if filled[j]:
+                        values[i] = values[j]
+                        break
+                    attempt += np.uint64(1)
+    for b in range(bands):
+        key = np.uint64(b)
+        for r in range(b * rows, (b + 1) * rows):
+            key = _fmix64(key * np.uint64(0x9E3779B97F4A7C15) + np.uint64(values[r]) + np.uint64(1))
+        out[d, b] = key
+    for i in range(bins):  # ready for the next document
+        filled[i] = False
+        values[i] = np.uint32(0xFFFFFFFF)
 
 
 @jit_parallel
-def _band_keys(doc_offsets, hashes, seeds, bands, rows, pieces):
+def band_keys(doc_offsets, hashes, seed, bands, rows):
+    """uint64, shape (n, bands): the band keys of documents given as feature hashes (uint64,
+    CSR by ``doc_offsets``; repeats and order do not matter). A document without features gets
+    the keys of all-empty bins (every such document the same)."""
     n = doc_offsets.shape[0] - 1
     out = np.empty((n, bands), dtype=np.uint64)
-    for piece in numba.prange(pieces):
-        mins = np.empty(bands * rows, dtype=np.uint32)
-        for d in range(piece * n // pieces, (piece + 1) * n // pieces):
-            for i in range(bands * rows):
-                mins[i] = np.uint32(0xFFFFFFFF)
-            for f in range(doc_offsets[d], doc_offsets[d + 1]):
-                h = np.uint32(hashes[f] & np.uint64(0xFFFFFFFF))
-                for i in range(bands * rows):
-                    v = _fmix32(h ^ seeds[i])
-                    if v < mins[i]:
-                        mins[i] = v
-            for b in range(bands):
-                key = np.uint64(b)
-                for r in range(b * rows, (b + 1) * rows):
-                    key = _fmix64(key * np.uint64(0x9E3779B97F4A7C15) + np.uint64(mins[r]) + np.uint64(1))
-                out[d, b] = key
+    for d in numba.prange(n):
+        values = np.full(bands * rows, np.uint32(0xFFFFFFFF), dtype=np.uint32)
+        filled = np.zeros(bands * rows, dtype=np.bool_)
+        for f in range(doc_offsets[d], doc_offsets[d + 1]):
+            _add(hashes[f], seed, bands * rows, values, filled)
+        _keys(seed, bands, rows, values, filled, out, d)
+    return out
+
+
+@jit_parallel
+def text_band_keys(buf, offsets, chunk_bounds, classes, lower, kind, size, feature_seed, seed, bands, rows):
+    """:func:`band_keys` of the documents of a prepared buffer (``buffers.prepare``), their
+    features extracted as the fingerprint extracts them (``feature_seed``), without building
+    feature lists. Documents are split into chunks (``chunk_bounds``), each run on one thread
+    with its own scratch."""
+    n = offsets.shape[0] - 1
+    out = np.empty((n, bands), dtype=np.uint64)
+    unchecked = _unchecked()
+    for c in numba.prange(chunk_bounds.shape[0] - 1):
+        first, last = chunk_bounds[c], chunk_bounds[c + 1]
+        hashes, scratch, starts, bitmap, lut = _scratch(offsets, first, last, kind, lower)
+        values = np.full(bands * rows, np.uint32(0xFFFFFFFF), dtype=np.uint32)
+        filled = np.zeros(bands * rows, dtype=np.bool_)
+        for d in range(first, last):
+            count = _feature_hashes(
+                buf,
+                offsets[d],
+                offsets[d + 1],
+                classes,
+                unchecked,
+                lut,
+                kind,
+                size,
+                feature_seed,
+                scratch,
+                starts,
+                bitmap,
+                hashes,
+            )
+            for f in range(max(count, 0)):
+                _add(hashes[f], seed, bands * rows, values, filled)
+            _keys(seed, bands, rows, values, filled, out, d)
     return out

@@ -55,7 +55,7 @@ def _threads(n: int) -> Iterator[None]:
         numba.set_num_threads(previous)
 
 
-def _chunk_bounds(offsets: np.ndarray, threads: int) -> np.ndarray:
+def chunk_bounds(offsets: np.ndarray, threads: int) -> np.ndarray:
     """Split documents into chunks of about equal bytes, several per thread (int64, (k + 1,))."""
     n = offsets.shape[0] - 1
     if n == 0:
@@ -204,7 +204,7 @@ class Fingerprinter:
             kernels.fingerprint_buffer_serial(buffer.data, buffer.offsets, *settings)
         else:
             kernels.fingerprint_buffer(
-                buffer.data, buffer.offsets, _chunk_bounds(buffer.offsets, threads), *settings
+                buffer.data, buffer.offsets, chunk_bounds(buffer.offsets, threads), *settings
             )
         return out, unprepared
 

@@ -16,19 +16,24 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 
 from .._kernels.buckets import components_in_buckets, greedy_in_buckets, pairs_in_runs
-from .._kernels.minhash import band_keys, permutation_seeds
+from .._kernels.minhash import text_band_keys
 from .._progress import Progress
+from ..fingerprint.buffers import iter_buffers
+from ..fingerprint.features import FEATURE_KINDS, char_classes
+from ..fingerprint.fingerprinter import chunk_bounds
 from .pairs import Pairs
 from .selection import Collapsed, undecided
-from .verify import DocumentFeatures, FeatureTable, Verification
+from .verify import DocumentFeatures, Verification
 
 
 @dataclass(frozen=True)
 class Banding:
-    """MinHash banding: ``bands`` keys of ``rows`` values each (``bands * rows`` permutations)."""
+    """MinHash banding: ``bands`` keys of ``rows`` values each (``bands * rows`` bins of one
+    permutation hashing, ``_kernels/minhash.py``)."""
 
     bands: int
     rows: int
@@ -40,17 +45,34 @@ class Banding:
 
     def keys(self, texts: Any, verification: Verification) -> np.ndarray:
         """uint64, shape (n, bands): the band keys of ``texts``' features, extracted as
-        ``verification`` compares them."""
-        table = FeatureTable.of(texts, verification.features)
-        seeds = permutation_seeds(self.bands * self.rows, self.seed)
-        return band_keys(table.doc_offsets, table.hashes, seeds, self.bands, self.rows)
+        ``verification`` compares them; all cores."""
+        config = verification.features
+        size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
+        threads = numba.config.NUMBA_NUM_THREADS
+        parts = [
+            text_band_keys(
+                b.data,
+                b.offsets,
+                chunk_bounds(b.offsets, threads),
+                char_classes(),
+                config.normalize,
+                FEATURE_KINDS[config.features],
+                size,
+                np.uint64(config.seed),
+                np.uint64(self.seed),
+                self.bands,
+                self.rows,
+            )
+            for b in iter_buffers(texts, config.normalize)
+        ]
+        return np.concatenate(parts) if parts else np.zeros((0, self.bands), dtype=np.uint64)
 
     def describe(self) -> str:
-        return f"MinHash-LSH, {self.bands} bands of {self.rows} rows ({self.bands * self.rows} permutations)"
+        return f"MinHash-LSH, {self.bands} bands of {self.rows} rows ({self.bands * self.rows} bins)"
 
 
 def banding_for(threshold: float, recall: float = 0.95, rows: int | None = None) -> Banding:
-    """The banding with the fewest permutations whose candidates include a pair at exactly
+    """The banding with the fewest bands whose candidates include a pair at exactly
     ``threshold`` with probability at least ``recall`` (pairs more similar: more likely),
     among those with ``rows`` values a band (default: the rows :data:`ROWS` gives for the
     threshold, which keep dissimilar pairs rare)."""
@@ -109,9 +131,9 @@ def measured_recall(threshold: float) -> str | None:
 
 
 def rows_for(threshold: float) -> int:
-    """Values per band: the most whose banding stays within 256 permutations, so that a pair
-    of random documents (Jaccard ~0) is a candidate once in millions; low thresholds need few
-    rows, or the bands multiply (J^r vanishes)."""
+    """Values per band: the most whose banding stays within 256 bins, so that a pair of
+    unrelated documents (Jaccard ~0) is rarely a candidate while the keys stay small (8 bytes
+    a band a document); low thresholds need few rows, or the bands multiply (J^r vanishes)."""
     best = 1
     for r in range(1, 17):
         b = math.ceil(math.log(0.05) / math.log(1.0 - threshold**r))

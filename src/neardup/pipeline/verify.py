@@ -7,9 +7,12 @@ how SimHash reaches MinHash-level precision without MinHash's cost per document.
 
 from __future__ import annotations
 
+import itertools
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numba
 import numpy as np
 
 from .._config import FingerprintConfig
@@ -18,6 +21,7 @@ from .._kernels.simhash import feature_counts
 from .._kernels.similarity import pair_similarity
 from ..fingerprint.buffers import iter_buffers
 from ..fingerprint.features import FEATURE_KINDS, char_classes
+from ..fingerprint.fingerprinter import chunk_bounds
 from ..io.rejects import Rejects
 
 METRICS = ("jaccard", "cosine")
@@ -106,18 +110,20 @@ class FeatureTable:
         """The features of ``texts`` (anything ``Fingerprinter.fingerprint_batch`` takes),
         extracted as the fingerprint extracts them."""
         size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
-        parts = [
-            feature_counts(
-                b.data,
-                b.offsets,
-                char_classes(),
-                config.normalize,
-                FEATURE_KINDS[config.features],
-                size,
-                np.uint64(config.seed),
-            )
-            for b in iter_buffers(texts, config.normalize)
-        ]
+        kind, seed, classes = FEATURE_KINDS[config.features], np.uint64(config.seed), char_classes()
+        threads = numba.config.NUMBA_NUM_THREADS
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        with ThreadPoolExecutor(threads) as pool:  # the kernel releases the GIL
+            for b in iter_buffers(texts, config.normalize):
+                # Pieces of about equal bytes, a few per thread, so one long text idles no one.
+                cuts = chunk_bounds(b.offsets, threads)
+                pieces = [b.offsets[lo : hi + 1] for lo, hi in itertools.pairwise(cuts)] or [b.offsets]
+                parts += pool.map(
+                    lambda offsets, b=b: feature_counts(
+                        b.data, offsets, classes, config.normalize, kind, size, seed
+                    ),
+                    pieces,
+                )
         return cls.concat([cls(*part) for part in parts])
 
     @classmethod
