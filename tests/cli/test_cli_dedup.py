@@ -304,11 +304,15 @@ def test_explain_plan_and_jaccard_usage_errors(corpus_file, tmp_path):
     plan = run("dedup", "--jaccard", "0.8", "--explain-plan", cwd=tmp_path)
     assert plan.returncode == 0, plan.stderr
     assert "21 bands of 9 rows" in plan.stdout and "J=0.80: 0.952" in plan.stdout
+    plan = run("dedup", "--cosine", "0.98", "--bits", "128", "--explain-plan", cwd=tmp_path)
+    assert plan.returncode == 0 and "SimHash radius 13 of 128 bits" in plan.stdout, plan.stderr
     refusals = [
-        (["--explain-plan"], "give --jaccard"),
+        (["--explain-plan"], "explains a --jaccard or --cosine run"),
         (["--jaccard", "0.8", "--verify", "jaccard", "0.5"], "leave --verify out"),
         (["--jaccard", "0.8", "-k", "3"], "not allowed with argument"),
         (["--jaccard", "0.8", "--engine", "spark"], "--jaccard does not run on --engine spark"),
+        (["--cosine", "0.9"], "needs a radius the index does not serve"),
+        (["--cosine", "0.99", "--verify", "cosine", "0.5"], "leave --verify out"),
     ]
     for options, message in refusals:
         done = run("dedup", str(corpus_file), "-o", "k.jsonl", "--text-field", "body", *options, cwd=tmp_path)

@@ -33,6 +33,7 @@ examples:
   neardup dedup a.parquet b.parquet -o kept.parquet --clusters clusters.csv -k 4
   neardup dedup pages.jsonl -o kept.jsonl --jaccard 0.8
   neardup dedup --jaccard 0.5 --explain-plan
+  neardup dedup pages.jsonl -o kept.jsonl --bits 128 --cosine 0.97
   neardup dedup new.jsonl -o fresh.jsonl --against seen.idx --save-index seen2.idx
   neardup dedup crawl/ -o kept.parquet --engine spark --master local[8] --id-field url
 """
@@ -79,10 +80,19 @@ def add_command(commands: Any) -> None:
         help="least Jaccard index of a near-duplicate pair, on --verify-features (default: word "
         "3-shingles): candidates from MinHash-LSH banded for T, each verified exactly",
     )
+    radius.add_argument(
+        "--cosine",
+        type=float,
+        metavar="T",
+        help="least cosine similarity of the weighted features: the radius that holds 95%% of "
+        "the pairs at T (from the binomial model), each candidate verified exactly (T >= "
+        "0.964 with --bits 128)",
+    )
     match.add_argument(
         "--explain-plan",
         action="store_true",
-        help="with --jaccard: say how the pairs would be found and the recall to expect, then stop",
+        help="with --jaccard or --cosine: say how the pairs would be found and the recall to "
+        "expect, then stop",
     )
     match.add_argument(
         "--keep",
@@ -168,8 +178,8 @@ def add_command(commands: Any) -> None:
 
 def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, float] | None:
     if args.explain_plan:
-        if args.jaccard is None:
-            parser.error("--explain-plan explains a --jaccard run; give --jaccard T")
+        if args.jaccard is None and args.cosine is None:
+            parser.error("--explain-plan explains a --jaccard or --cosine run; give one")
         return None
     if args.example and args.inputs:
         parser.error("--example deduplicates a built-in corpus; give it without INPUTs")
@@ -181,8 +191,9 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         parser.error(
             "--verify-features and --verify-size say what --verify or --jaccard compares; give one too"
         )
-    if args.jaccard is not None and args.verify:
-        parser.error("--jaccard T verifies every pair at T already; leave --verify out")
+    for name in ("jaccard", "cosine"):
+        if getattr(args, name) is not None and args.verify:
+            parser.error(f"--{name} T verifies every pair at T already; leave --verify out")
     if args.all_pairs and not args.pairs:
         parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
     if args.verify is None:
@@ -197,9 +208,14 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
 def run(args: argparse.Namespace) -> int:
     verify = _check(args.command_parser, args)
     if args.explain_plan:
-        from ..pipeline.lsh import explain_jaccard
+        if args.cosine is not None:
+            from ..pipeline.cosine import explain_cosine
 
-        print(explain_jaccard(args.jaccard, args.verify_features, args.verify_size))
+            print(explain_cosine(args.cosine, args.bits))
+        else:
+            from ..pipeline.lsh import explain_jaccard
+
+            print(explain_jaccard(args.jaccard, args.verify_features, args.verify_size))
         return 0
     if args.engine == "spark":
         from .dedup_spark import run_on_spark
@@ -236,6 +252,7 @@ def run(args: argparse.Namespace) -> int:
         keep=args.keep,
         verify=verify,
         jaccard=args.jaccard,
+        cosine=args.cosine,
         verify_features=args.verify_features,
         verify_size=args.verify_size,
         against=args.against,

@@ -23,6 +23,7 @@ from .._errors import ConfigError
 _UNSUPPORTED = (
     ("verify", "--verify"),
     ("jaccard", "--jaccard"),
+    ("cosine", "--cosine"),
     ("against", "--against"),
     ("save_index", "--save-index"),
     ("pairs", "--pairs"),

@@ -32,6 +32,7 @@ from ..io.sources import split_suffixes
 from ..io.writers import TableWriter, output_format, write_table
 from .choices import CLUSTERINGS, FEATURELESS, KEEP
 from .corpus import MemoryCorpus, open_corpus
+from .cosine import checked_cosine_radius, describe_cosine
 from .lsh import Banding, banding_for, choose_in_buckets, feature_name, stream_bucket_pairs
 from .pairs import Pairs, stream_pairs
 from .selection import Collapsed, collapse, component_roots, distinct_index, keep_greedy
@@ -426,6 +427,7 @@ def dedup(
     keep: str = "first",
     verify: tuple[str, float] | None = None,
     jaccard: float | None = None,
+    cosine: float | None = None,
     verify_features: str | None = None,
     verify_size: int | None = None,
     against: str | os.PathLike | HammingIndex | None = None,
@@ -470,6 +472,11 @@ def dedup(
             banded for that threshold (a pair at it is a candidate with probability >= 0.95;
             more similar pairs, more likely) and every pair the rule needs is verified
             exactly: no reported pair is below the threshold. ``result.plan`` says what ran.
+        cosine: instead of a radius, the least cosine similarity of the fingerprint's weighted
+            features: the radius that holds a pair at that cosine with probability >= 0.95
+            (binomial model, ``pipeline/cosine.py``), every candidate verified exactly.
+            Thresholds whose radius the index does not serve (below ~0.96 at 128 bits) are
+            refused with what to do instead.
         verify_features, verify_size: the features ``verify`` (or ``jaccard``) compares: the
             fingerprint's own (default for ``verify``), or ``"word-shingles"`` (``verify_size``
             words, 3), ``"words"`` or ``"char-ngrams"`` (``verify_size`` characters, 5),
@@ -507,10 +514,20 @@ def dedup(
         raise ConfigError(
             f"featureless={featureless!r} is not allowed; choose one of {', '.join(FEATURELESS)}"
         )
+    banding, plan_line = None, ""
+    if cosine is not None:
+        if jaccard is not None:
+            raise ConfigError("give jaccard= or cosine=, not both")
+        _check_threshold("cosine", cosine, max_distance, similarity, verify)
+        max_distance, verify = checked_cosine_radius(cosine, config.bits), ("cosine", cosine)
+        plan_line = describe_cosine(cosine, config.bits)
     k = _radius(max_distance, similarity, config.bits)
-    banding = None
     if jaccard is not None:
-        _check_jaccard(jaccard, max_distance, similarity, verify, against)
+        _check_threshold("jaccard", jaccard, max_distance, similarity, verify)
+        if against is not None:
+            raise ConfigError(
+                "against= finds documents within a radius; it does not combine with jaccard= yet"
+            )
         verify = ("jaccard", jaccard)
         verify_features = verify_features or "word-shingles"
         banding = banding_for(float(jaccard))
@@ -534,6 +551,7 @@ def dedup(
     progress = progress or Progress(enabled=False)
     rejects = Rejects(errors)
     stats = DedupStats(input_bytes=corpus.total_bytes or 0)
+    stats.plan = plan_line
     if banding is not None:
         assert checked_verify is not None
         stats.plan = (
@@ -729,15 +747,14 @@ def _radius(max_distance: int | None, similarity: float | None, bits: int) -> in
     return int(max_distance)
 
 
-def _check_jaccard(jaccard: object, *others: object) -> None:
-    if isinstance(jaccard, bool) or not isinstance(jaccard, (int, float)) or not 0 < jaccard <= 1:
-        raise ConfigError(f"jaccard={jaccard!r} must be a number in (0, 1], e.g. 0.8")
-    max_distance, similarity, verify, against = others
-    for name, value in (("max_distance", max_distance), ("similarity", similarity), ("verify", verify)):
+def _check_threshold(name: str, threshold: object, *others: object) -> None:
+    """``jaccard=`` or ``cosine=`` is a number in (0, 1] and comes without a radius or verify."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
+        raise ConfigError(f"{name}={threshold!r} must be a number in (0, 1], e.g. 0.8")
+    max_distance, similarity, verify = others
+    for other, value in (("max_distance", max_distance), ("similarity", similarity), ("verify", verify)):
         if value is not None:
-            raise ConfigError(f"jaccard= states the threshold and verifies it; leave {name}= out")
-    if against is not None:
-        raise ConfigError("against= finds documents within a radius; it does not combine with jaccard= yet")
+            raise ConfigError(f"{name}= states the threshold and verifies it; leave {other}= out")
 
 
 def _open_against(against: Any, config: FingerprintConfig, k: int) -> HammingIndex | None:
