@@ -44,7 +44,9 @@ def _score(reported: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
 def _jaccard_of(table: Any, first: np.ndarray, second: np.ndarray) -> np.ndarray:
     from neardup._kernels.similarity import pair_similarity
 
-    return pair_similarity(table.doc_offsets, table.hashes, np.ones(table.hashes.size), first, second, False)
+    return pair_similarity(
+        table.doc_offsets, table.hashes, np.ones(table.hashes.size), first, second, False, 0.0
+    )
 
 
 def real_shape_rows(texts: list[str], peers: bool = True) -> dict[str, Any]:

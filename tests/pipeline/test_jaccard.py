@@ -17,7 +17,16 @@ from neardup._errors import ConfigError
 from neardup._kernels.buckets import components_in_buckets, greedy_in_buckets
 from neardup._kernels.cluster import KEPT, UNDECIDED
 from neardup._kernels.minhash import band_keys
-from neardup.pipeline.lsh import Banding, banding_for, bucket_groups, candidate_pairs
+from neardup._kernels.similarity import BELOW, pair_similarity
+from neardup.pipeline.lsh import (
+    MEASURED,
+    Banding,
+    banding_for,
+    bucket_groups,
+    candidate_pairs,
+    explain_jaccard,
+    measured_recall,
+)
 from neardup.pipeline.verify import check_verify
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
@@ -90,6 +99,21 @@ def test_band_keys_of_texts_are_those_of_their_features(texts, kind):
     assert keys.tolist() == [naive_band_keys(s, 11, 3, 2) for s in naive]
 
 
+@given(sets=feature_sets, floor=st.sampled_from([0.0, 0.3, 0.5, 0.8, 1.0]), cosine=st.booleans())
+@settings(max_examples=120, deadline=None)
+def test_a_floor_skips_only_pairs_below_it(sets, floor, cosine):
+    offsets, hashes = _csr(sets)
+    weights = np.linspace(1.0, 2.0, hashes.size)
+    m = len(sets)
+    first, second = (np.array(x, dtype=np.int64) for x in zip(*[(a, b) for a in range(m) for b in range(m)]))
+    exact = pair_similarity(offsets, hashes, weights, first, second, cosine, 0.0)
+    got = pair_similarity(offsets, hashes, weights, first, second, cosine, floor)
+    assert ((got == exact) | ((got == BELOW) & (exact < floor) & (not cosine))).all()
+    if not cosine:
+        want = [_jaccard(sets[a], sets[b]) for a, b in zip(first, second)]
+        assert np.allclose(exact, want)
+
+
 def test_minhash_agreement_tracks_jaccard():
     # 2,000 bins of two sets with Jaccard 1/3 and 4/5: each bin agrees with that chance.
     a = set(range(0, 3000))
@@ -108,6 +132,14 @@ def test_minhash_agreement_tracks_jaccard():
         for k in [band_keys(*_csr([small_a, small_b]), np.uint64(seed), 200, 1)]
     ]
     assert abs(np.mean(agree) - 0.5) < 0.03
+
+
+def test_the_measured_table_is_of_the_bandings_in_use():
+    # A change to banding_for must be measured again (benchmarks/bench_curves.py).
+    for threshold, (bands, rows, *_) in MEASURED.items():
+        assert banding_for(threshold) == Banding(bands, rows)
+        assert "recall" in explain_jaccard(threshold)
+    assert measured_recall(0.77) is None
 
 
 def test_banding_for_reaches_the_recall_at_the_threshold():
@@ -373,3 +405,17 @@ def test_jaccard_on_other_features(corpus):
     sets = [set(naive_features(t, "char-ngrams", ngram_size=4)) for t in corpus[:200]]
     for p in np.flatnonzero(~result.kept):
         assert _jaccard(sets[p], sets[result.representatives[p]]) >= 0.7
+
+
+def test_features_held_or_read_again_give_the_same_run(corpus, monkeypatch):
+    held = neardup.dedup(corpus, jaccard=0.6, cluster="components")
+    monkeypatch.setattr("neardup.pipeline.lsh.available_memory", lambda: 0)  # nothing fits
+    read = neardup.dedup(corpus, jaccard=0.6, cluster="components")
+    assert (held._keys == read._keys).all()
+    assert (held.representatives == read.representatives).all()
+    assert held.stats.checked_pairs == read.stats.checked_pairs
+    pairs = [
+        sorted(zip(*(np.concatenate(x) for x in zip(*[(c.first, c.second) for c in r.iter_pairs()]))))
+        for r in (held, read)
+    ]
+    assert pairs[0] == pairs[1] and len(pairs[0]) > 100

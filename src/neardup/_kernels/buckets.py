@@ -60,7 +60,7 @@ def greedy_in_buckets(
         for y in found:
             checked += 1
             a, c = feature_row[x], feature_row[y]
-            if similarity_of(doc_offsets, hashes, weights, a, c, cosine) >= threshold:
+            if similarity_of(doc_offsets, hashes, weights, a, c, cosine, threshold) >= threshold:
                 similar += 1
                 state[x] = REMOVED
                 representative[x] = y
@@ -112,7 +112,10 @@ def components_in_buckets(groups, n_groups, feature_row, doc_offsets, hashes, we
                             seen[y] = x
                             checked += 1
                             a, c = feature_row[x], feature_row[y]
-                            if similarity_of(doc_offsets, hashes, weights, a, c, cosine) >= threshold:
+                            if (
+                                similarity_of(doc_offsets, hashes, weights, a, c, cosine, threshold)
+                                >= threshold
+                            ):
                                 similar += 1
                                 other = _find(parent, y)
                                 if other < root:

@@ -6,21 +6,35 @@ estimates (cosine) or the set overlap (Jaccard) exactly, from the same features.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
-from ._jit import jit, jit_inline
+from ._jit import jit_inline, jit_parallel
+
+BELOW = -1.0
+"""What :func:`similarity_of` returns for a Jaccard pair it proved below its floor."""
 
 
 @jit_inline
-def similarity_of(doc_offsets, hashes, weights, a, b, cosine):
+def similarity_of(doc_offsets, hashes, weights, a, b, cosine, floor):
     """The similarity of documents ``a`` and ``b`` (positions in the CSR): the cosine of their
-    weight vectors when ``cosine``, else the Jaccard index of their feature sets. Two documents
-    without features are identical (1.0)."""
+    weight vectors when ``cosine``, else the Jaccard index of their feature sets (``weights``
+    unread: it may be empty). Two documents without features are identical (1.0).
+
+    A Jaccard pair that cannot reach ``floor`` gets BELOW as soon as that is certain: when the
+    smaller set is under ``floor`` times the larger, or when the features left to merge can no
+    longer bring the overlap to ``floor / (1 + floor)`` of the two sizes (J >= f exactly when
+    shared >= f / (1 + f) * (|A| + |B|)). ``floor`` 0 computes every value."""
     i, i_end = doc_offsets[a], doc_offsets[a + 1]
     j, j_end = doc_offsets[b], doc_offsets[b + 1]
     n_a, n_b = i_end - i, j_end - j
     if n_a == 0 and n_b == 0:
         return 1.0
+    needed = 0.0
+    if not cosine and floor > 0.0:
+        if min(n_a, n_b) < floor * max(n_a, n_b) - 1e-9:
+            return BELOW
+        needed = floor / (1.0 + floor) * (n_a + n_b) - 1e-9
     shared = 0
     dot = norm_a = norm_b = 0.0
     if cosine:
@@ -31,22 +45,28 @@ def similarity_of(doc_offsets, hashes, weights, a, b, cosine):
     while i < i_end and j < j_end:
         if hashes[i] == hashes[j]:
             shared += 1
-            dot += weights[i] * weights[j]
+            if cosine:
+                dot += weights[i] * weights[j]
             i += 1
             j += 1
         elif hashes[i] < hashes[j]:
             i += 1
+            if shared + min(i_end - i, j_end - j) < needed:
+                return BELOW
         else:
             j += 1
+            if shared + min(i_end - i, j_end - j) < needed:
+                return BELOW
     if cosine:
         return dot / np.sqrt(norm_a * norm_b) if norm_a > 0 and norm_b > 0 else 0.0
     return shared / (n_a + n_b - shared)
 
 
-@jit
-def pair_similarity(doc_offsets, hashes, weights, first, second, cosine):
-    """float64, shape (m,): :func:`similarity_of` documents ``first[p]`` and ``second[p]``."""
+@jit_parallel
+def pair_similarity(doc_offsets, hashes, weights, first, second, cosine, floor):
+    """float64, shape (m,): :func:`similarity_of` documents ``first[p]`` and ``second[p]``
+    (BELOW for Jaccard pairs proved under ``floor``); all cores."""
     out = np.empty(first.shape[0], dtype=np.float64)
-    for p in range(first.shape[0]):
-        out[p] = similarity_of(doc_offsets, hashes, weights, first[p], second[p], cosine)
+    for p in numba.prange(first.shape[0]):
+        out[p] = similarity_of(doc_offsets, hashes, weights, first[p], second[p], cosine, floor)
     return out

@@ -34,6 +34,7 @@ import numpy as np
 from .._errors import ConfigError, FormatError, TooManyPairsError
 from .._kernels import index as kernels
 from .._kernels.cluster import flatten, union_pairs
+from .._system import available_memory
 from . import storage
 from .hamming import _as_fingerprints, _as_one_fingerprint
 from .plan import IndexPlan, _check_distance, row_bits
@@ -108,19 +109,9 @@ def _merge_csr(
 
 
 def pairs_memory_limit() -> int:
-    """How many pairs :meth:`HammingIndex.pairs` may hold: the memory available now (Linux's
-    MemAvailable, else all physical memory) over the bytes a pair costs."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024 // _PAIR_BYTES
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // _PAIR_BYTES
-    except (ValueError, OSError, AttributeError):
-        return 2**62
+    """How many pairs :meth:`HammingIndex.pairs` may hold: the memory available now over the
+    bytes a pair costs."""
+    return available_memory() // _PAIR_BYTES
 
 
 def _batched(

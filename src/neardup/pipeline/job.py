@@ -33,7 +33,7 @@ from ..io.writers import TableWriter, output_format, write_table
 from .choices import CLUSTERINGS, FEATURELESS, KEEP
 from .corpus import MemoryCorpus, open_corpus
 from .cosine import checked_cosine_radius, describe_cosine
-from .lsh import Banding, banding_for, choose_in_buckets, feature_name, stream_bucket_pairs
+from .lsh import Banding, CorpusKeys, banding_for, choose_in_buckets, feature_name, stream_bucket_pairs
 from .pairs import Pairs, stream_pairs
 from .selection import Collapsed, collapse, component_roots, distinct_index, keep_greedy
 from .verify import DocumentFeatures, Verification, check_verify, featureless_texts
@@ -167,6 +167,9 @@ class DedupResult:
     _pairs: Pairs | None = field(default=None, repr=False)
     plan: Banding | None = None
     _keys: np.ndarray | None = field(default=None, repr=False)
+    _features: DocumentFeatures | None = field(default=None, repr=False)
+    """With ``jaccard`` on data in memory: the features the run read, kept for the pairs (the
+    texts are held anyway); files are read again instead."""
     """With ``jaccard``: the MinHash-LSH banding that found the candidates; else None."""
 
     def __len__(self) -> int:
@@ -187,7 +190,14 @@ class DedupResult:
         if self.plan is not None:
             assert self._keys is not None and self._verify is not None
             return stream_bucket_pairs(
-                self.fingerprints, self._collapsed, self._keys, self._verify, self._corpus, every, chunk_size
+                self.fingerprints,
+                self._collapsed,
+                self._keys,
+                self._verify,
+                self._corpus,
+                every,
+                chunk_size,
+                self._features,
             )
         return stream_pairs(
             self.fingerprints,
@@ -558,14 +568,15 @@ def dedup(
             f"--jaccard {jaccard:g} on {feature_name(checked_verify)}: candidates from {banding.describe()}"
         )
 
-    fps, lengths, rows, owners, ids, spans, no_features, keys = _fingerprint_all(
+    fps, lengths, rows, owners, ids, spans, no_features, corpus_keys = _fingerprint_all(
         corpus, Fingerprinter(config), rejects, progress, n_jobs, banding, checked_verify
     )
+    keys = None if corpus_keys is None else corpus_keys.keys()
     n = len(rows)
     # Positions of the documents compared with others: all but those without features, unless
     # asked to compare them too.
     compared = np.arange(n) if featureless == "compare" else np.flatnonzero(~no_features)
-    representatives, matched, collapsed = _choose(
+    representatives, matched, collapsed, features = _choose(
         fps,
         compared,
         _priority(n, keep, lengths, ids),
@@ -578,6 +589,7 @@ def dedup(
         progress,
         stats,
         keys,
+        None if corpus_keys is None else corpus_keys.features(),
     )
     with progress.stage("clusters", unit="docs"):
         _, labels = np.unique(representatives, return_inverse=True)
@@ -628,6 +640,7 @@ def dedup(
         _verify=checked_verify,
         plan=banding,
         _keys=keys,
+        _features=features if isinstance(corpus, MemoryCorpus) else None,
     )
 
 
@@ -644,9 +657,10 @@ def _choose(
     progress: Progress,
     stats: DedupStats,
     keys: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray | None, Collapsed]:
+    held: DocumentFeatures | None = None,
+) -> tuple[np.ndarray, np.ndarray | None, Collapsed, DocumentFeatures | None]:
     """(representative position of every document, the ``against`` match of each or None, the
-    compared fingerprints collapsed).
+    compared fingerprints collapsed, and under ``keys`` the features read for the checks).
 
     Only the ``compared`` documents take part; the others represent themselves. Identical
     fingerprints are collapsed (``selection.collapse``), so copies cost nothing beyond their
@@ -662,9 +676,10 @@ def _choose(
     collapsed = Collapsed(compared, rank, compared[leader])  # leaders as document positions
     if keys is not None:  # --jaccard: MinHash-LSH buckets instead of a radius
         assert verify is not None
-        buckets = choose_in_buckets(collapsed, keys, cluster, verify, corpus, progress)
+        buckets = choose_in_buckets(collapsed, keys, cluster, verify, corpus, progress, held)
         stats.checked_pairs, stats.similar_pairs = buckets.checked, buckets.similar
-        return _representatives(n, collapsed, buckets.roots, buckets.detached), None, collapsed
+        representatives = _representatives(n, collapsed, buckets.roots, buckets.detached)
+        return representatives, None, collapsed, buckets.features
     leader = collapsed.leader
     m = distinct.shape[0]
     matched, blocked = None, None
@@ -692,12 +707,14 @@ def _choose(
         with progress.stage("verify", total=corpus.total_bytes):
             wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
             features = DocumentFeatures.read(corpus, wanted, verify.features)
-            detached[copies] = features.similarity(leader[rank[copies]], compared[copies], metric) < threshold
+            detached[copies] = (
+                features.similarity(leader[rank[copies]], compared[copies], metric, threshold) < threshold
+            )
 
         counted = np.zeros(2, dtype=np.int64)  # pairs checked, pairs similar enough
 
         def similar(first: np.ndarray, second: np.ndarray, _: np.ndarray) -> np.ndarray:
-            good = features.similarity(leader[first], leader[second], metric) >= threshold
+            good = features.similarity(leader[first], leader[second], metric, threshold) >= threshold
             counted[:] += len(good), int(good.sum())
             return good
 
@@ -709,7 +726,7 @@ def _choose(
                     index, distinct, blocked, on_progress=stage.update, accept=similar, lonely=~linked
                 ).representative
         stats.checked_pairs, stats.similar_pairs = int(counted[0]), int(counted[1])
-    return _representatives(n, collapsed, roots, detached), matched, collapsed
+    return _representatives(n, collapsed, roots, detached), matched, collapsed, None
 
 
 def _representatives(n: int, collapsed: Collapsed, roots: np.ndarray, detached: np.ndarray) -> np.ndarray:
@@ -787,11 +804,16 @@ def _fingerprint_all(
     n_jobs: int | None,
     banding: Banding | None = None,
     verification: Verification | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray, np.ndarray, np.ndarray | None]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray, np.ndarray, CorpusKeys | None]:
     """(fingerprints, text lengths in bytes, rows, source positions, ids or None, spans: -1
     where a source is not line-based, whether each document has no features, and with a
-    ``banding`` each document's band keys of ``verification``'s features, else None)."""
-    fps, lengths, rows, owners, ids, spans, no_features, keys = [], [], [], [], [], [], [], []
+    ``banding`` the band keys of ``verification``'s features (and the features, if they fit),
+    else None)."""
+    fps, lengths, rows, owners, ids, spans, no_features = [], [], [], [], [], [], []
+    corpus_keys = None
+    if banding is not None:
+        assert verification is not None
+        corpus_keys = CorpusKeys(banding, verification)
     with progress.stage("read + fingerprint", total=corpus.total_bytes) as stage:
         for batch, owner in corpus.batches(rejects):
             batch_fps = fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs)
@@ -807,9 +829,8 @@ def _fingerprint_all(
             if batch.ids is not None:
                 ids.append(batch.ids)
             spans.append(batch.spans if batch.spans is not None else np.full((len(batch), 2), -1, np.int64))
-            if banding is not None:
-                assert verification is not None
-                keys.append(banding.keys(batch.texts, verification))
+            if corpus_keys is not None:
+                corpus_keys.add(batch.texts)
             stage.update(batch.consumed, len(batch))
     words = fingerprinter.config.bits // 64
     empty_fps = np.zeros((0,) if words == 1 else (0, 2), dtype=np.uint64)
@@ -821,11 +842,7 @@ def _fingerprint_all(
         pa.chunked_array(ids, pa.string()) if ids else None,
         np.concatenate(spans) if spans else np.zeros((0, 2), np.int64),
         np.concatenate(no_features) if no_features else np.zeros(0, bool),
-        None
-        if banding is None
-        else np.concatenate(keys)
-        if keys
-        else np.zeros((0, banding.bands), np.uint64),
+        corpus_keys,
     )
 
 

@@ -20,14 +20,15 @@ import numba
 import numpy as np
 
 from .._kernels.buckets import components_in_buckets, greedy_in_buckets, pairs_in_runs
-from .._kernels.minhash import text_band_keys
+from .._kernels.minhash import band_keys, text_band_keys
 from .._progress import Progress
+from .._system import available_memory
 from ..fingerprint.buffers import iter_buffers
 from ..fingerprint.features import FEATURE_KINDS, char_classes
 from ..fingerprint.fingerprinter import chunk_bounds
 from .pairs import Pairs
 from .selection import Collapsed, undecided
-from .verify import DocumentFeatures, Verification
+from .verify import DocumentFeatures, FeatureTable, Verification
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,49 @@ class Banding:
         return f"MinHash-LSH, {self.bands} bands of {self.rows} rows ({self.bands * self.rows} bins)"
 
 
+class CorpusKeys:
+    """The band keys of a corpus read a batch at a time, and its features while they fit.
+
+    Verification needs the features of every document in a bucket, often most of them. Held
+    from the first read (16 bytes a distinct feature), they need no second read; past
+    ``budget`` bytes (a quarter of the memory available) they are dropped, the keys come
+    straight from the tokeniser, and the features are read again for just the documents
+    that need them. Both ways give the same keys."""
+
+    def __init__(self, banding: Banding, verification: Verification, budget: int | None = None) -> None:
+        self.banding, self.verification = banding, verification
+        self.budget = available_memory() // 4 if budget is None else budget
+        self.parts: list[np.ndarray] = []
+        self.tables: list[FeatureTable] | None = []
+        self.held = 0
+
+    def add(self, texts: Any) -> None:
+        """Key the next batch of documents."""
+        if self.tables is None:
+            self.parts.append(self.banding.keys(texts, self.verification))
+            return
+        table = FeatureTable.of(texts, self.verification.features)
+        banding = self.banding
+        self.parts.append(
+            band_keys(table.doc_offsets, table.hashes, np.uint64(banding.seed), banding.bands, banding.rows)
+        )
+        self.tables.append(table)
+        self.held += table.hashes.nbytes + table.counts.nbytes + table.doc_offsets.nbytes
+        if self.held > self.budget:
+            self.tables = None
+
+    def keys(self) -> np.ndarray:
+        """uint64, shape (n, bands): every document's band keys, in reading order."""
+        return np.concatenate(self.parts) if self.parts else np.zeros((0, self.banding.bands), np.uint64)
+
+    def features(self) -> DocumentFeatures | None:
+        """Every document's features, if they were held; else None."""
+        if self.tables is None:
+            return None
+        table = FeatureTable.concat(self.tables)
+        return DocumentFeatures(np.arange(len(table), dtype=np.int64), table, self.verification.features)
+
+
 def banding_for(threshold: float, recall: float = 0.95, rows: int | None = None) -> Banding:
     """The banding with the fewest bands whose candidates include a pair at exactly
     ``threshold`` with probability at least ``recall`` (pairs more similar: more likely),
@@ -108,7 +152,7 @@ def explain_jaccard(threshold: float, features: str | None = None, size: int | N
         "  every candidate pair the rule needs is verified exactly: no pair below the threshold "
         "counts as a near-duplicate",
     ]
-    measured = measured_recall(threshold)
+    measured = measured_recall(threshold) if feature_name(verification) == "word 3-shingles" else None
     if measured is not None:
         lines.append(f"  measured: {measured}")
     return "\n".join(lines)
@@ -124,10 +168,34 @@ def feature_name(verification: Verification) -> str:
     return "words"
 
 
+MEASURED = {
+    # threshold: (bands, rows, recall of pairs >= T, recall of pairs in [T, T + 0.1), candidate
+    # pairs per document), word 3-shingles, 20,000 documents of real-world shape, 127,766 pairs
+    # at Jaccard >= 0.5 by an exact join: `python benchmarks/bench_curves.py` (docs/jaccard.md).
+    0.5: (47, 4, 0.995, 0.985, 17.2),
+    0.6: (38, 5, 0.998, 0.992, 9.1),
+    0.7: (35, 7, 0.999, 0.993, 5.2),
+    0.8: (21, 9, 0.999, 0.998, 3.7),
+    0.85: (20, 12, 1.000, 0.999, 2.9),
+    0.9: (15, 16, 0.999, 0.996, 2.5),
+    0.95: (6, 16, 0.999, 0.999, 2.0),
+}
+"""What benchmarks/bench_curves.py measured for the banding of each threshold."""
+
+
 def measured_recall(threshold: float) -> str | None:
     """The recall benchmarks/bench_curves.py measured for this threshold's banding on its
     corpus of real-world shape, or None where it measured none."""
-    return None
+    entry = MEASURED.get(round(threshold, 4))
+    banding = banding_for(threshold)
+    if entry is None or entry[:2] != (banding.bands, banding.rows):
+        return None
+    _, _, recall, near, candidates = entry
+    return (
+        f"recall {recall:.3f} of the pairs at >= {threshold:g} ({near:.3f} of those in "
+        f"[{threshold:g}, {threshold + 0.1:g})), {candidates:g} candidate pairs per document, on "
+        "benchmarks/bench_curves.py's 20,000 documents of real-world shape (docs/jaccard.md)"
+    )
 
 
 def rows_for(threshold: float) -> int:
@@ -187,7 +255,8 @@ def rule_in_buckets(
     rows = np.minimum(rows, max(len(features.positions) - 1, 0))  # never read: never checked
     table = features.table
     cosine = verification.metric == "cosine"
-    args = (rows, table.doc_offsets, table.hashes, features.weights, verification.threshold, cosine)
+    weights = features.weights_for(verification.metric)
+    args = (rows, table.doc_offsets, table.hashes, weights, verification.threshold, cosine)
     if cluster == "components":
         roots, checked, similar = components_in_buckets(groups, n_groups, *args)
         return BucketOutcome(roots, int(checked), int(similar))
@@ -207,6 +276,8 @@ class Buckets:
     verification against the leader's (kept on its own)."""
     checked: int
     similar: int
+    features: DocumentFeatures
+    """The features read for the checks (of the leaders in some bucket, the copies and theirs)."""
 
 
 def choose_in_buckets(
@@ -216,11 +287,13 @@ def choose_in_buckets(
     verification: Verification,
     corpus: Any,
     progress: Progress,
+    held: DocumentFeatures | None = None,
 ) -> Buckets:
     """The dedup rule over the distinct fingerprints of ``collapsed``, their candidates the
     leaders sharing a band of ``keys`` (uint64, shape (n, bands), one row per document), every
-    pair the rule needs verified. The features of just the leaders that share a bucket (and of
-    each copy and its leader) are read, once."""
+    pair the rule needs verified, on the ``held`` features of every document when the first
+    read kept them; else the features of just the leaders that share a bucket (and of each
+    copy and its leader) are read, once."""
     compared, rank, leader = collapsed.compared, collapsed.rank, collapsed.leader
     with progress.stage("buckets", unit="docs") as stage:
         groups, n_groups = bucket_groups(keys[leader])
@@ -231,8 +304,10 @@ def choose_in_buckets(
     detached = np.zeros(compared.size, dtype=bool)
     with progress.stage("verify", total=corpus.total_bytes):
         wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
-        features = DocumentFeatures.read(corpus, wanted, verification.features)
-        detached[copies] = features.similarity(leader[rank[copies]], compared[copies], metric) < threshold
+        features = held if held is not None else DocumentFeatures.read(corpus, wanted, verification.features)
+        detached[copies] = (
+            features.similarity(leader[rank[copies]], compared[copies], metric, threshold) < threshold
+        )
     with progress.stage("join verified", unit="docs") as stage:
         if cluster == "components":
             outcome = rule_in_buckets(groups, n_groups, features, leader, verification, cluster)
@@ -242,7 +317,7 @@ def choose_in_buckets(
                 groups, n_groups, features, leader, verification, cluster, state, representative
             )
         stage.update(leader.size)
-    return Buckets(outcome.roots, detached, outcome.checked, outcome.similar)
+    return Buckets(outcome.roots, detached, outcome.checked, outcome.similar, features)
 
 
 def candidate_pairs(keys: np.ndarray, chunk_size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -275,12 +350,14 @@ def stream_bucket_pairs(
     corpus: Any,
     every: bool,
     chunk_size: int,
+    features: DocumentFeatures | None = None,
 ) -> Iterator[Pairs]:
     """The verified pairs of a ``--jaccard`` dedup, as :func:`neardup.pipeline.pairs.stream_pairs`
     gives a radius's: by default each candidate pair of distinct fingerprints (between their
     leaders) at least the threshold similar, and each copy's link to its leader that passes;
     ``every``: every pair of documents sharing a band key and passing. Streamed: the candidates
-    once to find who is in one, the texts of those read once, then the candidates again."""
+    once to find who is in one, the texts of those read once (unless ``features``, read
+    before, holds them all), then the candidates again."""
     compared, rank, leader = collapsed.compared, collapsed.rank, collapsed.leader
     rows = compared if every else leader
     row_keys = keys[rows]
@@ -289,10 +366,13 @@ def stream_bucket_pairs(
         in_pair[first] = in_pair[second] = True
     copies = np.flatnonzero(leader[rank] != compared)
     wanted = [rows[in_pair]] if every else [rows[in_pair], leader[rank[copies]], compared[copies]]
-    features = DocumentFeatures.read(corpus, np.concatenate(wanted), verification.features)
+    needed = np.concatenate(wanted)
+    if features is None or not np.isin(needed, features.positions).all():
+        features = DocumentFeatures.read(corpus, needed, verification.features)
+    read = features
 
     def checked(a: np.ndarray, b: np.ndarray) -> Pairs:
-        similarity = features.similarity(a, b, verification.metric)
+        similarity = read.similarity(a, b, verification.metric, verification.threshold)
         good = similarity >= verification.threshold
         a, b = a[good], b[good]
         distance = np.bitwise_count(fingerprints[a] ^ fingerprints[b]).astype(np.int64)

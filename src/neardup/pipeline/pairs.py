@@ -59,7 +59,7 @@ def stream_pairs(
     involved = _involved(collapsed, distinct)
     features = DocumentFeatures.read(corpus, involved, verify.features)
     for first, second, distance in chunks:
-        similarity = features.similarity(first, second, verify.metric)
+        similarity = features.similarity(first, second, verify.metric, verify.threshold)
         good = similarity >= verify.threshold
         yield Pairs(first[good], second[good], distance[good], similarity[good])
 

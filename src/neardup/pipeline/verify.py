@@ -7,6 +7,7 @@ how SimHash reaches MinHash-level precision without MinHash's cost per document.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -130,6 +131,8 @@ class FeatureTable:
     def concat(cls, tables: list[FeatureTable]) -> FeatureTable:
         if not tables:
             return cls(np.zeros(1, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.int64))
+        if len(tables) == 1:
+            return tables[0]
         starts = np.cumsum([0] + [t.doc_offsets[-1] for t in tables[:-1]])
         doc_offsets = np.concatenate(
             [tables[0].doc_offsets[:1]] + [t.doc_offsets[1:] + s for t, s in zip(tables, starts)]
@@ -156,7 +159,16 @@ class DocumentFeatures:
     def __init__(self, positions: np.ndarray, table: FeatureTable, config: FingerprintConfig) -> None:
         self.positions = positions
         self.table = table
-        self.weights = table.weights(config)
+        self.config = config
+
+    @functools.cached_property
+    def weights(self) -> np.ndarray:
+        """float64, one per feature, as the fingerprint weighs it (cosine needs them)."""
+        return self.table.weights(self.config)
+
+    def weights_for(self, metric: str) -> np.ndarray:
+        """The weights ``metric`` reads: cosine the features' weights, Jaccard none."""
+        return self.weights if metric == "cosine" else np.zeros(0)
 
     @classmethod
     def read(cls, corpus: Any, positions: np.ndarray, config: FingerprintConfig) -> DocumentFeatures:
@@ -177,16 +189,20 @@ class DocumentFeatures:
             start += len(batch)
         return cls(wanted, FeatureTable.concat(parts), config)
 
-    def similarity(self, first: np.ndarray, second: np.ndarray, metric: str) -> np.ndarray:
+    def similarity(
+        self, first: np.ndarray, second: np.ndarray, metric: str, floor: float = 0.0
+    ) -> np.ndarray:
         """float64: ``metric`` of the documents at positions ``first[p]`` and ``second[p]``
-        (each one of those read)."""
+        (each one of those read); a Jaccard pair proved below ``floor`` gets -1 instead,
+        unmerged (for callers that only compare with ``floor``)."""
         return pair_similarity(
             self.table.doc_offsets,
             self.table.hashes,
-            self.weights,
+            self.weights_for(metric),
             np.searchsorted(self.positions, first).astype(np.int64),
             np.searchsorted(self.positions, second).astype(np.int64),
             metric == "cosine",
+            floor,
         )
 
 
