@@ -23,6 +23,7 @@ Persistence: :meth:`HammingIndex.save` writes one self-describing file atomicall
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -319,6 +320,21 @@ class HammingIndex:
             self._rebuild(delta_fps, delta_ids, dead)
         else:
             self._delta_fps, self._delta_ids, self._dead = delta_fps, delta_ids, dead
+
+    def copy(self) -> HammingIndex:
+        """A copy in microseconds, sharing this index's arrays: a change to either is not seen
+        by the other, because every change (add, remove, compact) builds new arrays instead
+        of writing into old ones. A reader can keep searching a copy while a writer changes
+        the index, or while another copy is compacted."""
+        return copy.copy(self)
+
+    @property
+    def compaction_due(self) -> bool:
+        """Whether the pending changes (the delta and the tombstones) have passed the size at
+        which ``auto_compact`` would compact: a caller that compacts by itself (elsewhere, on
+        a :meth:`copy`) asks this after each change."""
+        pending = len(self._delta_ids) + len(self._dead)
+        return pending > 0 and self._due(len(self._delta_ids), len(self._dead))
 
     def compact(self) -> None:
         """Fold the delta into the tables and drop tombstoned rows: one rebuild, in memory (an

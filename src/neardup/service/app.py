@@ -101,8 +101,17 @@ class Results(BaseModel):
 
 
 class Service:
-    """The state behind the app: the store, the index, and a lock that keeps the index equal
-    to the store (a batch is committed, then the index learns it, before the next write)."""
+    """The state behind the app: the store (the record of truth) and the index of what it holds.
+
+    Readers never wait for writers. Writers take turns (``write_lock``): a batch is looked up,
+    committed to the store (the fsync, the slow part), and only then made visible by swapping
+    in a changed :meth:`HammingIndex.copy` of the index: one reference assignment, so a reader
+    sees the index before the batch or after it, never half of it, and never waits for a
+    commit. Lookups read ids through the store's per-thread read connections (SQLite WAL:
+    readers proceed during a commit). When the index's delta grows past its compaction size, a
+    copy is compacted on a background thread while reads and writes go on; the writes made
+    meanwhile are replayed onto it before it is swapped in.
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -110,7 +119,70 @@ class Service:
         self.fingerprinter = Fingerprinter(self.settings.config)
         self.snapshot_path = store.folder / SNAPSHOT
         self.index = self._restored() or self._loaded()
-        self.lock = threading.RLock()
+        self.index.auto_compact = False  # compaction runs in the background (compact_soon)
+        self.write_lock = threading.RLock()
+        # The changes made while a copy is compacted, to replay onto it; None when none is.
+        self._replay: list[tuple[str, np.ndarray, np.ndarray | None]] | None = None
+        self._compactor: threading.Thread | None = None
+        self.compactions = 0
+
+    def change(
+        self,
+        removed: np.ndarray | None = None,
+        added: np.ndarray | None = None,
+        keys: np.ndarray | None = None,
+    ) -> None:
+        """Make a committed change visible: ``removed`` keys leave the index, ``added``
+        fingerprints with ``keys`` join it. Call with ``write_lock`` held."""
+        index = self.index.copy()
+        if removed is not None and removed.size:
+            index.remove(removed)
+        if added is not None and added.shape[0]:
+            index.add(added, ids=keys)
+        self.index = index  # the swap: readers see the change whole
+        if self._replay is not None:
+            if removed is not None and removed.size:
+                self._replay.append(("remove", removed, None))
+            if added is not None and added.shape[0]:
+                self._replay.append(("add", added, keys))
+        elif index.compaction_due:
+            self.compact_soon()
+
+    def compact_soon(self) -> None:
+        """Compact a copy of the index on a background thread (unless one is running)."""
+        with self.write_lock:
+            if self._replay is not None:
+                return
+            self._replay = []
+            base = self.index.copy()
+            self._compactor = threading.Thread(
+                target=self._compact, args=(base,), name="neardup-compact", daemon=True
+            )
+            self._compactor.start()
+
+    def _compact(self, base: HammingIndex) -> None:
+        try:
+            base.compact()  # seconds at 10M: reads and writes go on meanwhile
+        except BaseException:
+            with self.write_lock:
+                self._replay = None  # the live index still holds everything; a later change retries
+            raise
+        with self.write_lock:
+            assert self._replay is not None
+            for operation, values, keys in self._replay:
+                if operation == "remove":
+                    base.remove(values)
+                else:
+                    base.add(values, ids=keys)
+            self.index = base
+            self._replay = None
+            self.compactions += 1
+
+    def wait_for_compaction(self, timeout: float | None = None) -> None:
+        """Block until a background compaction, if one is running, has been swapped in."""
+        thread = self._compactor
+        if thread is not None:
+            thread.join(timeout)
 
     def _loaded(self) -> HammingIndex:
         """The index of every stored row."""
@@ -131,7 +203,6 @@ class Service:
             index = HammingIndex.open(self.snapshot_path, fingerprint_config=self.settings.config.to_dict())
         except (FormatError, OSError):
             return None  # a damaged snapshot: the store holds everything
-        index.auto_compact = True
         gone = self.store.removed_after(marks["seq"])
         gone = np.unique(gone[gone <= marks["key"]])
         if gone.size:
@@ -144,7 +215,7 @@ class Service:
     def snapshot(self) -> None:
         """Save the index beside the store (atomically) and record where it stands, so the next
         start reads only what came after."""
-        with self.lock:
+        with self.write_lock:
             key, seq = self.store.marks()
             self.index.save(self.snapshot_path)
             self.store.set_snapshot(key, seq)
@@ -167,9 +238,39 @@ class Service:
                 out[p] = _parse_hex(d.fingerprint, bits, f"documents[{p}].fingerprint")
         return out
 
-    def lookup(self, fps: np.ndarray, k: int) -> list[list[Duplicate]]:
+    def add(self, batch: Batch, fps: np.ndarray, k: int) -> tuple[list[list[Duplicate]], list[bool]]:
+        """Look each fingerprint up, then store the documents the batch asks to store: (each
+        one's near-duplicates, whether it was stored), answered once on disk."""
+        with self.write_lock:
+            found = self.lookup(fps, k)
+            keep = [batch.store and not (batch.skip_if_duplicate and dups) for dups in found]
+            chosen = [p for p, ok in enumerate(keep) if ok]
+            new = [(str(batch.documents[p].id), _words(fps[p]), batch.documents[p].metadata) for p in chosen]
+            if new:
+                keys, replaced = self.store.add(new)  # committed: on disk from here
+                rows = fps[chosen]
+                self.change(
+                    np.array(replaced, dtype=np.int64),
+                    rows if rows.shape[1] == 2 else rows[:, 0],
+                    np.array(keys, dtype=np.int64),
+                )
+        return found, keep
+
+    def delete(self, doc_id: str) -> bool:
+        """Remove a document from the store, then from the index; False when there was none."""
+        with self.write_lock:
+            key = self.store.delete(doc_id)
+            if key is None:
+                return False
+            self.change(removed=np.array([key], dtype=np.int64))
+        return True
+
+    def lookup(self, fps: np.ndarray, k: int, index: HammingIndex | None = None) -> list[list[Duplicate]]:
+        """Each fingerprint's stored near-duplicates (id, distance), nearest first, in ``index``
+        (default the one visible now; a reader takes no lock)."""
+        index = self.index if index is None else index
         query = fps if fps.shape[1] == 2 else fps[:, 0]
-        offsets, found, distance = self.index.query_batch(np.ascontiguousarray(query), max_distance=k)
+        offsets, found, distance = index.query_batch(np.ascontiguousarray(query), max_distance=k)
         names = self.store.by_keys(sorted(set(found.tolist())))
         return [
             [Duplicate(id=names[int(f)], distance=int(d)) for f, d in zip(found[a:b], distance[a:b])]
@@ -253,22 +354,10 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
             if d.id is None and batch.store:
                 raise HTTPException(422, f"documents[{p}].id is required to store a document")
         fps = service.fingerprints(batch.documents, limits)
-        with service.lock:
-            found = service.lookup(fps, k)
-            keep = [batch.store and not (batch.skip_if_duplicate and dups) for dups in found]
-            chosen = [p for p, ok in enumerate(keep) if ok]
-            new = [(str(batch.documents[p].id), _words(fps[p]), batch.documents[p].metadata) for p in chosen]
-            if new:
-                keys, replaced = service.store.add(new)  # committed: on disk from here
-                if replaced:
-                    service.index.remove(np.array(replaced, dtype=np.int64))
-                rows = fps[chosen]
-                service.index.add(
-                    rows if rows.shape[1] == 2 else rows[:, 0], ids=np.array(keys, dtype=np.int64)
-                )
-                stored.inc(len(new))
-            queried.inc(len(fps))
-            size.set(len(service.index))
+        found, keep = service.add(batch, fps, k)
+        stored.inc(sum(keep))
+        queried.inc(len(fps))
+        size.set(len(service.index))
         return Results(
             results=[
                 Result(id=d.id, fingerprint=_hex(fps[p]), duplicates=found[p], stored=keep[p])
@@ -281,8 +370,7 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
         """The same lookup, storing nothing."""
         k = radius(batch)
         fps = service.fingerprints(batch.documents, limits)
-        with service.lock:
-            found = service.lookup(fps, k)
+        found = service.lookup(fps, k)  # no lock: a reader never waits for a writer
         queried.inc(len(fps))
         return Results(
             results=[
@@ -301,12 +389,9 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
 
     @app.delete("/documents/{doc_id}", dependencies=[Depends(authorized)])
     def delete(doc_id: str) -> dict[str, Any]:
-        with service.lock:
-            key = service.store.delete(doc_id)
-            if key is None:
-                raise HTTPException(404, f"no document {doc_id!r}")
-            service.index.remove(np.array([key], dtype=np.int64))
-            size.set(len(service.index))
+        if not service.delete(doc_id):
+            raise HTTPException(404, f"no document {doc_id!r}")
+        size.set(len(service.index))
         return {"id": doc_id, "deleted": True}
 
     @app.get("/stats", dependencies=[Depends(authorized)])

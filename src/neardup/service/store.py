@@ -57,13 +57,17 @@ class Row:
 
 
 class Store:
-    """The SQLite database of a data folder. One connection, used under a lock: writes are
-    serialised (SQLite allows one writer), and each call is one transaction."""
+    """The SQLite database of a data folder. Writes go through one connection under a lock
+    (SQLite allows one writer), each call one transaction. Reads of ids and documents (``get``,
+    ``by_keys``) go through a read-only connection per thread: in WAL mode they see the last
+    commit and never wait for one in progress."""
 
     def __init__(self, folder: str | Path, settings: Settings | None = None) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
         self._db = sqlite3.connect(self.folder / DATABASE, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")  # a commit is on disk before it returns
@@ -93,7 +97,20 @@ class Store:
 
     def close(self) -> None:
         with self._lock:
+            for reader in self._readers:
+                reader.close()
             self._db.close()
+
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's read-only connection."""
+        reader = getattr(self._local, "db", None)
+        if reader is None:
+            reader = sqlite3.connect(self.folder / DATABASE, check_same_thread=False, isolation_level=None)
+            reader.execute("PRAGMA query_only=ON")
+            with self._lock:
+                self._readers.append(reader)
+            self._local.db = reader
+        return reader
 
     def load(self, after: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Every stored (key, fingerprint) with a key above ``after``: int64 keys and uint64
@@ -138,19 +155,21 @@ class Store:
         return keys, replaced
 
     def get(self, doc_id: str) -> Row | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT key, id, lo, hi, metadata FROM documents WHERE id = ?", (doc_id,)
-            ).fetchone()
+        row = (
+            self._reader()
+            .execute("SELECT key, id, lo, hi, metadata FROM documents WHERE id = ?", (doc_id,))
+            .fetchone()
+        )
         return None if row is None else _row(row)
 
     def by_keys(self, keys: list[int]) -> dict[int, str]:
         """The ids of these keys."""
         if not keys:
             return {}
-        with self._lock:
-            marks = ",".join("?" * len(keys))
-            rows = self._db.execute(f"SELECT key, id FROM documents WHERE key IN ({marks})", keys).fetchall()
+        marks = ",".join("?" * len(keys))
+        rows = (
+            self._reader().execute(f"SELECT key, id FROM documents WHERE key IN ({marks})", keys).fetchall()
+        )
         return {int(k): i for k, i in rows}
 
     def delete(self, doc_id: str) -> int | None:
