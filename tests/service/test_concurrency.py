@@ -25,7 +25,7 @@ def _naive(live: dict[str, int], query: int, k: int) -> list[str]:
 
 
 def _found(service: Service, query: int, k: int = 3) -> list[str]:
-    return sorted(d.id for d in service.lookup(np.array([[query]], dtype=np.uint64), k)[0])
+    return sorted(d["id"] for d in service.lookup(np.array([[query]], dtype=np.uint64), k)[0])
 
 
 def test_a_reader_does_not_wait_for_a_commit(tmp_path, monkeypatch):

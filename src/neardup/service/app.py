@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -238,7 +239,7 @@ class Service:
                 out[p] = _parse_hex(d.fingerprint, bits, f"documents[{p}].fingerprint")
         return out
 
-    def add(self, batch: Batch, fps: np.ndarray, k: int) -> tuple[list[list[Duplicate]], list[bool]]:
+    def add(self, batch: Batch, fps: np.ndarray, k: int) -> tuple[list[list[dict[str, Any]]], list[bool]]:
         """Look each fingerprint up, then store the documents the batch asks to store: (each
         one's near-duplicates, whether it was stored), answered once on disk."""
         with self.write_lock:
@@ -265,15 +266,18 @@ class Service:
             self.change(removed=np.array([key], dtype=np.int64))
         return True
 
-    def lookup(self, fps: np.ndarray, k: int, index: HammingIndex | None = None) -> list[list[Duplicate]]:
+    def lookup(
+        self, fps: np.ndarray, k: int, index: HammingIndex | None = None
+    ) -> list[list[dict[str, Any]]]:
         """Each fingerprint's stored near-duplicates (id, distance), nearest first, in ``index``
         (default the one visible now; a reader takes no lock)."""
         index = self.index if index is None else index
         query = fps if fps.shape[1] == 2 else fps[:, 0]
         offsets, found, distance = index.query_batch(np.ascontiguousarray(query), max_distance=k)
         names = self.store.by_keys(sorted(set(found.tolist())))
+        found_ids, found_distances = found.tolist(), distance.tolist()
         return [
-            [Duplicate(id=names[int(f)], distance=int(d)) for f, d in zip(found[a:b], distance[a:b])]
+            [{"id": names[f], "distance": d} for f, d in zip(found_ids[a:b], found_distances[a:b])]
             for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())
         ]
 
@@ -309,26 +313,14 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
         body = json.dumps({"detail": detail}, default=str)  # ASCII: any character survives
         return Response(body, status_code=422, media_type="application/json")
 
-    def authorized(request: Request) -> None:
+    async def authorized(request: Request) -> None:  # async: no thread hop per request
         if token is None:
             return
         given = request.headers.get("authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
             raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
 
-    @app.middleware("http")
-    async def measure(request: Request, call_next: Any) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > limits.max_body_bytes:
-            response: Response = JSONResponse(
-                {"detail": f"the body is over the limit of {limits.max_body_bytes:,} bytes"}, status_code=413
-            )
-        else:
-            started = time.perf_counter()
-            response = await call_next(request)
-            latency.labels(request.url.path.split("/")[1] or "/").observe(time.perf_counter() - started)
-        requests.labels(request.url.path.split("/")[1] or "/", str(response.status_code)).inc()
-        return response
+    app.add_middleware(_Measured, limits=limits, requests=requests, latency=latency)
 
     def radius(batch: Batch) -> int:
         settings: Settings = service.settings
@@ -346,7 +338,7 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
         return k
 
     @app.post("/documents", response_model=Results, dependencies=[Depends(authorized)])
-    def add(batch: Batch) -> Results:
+    def add(batch: Batch) -> Response:
         """Look each document up, then store it (unless ``store`` is false, or
         ``skip_if_duplicate`` and a near-duplicate was found); answered once on disk."""
         k = radius(batch)
@@ -358,26 +350,22 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
         stored.inc(sum(keep))
         queried.inc(len(fps))
         size.set(len(service.index))
-        return Results(
-            results=[
-                Result(id=d.id, fingerprint=_hex(fps[p]), duplicates=found[p], stored=keep[p])
-                for p, d in enumerate(batch.documents)
-            ]
-        )
+        return _results(batch, fps, found, keep)
 
     @app.post("/query", response_model=Results, dependencies=[Depends(authorized)])
-    def query(batch: Batch) -> Results:
+    async def query(batch: Batch) -> Response:
         """The same lookup, storing nothing."""
         k = radius(batch)
-        fps = service.fingerprints(batch.documents, limits)
-        found = service.lookup(fps, k)  # no lock: a reader never waits for a writer
-        queried.inc(len(fps))
-        return Results(
-            results=[
-                Result(id=d.id, fingerprint=_hex(fps[p]), duplicates=found[p], stored=False)
-                for p, d in enumerate(batch.documents)
-            ]
-        )
+
+        def look_up() -> Response:
+            fps = service.fingerprints(batch.documents, limits)
+            found = service.lookup(fps, k)  # no lock: a reader never waits for a writer
+            queried.inc(len(fps))
+            return _results(batch, fps, found, [False] * len(fps))
+
+        if _cheap(batch):  # a few fingerprints or short texts: microseconds, no thread hop
+            return look_up()
+        return await run_in_threadpool(look_up)
 
     @app.get("/documents/{doc_id}", dependencies=[Depends(authorized)])
     def get(doc_id: str) -> dict[str, Any]:
@@ -414,6 +402,62 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
         return PlainTextResponse(generate_latest(registry).decode(), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+_CHEAP_DOCUMENTS, _CHEAP_TEXT_BYTES = 16, 16 * 1024
+"""A query at most this large is answered on the event loop (a thread hop costs more)."""
+
+
+def _cheap(batch: Batch) -> bool:
+    if len(batch.documents) > _CHEAP_DOCUMENTS:
+        return False
+    return sum(len(d.text) for d in batch.documents if d.text is not None) <= _CHEAP_TEXT_BYTES
+
+
+def _results(
+    batch: Batch, fps: np.ndarray, found: list[list[dict[str, Any]]], stored: list[bool]
+) -> Response:
+    """The answer to a batch, in order (the ``Results`` schema, serialised directly)."""
+    results = [
+        {"id": d.id, "fingerprint": _hex(fps[p]), "duplicates": found[p], "stored": stored[p]}
+        for p, d in enumerate(batch.documents)
+    ]
+    return JSONResponse({"results": results})
+
+
+class _Measured:
+    """ASGI middleware: bodies over the limit answered 413 before they are read, and every
+    request counted and timed for ``/metrics`` (a plain ASGI wrapper: Starlette's
+    ``BaseHTTPMiddleware`` costs a task and a stream per request)."""
+
+    def __init__(self, app: Any, limits: Limits, requests: Counter, latency: Histogram) -> None:
+        self.app, self.limits, self.requests, self.latency = app, limits, requests, latency
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        route = scope["path"].split("/")[1] or "/"
+        length = dict(scope["headers"]).get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.limits.max_body_bytes:
+            message = f"the body is over the limit of {self.limits.max_body_bytes:,} bytes"
+            await JSONResponse({"detail": message}, status_code=413)(scope, receive, send)
+            self.requests.labels(route, "413").inc()
+            return
+        status = 500
+
+        async def sent(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        started = time.perf_counter()
+        try:
+            await self.app(scope, receive, sent)
+        finally:
+            self.latency.labels(route).observe(time.perf_counter() - started)
+            self.requests.labels(route, str(status)).inc()
 
 
 def _utf8(text: str) -> bool:
