@@ -1,16 +1,22 @@
 """``neardup serve`` under load, on loopback: lookups and writes per second, latency, restart.
 
-A server process (``python -m neardup serve``) on 127.0.0.1 is filled with N random 64-bit
-fingerprints (``POST /documents`` in batches of 1,000, given as hex), then, each for a fixed
-time and a bounded number of requests:
+A data folder is filled with N random 64-bit fingerprints, written straight into its store
+(``--fill direct``: the same SQLite rows the server writes, 100,000 a transaction; ``--fill
+http``: ``POST /documents`` in batches of 1,000), then a server process (``python -m neardup
+serve``) on 127.0.0.1 starts from it (from the store's rows: the first start) and, each for a
+fixed time and a bounded number of requests:
 
-* ``POST /query`` of one fingerprint per request at concurrency 1, 8 and 64 (threads, one
-  HTTP client each): queries/s, latency p50 and p99;
-* ``POST /documents`` of 100 new fingerprints per request at concurrency 8: documents/s;
-* restart: a clean stop (the index snapshot is saved) and a start until ``/healthz`` answers,
-  then SIGKILL and a start from the store's rows alone.
+* ``POST /query`` of one fingerprint per request at concurrency 1, 8 and 64: requests/s and
+  latency p50 and p99, by ``wrk`` (a compiled load generator; ``apt-get install wrk``) when it
+  is on the PATH, else by Python threads (which then share the CPUs and measure less);
+* ``POST /query`` of 100 fingerprints per request at concurrency 8: fingerprints/s;
+* ``POST /documents`` of 1,000 new texts of about 2 KB per request (fingerprinted by the
+  server) at concurrency 1 and 2, bodies built before the clock starts: documents/s;
+* the server's memory (VmRSS), and restart: a clean stop (the index snapshot is saved) and a
+  start until ``/healthz`` answers, then SIGKILL and a start from the store's rows alone.
 
     python benchmarks/bench_service.py                   # N = 1M
+    python benchmarks/bench_service.py --docs 10000000   # the issue's 10M
     python benchmarks/bench_service.py --docs 100000 --seconds 3
 
 The last stdout line is ``RESULT {json}``.
@@ -19,7 +25,10 @@ The last stdout line is ``RESULT {json}``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -88,6 +97,111 @@ def load(url: str, fps: np.ndarray, first_id: int) -> float:
     return time.perf_counter() - t
 
 
+def fill_store(data: Path, fps: np.ndarray) -> float:
+    """Write ``fps`` (ids "0", "1", ...) into a new data folder's store, as the server would."""
+    from neardup.service.store import Store
+
+    t = time.perf_counter()
+    store = Store(data)
+    for start in range(0, fps.size, 100_000):
+        part = fps[start : start + 100_000].view(np.int64).tolist()
+        store.add((str(start + i), (v,), None) for i, v in enumerate(part))
+    store.close()
+    return time.perf_counter() - t
+
+
+def rss_mib(process: subprocess.Popen) -> float:
+    with open(f"/proc/{process.pid}/status") as status:
+        return next(int(line.split()[1]) / 1024 for line in status if line.startswith("VmRSS:"))
+
+
+def wrk_queries(
+    url: str, stored: np.ndarray, concurrency: int, seconds: float, folder: Path
+) -> dict[str, Any]:
+    """``wrk`` posting one-fingerprint queries near stored ones (1,000 bodies, in turn)."""
+    rng = np.random.default_rng(concurrency)
+    near = stored[rng.integers(stored.size, size=1000)] ^ (
+        np.uint64(1) << rng.integers(64, size=1000).astype(np.uint64)
+    )
+    bodies = [json.dumps({"documents": [{"fingerprint": f"{int(v):016x}"}]}) for v in near]
+    script = folder / "query.lua"
+    script.write_text(
+        "bodies = {" + ",".join(json.dumps(b) for b in bodies) + "}\n"
+        "i = 0\n"
+        'wrk.method = "POST"\n'
+        'wrk.headers["Content-Type"] = "application/json"\n'
+        "request = function()\n"
+        "  i = i % #bodies + 1\n"
+        "  return wrk.format(nil, nil, nil, bodies[i])\n"
+        "end\n"
+    )
+    out = subprocess.run(
+        [
+            "wrk",
+            "-t1",
+            f"-c{concurrency}",
+            f"-d{max(1, int(seconds))}s",
+            "--latency",
+            "-s",
+            str(script),
+            f"{url}/query",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    units = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+
+    def percentile(name: str) -> float:
+        value, unit = re.search(rf"{name}%\s+([\d.]+)(us|ms|s)\b", out).groups()  # type: ignore[union-attr]
+        return float(value) * units[unit]
+
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if errors:
+        raise RuntimeError(f"/query answered {errors.group(1)} errors under wrk")
+    return {
+        "concurrency": concurrency,
+        "tool": "wrk",
+        "requests": int(re.search(r"(\d+) requests in", out).group(1)),  # type: ignore[union-attr]
+        "requests_per_s": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
+        "p50_ms": percentile("50"),
+        "p99_ms": percentile("99"),
+    }
+
+
+def ingest_texts(url: str, concurrency: int, batches: int, tag: str) -> dict[str, Any]:
+    """``POST /documents`` of 1,000 new texts of about 2 KB each, bodies built beforehand."""
+    rng = np.random.default_rng(len(tag))
+    words = np.array([f"w{i}" for i in range(20_000)])
+    bodies = []
+    for b in range(batches):
+        texts = [" ".join(words[rng.integers(words.size, size=330)]) for _ in range(1000)]
+        documents = [{"id": f"{tag}-{b}-{i}", "text": t} for i, t in enumerate(texts)]
+        bodies.append(json.dumps({"documents": documents}).encode())
+
+    def send(part: list[bytes]) -> None:
+        with httpx.Client(base_url=url, timeout=300) as client:
+            for body in part:
+                response = client.post(
+                    "/documents", content=body, headers={"content-type": "application/json"}
+                )
+                response.raise_for_status()
+
+    t = time.perf_counter()
+    threads = [threading.Thread(target=send, args=(bodies[i::concurrency],)) for i in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - t
+    return {
+        "concurrency": concurrency,
+        "documents": 1000 * batches,
+        "text_bytes": sum(map(len, bodies)),
+        "documents_per_s": 1000 * batches / wall,
+    }
+
+
 def hammer(url: str, route: str, make: Any, concurrency: int, seconds: float, most: int) -> dict[str, Any]:
     """Requests from ``concurrency`` threads for ``seconds`` (at most ``most`` in all)."""
     latencies: list[float] = []
@@ -131,6 +245,7 @@ def hammer(url: str, route: str, make: Any, concurrency: int, seconds: float, mo
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=1_000_000, help="fingerprints stored first")
+    parser.add_argument("--fill", choices=("direct", "http"), default="direct", help="how they are stored")
     parser.add_argument("--seconds", type=float, default=5, help="per measurement")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
@@ -138,55 +253,73 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {
         "benchmark": "service",
         "docs": args.docs,
-        "machine": machine_info(("fastapi", "uvicorn")),
+        "fill": args.fill,
+        "machine": machine_info(("fastapi", "uvicorn", "uvloop", "httptools")),
     }
     rng = np.random.default_rng(0)
     stored = rng.integers(0, 2**64, size=args.docs, dtype=np.uint64)
+    use_wrk = shutil.which("wrk") is not None
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder) / "data"
         port = free_port()
         url = f"http://127.0.0.1:{port}"
+        if args.fill == "direct":
+            results["load_s"] = fill_store(data, stored)
         process, results["first_start_s"] = start(data, port)
         try:
-            results["load_s"] = load(url, stored, 0)
+            if args.fill == "http":
+                results["load_s"] = load(url, stored, 0)
             results["load_docs_per_s"] = args.docs / results["load_s"]
-            print(f"stored {args.docs:,} fingerprints in {results['load_s']:.1f} s", flush=True)
+            results["rss_mib_loaded"] = rss_mib(process)
+            print(
+                f"stored {args.docs:,} fingerprints ({args.fill}) in {results['load_s']:.1f} s; first start "
+                f"{results['first_start_s']:.1f} s; server RSS {results['rss_mib_loaded']:,.0f} MiB",
+                flush=True,
+            )
 
             def one_query(r: np.random.Generator) -> dict:
                 near = stored[r.integers(stored.size)] ^ (np.uint64(1) << np.uint64(r.integers(64)))
                 return {"documents": [{"fingerprint": f"{int(near):016x}"}]}
 
             results["query"] = [
-                hammer(url, "/query", one_query, c, args.seconds, 200_000) for c in (1, 8, 64)
+                wrk_queries(url, stored, c, args.seconds, Path(folder))
+                if use_wrk
+                else hammer(url, "/query", one_query, c, args.seconds, 200_000)
+                for c in (1, 8, 64)
             ]
             for r in results["query"]:
                 print(
-                    f"query, concurrency {r['concurrency']}: {r['requests_per_s']:,.0f}/s, "
-                    f"p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms",
+                    f"query, concurrency {r['concurrency']} ({r.get('tool', 'python threads')}): "
+                    f"{r['requests_per_s']:,.0f}/s, p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms",
                     flush=True,
                 )
-            counter = iter(range(10**9))
 
-            def hundred_new(r: np.random.Generator) -> dict:
-                base = 10**9 + 100 * next(counter)
-                values = r.integers(0, 2**64, size=100, dtype=np.uint64)
-                documents = [{"id": str(base + i), "fingerprint": h} for i, h in enumerate(hexes(values))]
-                return {"documents": documents}
+            def hundred_queries(r: np.random.Generator) -> dict:
+                near = stored[r.integers(stored.size, size=100)] ^ np.uint64(1)
+                return {"documents": [{"fingerprint": h} for h in hexes(near)]}
 
-            add = hammer(url, "/documents", hundred_new, 8, args.seconds, 2_000)
-            add["documents_per_s"] = add["requests_per_s"] * 100
-            results["add"] = add
-            print(f"add, concurrency 8, 100 a request: {add['documents_per_s']:,.0f} documents/s", flush=True)
+            batched = hammer(url, "/query", hundred_queries, 8, args.seconds, 20_000)
+            batched["fingerprints_per_s"] = batched["requests_per_s"] * 100
+            results["query_batches_of_100"] = batched
+            print(f"query, 100 a request, concurrency 8: {batched['fingerprints_per_s']:,.0f} fingerprints/s")
+            results["ingest_texts"] = [ingest_texts(url, c, 20, f"c{c}") for c in (1, 2)]
+            for r in results["ingest_texts"]:
+                print(
+                    f"add 1,000 texts of ~2 KB a request, concurrency {r['concurrency']}: "
+                    f"{r['documents_per_s']:,.0f} documents/s",
+                    flush=True,
+                )
+            results["rss_mib_end"] = rss_mib(process)
         finally:
             process.send_signal(signal.SIGTERM)  # a clean stop saves the snapshot
-            process.wait(timeout=300)
+            process.wait(timeout=600)
         process, results["restart_from_snapshot_s"] = start(data, port)
         process.send_signal(signal.SIGKILL)
         process.wait()
         (data / "index.idx").unlink()  # no snapshot: every row from the store
         process, results["restart_from_store_s"] = start(data, port)
         process.send_signal(signal.SIGTERM)
-        process.wait(timeout=300)
+        process.wait(timeout=600)
         print(
             f"restart: {results['restart_from_snapshot_s']:.1f} s from the snapshot, "
             f"{results['restart_from_store_s']:.1f} s from the store's rows",

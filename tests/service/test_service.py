@@ -129,6 +129,7 @@ def test_restart_from_the_snapshot_plus_what_came_after(server_factory, tmp_path
     assert (data / "index.idx").exists()
     server = server_factory(data=data)
     with server.client() as client:
+        assert client.get("/stats").json()["started_from"] == "snapshot"  # not every row again
         more = {f"e{i}": f"another page, number {i}" for i in range(50)}
         client.post("/documents", json={"documents": [{"id": k, "text": t} for k, t in more.items()]})
         for k in ("d1", "d2", "e3"):
@@ -142,7 +143,8 @@ def test_restart_from_the_snapshot_plus_what_came_after(server_factory, tmp_path
     server = server_factory(data=data)
     ids = sorted(texts)
     with server.client() as client:
-        assert client.get("/stats").json()["documents"] == len(ids)
+        stats = client.get("/stats").json()
+        assert stats["documents"] == len(ids) and stats["started_from"] == "snapshot"
         answer = client.post("/query", json={"documents": [{"text": texts[k]} for k in ids]}).json()[
             "results"
         ]

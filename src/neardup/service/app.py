@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import logging
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -119,7 +120,9 @@ class Service:
         self.settings = store.settings
         self.fingerprinter = Fingerprinter(self.settings.config)
         self.snapshot_path = store.folder / SNAPSHOT
-        self.index = self._restored() or self._loaded()
+        restored = self._restored()
+        self.started_from = "snapshot" if restored is not None else "store"
+        self.index = restored if restored is not None else self._loaded()
         self.index.auto_compact = False  # compaction runs in the background (compact_soon)
         self.write_lock = threading.RLock()
         # The changes made while a copy is compacted, to replay onto it; None when none is.
@@ -187,7 +190,11 @@ class Service:
 
     def _loaded(self) -> HammingIndex:
         """The index of every stored row."""
-        index = HammingIndex(bits=self.settings.config.bits, max_distance=self.settings.max_distance)
+        index = HammingIndex(
+            bits=self.settings.config.bits,
+            max_distance=self.settings.max_distance,
+            fingerprint_config=self.settings.config.to_dict(),  # recorded in the snapshot
+        )
         keys, fps = self.store.load()
         if keys.size:
             index.add(fps, ids=keys)
@@ -202,8 +209,12 @@ class Service:
             return None
         try:
             index = HammingIndex.open(self.snapshot_path, fingerprint_config=self.settings.config.to_dict())
-        except (FormatError, OSError):
-            return None  # a damaged snapshot: the store holds everything
+        except (FormatError, OSError) as error:
+            # A damaged or foreign snapshot: the store holds everything.
+            logging.getLogger("neardup.serve").warning(
+                "not using %s (%s); loading every row", self.snapshot_path, error
+            )
+            return None
         gone = self.store.removed_after(marks["seq"])
         gone = np.unique(gone[gone <= marks["key"]])
         if gone.size:
@@ -391,6 +402,7 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
             "max_distance": settings.max_distance,
             "config": settings.config.to_dict(),
             "index_bytes": service.index.nbytes,
+            "started_from": service.started_from,
         }
 
     @app.get("/healthz")
