@@ -111,8 +111,9 @@ class Service:
     sees the index before the batch or after it, never half of it, and never waits for a
     commit. Lookups read ids through the store's per-thread read connections (SQLite WAL:
     readers proceed during a commit). When the index's delta grows past its compaction size, a
-    copy is compacted on a background thread while reads and writes go on; the writes made
-    meanwhile are replayed onto it before it is swapped in.
+    copy is compacted on a background thread while reads and writes go on, saved as the
+    snapshot (so a restart after a crash reads only the rows since), and swapped in once the
+    writes made meanwhile are replayed onto it.
     """
 
     def __init__(self, store: Store) -> None:
@@ -125,6 +126,7 @@ class Service:
         self.index = restored if restored is not None else self._loaded()
         self.index.auto_compact = False  # compaction runs in the background (compact_soon)
         self.write_lock = threading.RLock()
+        self._snapshot_lock = threading.Lock()
         # The changes made while a copy is compacted, to replay onto it; None when none is.
         self._replay: list[tuple[str, np.ndarray, np.ndarray | None]] | None = None
         self._compactor: threading.Thread | None = None
@@ -158,15 +160,17 @@ class Service:
             if self._replay is not None:
                 return
             self._replay = []
-            base = self.index.copy()
+            base, marks = self.index.copy(), self.store.marks()
             self._compactor = threading.Thread(
-                target=self._compact, args=(base,), name="neardup-compact", daemon=True
+                target=self._compact, args=(base, marks), name="neardup-compact", daemon=True
             )
             self._compactor.start()
 
-    def _compact(self, base: HammingIndex) -> None:
+    def _compact(self, base: HammingIndex, marks: tuple[int, int]) -> None:
         try:
             base.compact()  # seconds at 10M: reads and writes go on meanwhile
+            # Also the snapshot a crash restarts from: it then reads only the rows since.
+            self._save(base, marks)
         except BaseException:
             with self.write_lock:
                 self._replay = None  # the live index still holds everything; a later change retries
@@ -215,22 +219,32 @@ class Service:
                 "not using %s (%s); loading every row", self.snapshot_path, error
             )
             return None
-        gone = self.store.removed_after(marks["seq"])
-        gone = np.unique(gone[gone <= marks["key"]])
+        # The snapshot file is written before its marks, so it may be newer than they say (a
+        # crash between the two): keys are never reused, so remove the removed keys it still
+        # holds and add the later rows it lacks.
+        gone = np.unique(self.store.removed_after(marks["seq"]))
+        keys, fps = self.store.load(after=marks["key"])
+        held = index.ids if gone.size or keys.size else np.zeros(0, np.int64)
+        gone = gone[np.isin(gone, held)]
         if gone.size:
             index.remove(gone)
-        keys, fps = self.store.load(after=marks["key"])
-        if keys.size:
-            index.add(fps, ids=keys)
+        new = ~np.isin(keys, held)
+        if new.any():
+            index.add(fps[new], ids=keys[new])
         return index
 
     def snapshot(self) -> None:
         """Save the index beside the store (atomically) and record where it stands, so the next
-        start reads only what came after."""
+        start reads only what came after (a clean stop)."""
         with self.write_lock:
-            key, seq = self.store.marks()
-            self.index.save(self.snapshot_path)
-            self.store.set_snapshot(key, seq)
+            self._save(self.index, self.store.marks())
+
+    def _save(self, index: HammingIndex, marks: tuple[int, int]) -> None:
+        """Write ``index`` (the store's state at ``marks``) as the snapshot: the file first,
+        then its marks, one save at a time."""
+        with self._snapshot_lock:
+            index.save(self.snapshot_path)
+            self.store.set_snapshot(*marks)
 
     def fingerprints(self, documents: list[DocumentIn], limits: Limits) -> np.ndarray:
         bits = self.settings.config.bits
