@@ -254,3 +254,17 @@ def naive_fingerprint_features(pairs: list, seed: int = 0, bits: int = 64) -> in
     if not weights:
         return 0
     return accumulate(weights, bits, seed, 0.0)
+
+
+def naive_components(n: int, pairs) -> list[int]:
+    """Smallest member of each item's connected component, by repeated relaxation."""
+    label = list(range(n))
+    changed = True
+    while changed:
+        changed = False
+        for a, b in pairs:
+            low = min(label[a], label[b])
+            if label[a] != low or label[b] != low:
+                label[a] = label[b] = low
+                changed = True
+    return label

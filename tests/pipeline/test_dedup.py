@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import neardup
+from naive import naive_components as components
 from naive import naive_features
 from neardup.pipeline.planted import planted_corpus
 
@@ -39,20 +40,6 @@ def brute_pairs(fps: np.ndarray, k: int) -> set[tuple[int, int]]:
     d = neardup.hamming_pairwise(fps)
     i, j = np.nonzero(np.triu(d <= k, 1))
     return set(zip(i.tolist(), j.tolist()))
-
-
-def components(n: int, pairs) -> list[int]:
-    """Smallest member of each item's connected component, by repeated relaxation."""
-    label = list(range(n))
-    changed = True
-    while changed:
-        changed = False
-        for a, b in pairs:
-            low = min(label[a], label[b])
-            if label[a] != low or label[b] != low:
-                label[a] = label[b] = low
-                changed = True
-    return label
 
 
 @pytest.mark.parametrize("bits, k", [(64, 3), (64, 8), (128, 12)])

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import neardup
-from naive import naive_features
+from naive import naive_components, naive_features
 from neardup._config import FingerprintConfig
 from neardup._errors import ConfigError
 from neardup._kernels.buckets import components_in_buckets, greedy_in_buckets
@@ -182,19 +182,6 @@ def _naive_greedy(m: int, pairs: set[tuple[int, int]]) -> list[int]:
     return representative
 
 
-def _naive_components(m: int, pairs: set[tuple[int, int]]) -> list[int]:
-    label = list(range(m))
-    changed = True
-    while changed:
-        changed = False
-        for x, y in pairs:
-            low = min(label[x], label[y])
-            if label[x] != low or label[y] != low:
-                label[x] = label[y] = low
-                changed = True
-    return label
-
-
 @st.composite
 def bucketed_sets(draw):
     """Feature sets from a few families (so that many pairs are similar) and bands whose keys
@@ -244,7 +231,7 @@ def test_rules_in_buckets_equal_the_pair_by_pair_rules(case, threshold):
     assert greedy == _naive_greedy(len(sets), pairs)
     assert similar <= checked
     roots, checked, similar = _run(sets, keys, threshold, "components")
-    assert roots == _naive_components(len(sets), pairs)
+    assert roots == naive_components(len(sets), pairs)
     candidates = {
         (x, y) for x in range(len(sets)) for y in range(x + 1, len(sets)) if (keys[x] == keys[y]).any()
     }
@@ -311,7 +298,7 @@ def test_dedup_by_jaccard_equals_the_rule_over_verified_candidates(corpus, thres
     order = sorted(set(leaders.values()))
     rank = {p: r for r, p in enumerate(order)}
     pairs = _verified_pairs(keys[order], [sets[p] for p in order], threshold)
-    rule = _naive_greedy if cluster == "greedy" else _naive_components
+    rule = _naive_greedy if cluster == "greedy" else naive_components
     roots = rule(len(order), pairs)
     want = [order[roots[rank[leaders[int(result.fingerprints[p])]]]] for p in range(n)]
     assert result.representatives.tolist() == want
