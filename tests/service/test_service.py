@@ -88,13 +88,16 @@ def test_lookups_equal_the_library_and_writes_survive_sigkill(server_factory, do
 )
 def test_bad_requests_get_a_clear_4xx(server_factory, body, status, words):
     server = server_factory("--max-batch", "5", "--max-body-mb", "0.002")
+    # /query is answered by its own lane (_QueryLane): the same checks, the same answers.
+    routes = ["/documents"] if "id is required" in words else ["/documents", "/query"]
     with server.client() as client:
-        if isinstance(body, str):
-            response = client.post("/documents", content=body, headers={"content-type": "application/json"})
-        else:
-            response = client.post("/documents", json=body)
-    assert response.status_code == status, response.text
-    assert words.lower() in response.text.lower()
+        for route in routes:
+            if isinstance(body, str):
+                response = client.post(route, content=body, headers={"content-type": "application/json"})
+            else:
+                response = client.post(route, json=body)
+            assert response.status_code == status, (route, response.text)
+            assert words.lower() in response.text.lower(), route
 
 
 def test_token_settings_metrics_and_openapi(server_factory, tmp_path):
@@ -109,10 +112,17 @@ def test_token_settings_metrics_and_openapi(server_factory, tmp_path):
         stats = client.get("/stats").json()
         assert stats["bits"] == 128 and stats["max_distance"] == 10 and stats["documents"] == 1
         assert "neardup_documents_stored_total 1.0" in client.get("/metrics").text
-        assert "/documents" in client.get("/openapi.json").json()["paths"]
+        paths = client.get("/openapi.json").json()["paths"]
+        assert "/documents" in paths and "/query" in paths
+        found = client.post("/query", json={"documents": [{"text": "one two three four"}]}).json()
+        assert found["results"][0]["duplicates"] == [{"id": "a", "distance": 0}]
+        assert 'neardup_requests_total{route="query",status="200"} 1.0' in client.get("/metrics").text
     import httpx
 
     assert httpx.get(f"{server.url}/stats").status_code == 401
+    for given in ({}, {"authorization": "Bearer wrong"}):
+        refused = httpx.post(f"{server.url}/query", json={"documents": [{"text": "x"}]}, headers=given)
+        assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
     assert httpx.get(f"{server.url}/healthz").status_code == 200
     server.stop()
     with pytest.raises(RuntimeError, match="was created with"):
