@@ -35,7 +35,7 @@ def test_spark_engine_keeps_what_the_local_engine_keeps(corpus, tmp_path):
     common = ["--text-field", "body", "--id-field", "url", "-k", "5", "--keep", "longest"]
     done = run(
         "dedup", str(corpus / "pages.jsonl"), "-o", "kept.parquet", "--clusters", "clusters.parquet",
-        "--engine", "spark", "--master", "local[2]", *common, cwd=tmp_path,
+        "--pairs", "pairs.parquet", "--engine", "spark", "--master", "local[2]", *common, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     local = neardup.dedup(
@@ -46,6 +46,14 @@ def test_spark_engine_keeps_what_the_local_engine_keeps(corpus, tmp_path):
     assert set(kept.column_names) == {"url", "body", "n"}  # the rows as read
     clusters = pq.read_table(tmp_path / "clusters.parquet").to_pylist()
     assert len(clusters) == len(local.clusters_table())
+    # The pairs that rebuild the clusters, as the local --pairs lists them (unordered ends).
+    pairs = pq.read_table(tmp_path / "pairs.parquet").to_pylist()
+    local_pairs = local.pairs_table().to_pylist()
+    assert len(pairs) == len(local_pairs) > 10
+    as_sets = [
+        sorted((*sorted((p["id_a"], p["id_b"])), p["distance"]) for p in x) for x in (pairs, local_pairs)
+    ]
+    assert as_sets[0] == as_sets[1]
     assert f"removed {local.stats.duplicates:,} near-duplicates" in done.stderr
     assert not list(tmp_path.glob("*.tmp"))
 
@@ -56,4 +64,10 @@ def test_spark_engine_refuses_what_it_cannot_do_yet(corpus, tmp_path):
         "--verify", "jaccard", "0.5", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode != 0 and "--verify does not run on --engine spark yet" in done.stderr
+    done = run(
+        "dedup", str(corpus / "pages.jsonl"), "--pairs", "p.parquet", "--engine", "spark", cwd=tmp_path
+    )
+    assert (
+        done.returncode != 0 and "--pairs on --engine spark names the documents by --id-field" in done.stderr
+    )
     assert not list(tmp_path.iterdir())

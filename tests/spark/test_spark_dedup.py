@@ -11,7 +11,7 @@ import pytest
 import neardup
 from neardup import ConfigError
 from neardup.pipeline.planted import planted_corpus
-from neardup.spark import dedup
+from neardup.spark import dedup, dedup_with_pairs
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +61,16 @@ def test_bad_choices_are_named(spark):
         dedup(df, keep="best")
     with pytest.raises(ConfigError, match="needs id_col="):
         dedup(df, keep="lowest-id")
+
+
+@pytest.mark.parametrize("keep", ["first", "shortest"])
+def test_pairs_equal_the_local_pairs(spark, texts, keep):
+    ids = list(range(len(texts)))
+    df = spark.createDataFrame(list(zip(ids, texts)), "id long, text string")
+    _, pairs = dedup_with_pairs(df, id_col="id", max_distance=6, keep=keep)
+    got = sorted(
+        (*sorted((str(r["a"]), str(r["b"]))), r["distance"]) for r in pairs.collect()
+    )  # local ids: str
+    local = neardup.dedup(pa.table({"id": ids, "text": texts}), id_field="id", max_distance=6, keep=keep)
+    want = sorted((*sorted((r["id_a"], r["id_b"])), r["distance"]) for r in local.pairs_table().to_pylist())
+    assert got == want and len(got) > 60  # the 25 copies' links, the family's pairs, the planted ones

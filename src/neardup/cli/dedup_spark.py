@@ -4,7 +4,8 @@ reading and writing at any path Spark reaches.
 Inputs are JSONL (``.jsonl``, ``.json``, ``.ndjson``; ``.gz`` and ``.bz2`` too), Parquet or
 CSV files or folders of them, all of one format. Spark writes each output as a folder of part
 files: ``-o kept.parquet`` (or ``.jsonl``) the kept rows with their columns as read,
-``--clusters`` one row per document in a cluster of several (id, cluster, kept). A local output
+``--clusters`` one row per document in a cluster of several (id, cluster, kept), ``--pairs``
+(with ``--id-field``) the pairs that rebuild the clusters (id_a, id_b, distance). A local output
 goes to a temporary folder beside it and is renamed into place once complete.
 """
 
@@ -26,7 +27,7 @@ _UNSUPPORTED = (
     ("cosine", "--cosine"),
     ("against", "--against"),
     ("save_index", "--save-index"),
-    ("pairs", "--pairs"),
+    ("all_pairs", "--all-pairs"),
     ("example", "--example"),
     ("lines", "--lines"),
 )
@@ -36,12 +37,14 @@ def run_on_spark(args: argparse.Namespace) -> int:
     for attribute, option in _UNSUPPORTED:
         if getattr(args, attribute, None):
             raise ConfigError(f"{option} does not run on --engine spark yet; run it with the local engine")
+    if args.pairs and not args.id_field:
+        raise ConfigError("--pairs on --engine spark names the documents by --id-field; give it")
     started = time.perf_counter()
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
     from ..index.hamming import distance_for_cosine
-    from ..spark import dedup, fingerprint_columns
+    from ..spark import dedup_with_pairs, fingerprint_columns
     from .options import config_from_args
 
     config = config_from_args(args)
@@ -59,7 +62,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
         k = args.max_distance
         if args.similarity is not None:
             k = distance_for_cosine(args.similarity, config.bits)
-        result = dedup(
+        result, pairs = dedup_with_pairs(
             df,
             text,
             config=config,
@@ -68,7 +71,8 @@ def run_on_spark(args: argparse.Namespace) -> int:
             id_col=args.id_field,
             cluster=args.cluster,
             featureless=args.featureless,
-        ).localCheckpoint()
+        )
+        result = result.localCheckpoint()
         if args.output:
             kept = result.where("kept").drop("cluster", "kept", *fingerprint_columns(config))
             _write(kept, args.output, args.format)
@@ -77,6 +81,8 @@ def run_on_spark(args: argparse.Namespace) -> int:
             ids = [args.id_field] if args.id_field else []
             members = result.join(sizes, "cluster").select(*ids, "cluster", "kept")
             _write(members, args.clusters, None)
+        if args.pairs:
+            _write(pairs.toDF("id_a", "id_b", "distance"), args.pairs, None)
         total, kept_count = result.agg(F.count(F.lit(1)), F.sum(F.col("kept").cast("long"))).collect()[0]
         kept_count = kept_count or 0
         clusters = result.groupBy("cluster").count().where("count > 1").count()

@@ -7,7 +7,8 @@ same near-duplicate pairs as the local engine, computed on a cluster.
   distinct fingerprints, every pair within the radius exactly once (``join.py``);
 - :func:`representatives` runs Manku's rule or connected components over a ranked pair graph
   (``clusters.py``);
-- :func:`dedup` is the local job's answer on a DataFrame (``dedup.py``).
+- :func:`dedup` is the local job's answer on a DataFrame, :func:`dedup_with_pairs` with the
+  pairs that rebuild its clusters (``dedup.py``).
 
 May import anything but ``cli``; pyspark is imported here, so only a caller of ``neardup.spark``
 needs it.
@@ -16,8 +17,15 @@ needs it.
 from __future__ import annotations
 
 from .clusters import representatives
-from .dedup import dedup
+from .dedup import dedup, dedup_with_pairs
 from .fingerprints import fingerprint, fingerprint_columns
 from .join import near_duplicate_pairs
 
-__all__ = ["dedup", "fingerprint", "fingerprint_columns", "near_duplicate_pairs", "representatives"]
+__all__ = [
+    "dedup",
+    "dedup_with_pairs",
+    "fingerprint",
+    "fingerprint_columns",
+    "near_duplicate_pairs",
+    "representatives",
+]

@@ -11,9 +11,15 @@ over a DataFrame, with the same answer as :func:`neardup.dedup` on the same rows
    go to :func:`representatives` (Manku's rule or components).
 5. A leader follows its representative, a copy its leader's; a row is kept when it is its
    own representative, and its cluster is its representative's rank.
+
+:func:`dedup_with_pairs` also gives the pairs that rebuild every cluster, as the local
+``--pairs`` writes them: each pair of distinct fingerprints within the radius between their
+leaders, and each copy's link to its leader (distance 0).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -31,6 +37,18 @@ _INTERNAL = ("_position", "_length", "_featureless", "_rank")
 def dedup(
     df: DataFrame,
     text_col: str = "text",
+    **options: Any,
+) -> DataFrame:
+    """Every row of ``df`` with its fingerprint column(s) and two more: ``cluster``, the rank
+    (in ``keep`` order) of the kept row it duplicates (its own when kept: rows of one cluster
+    share it), and ``kept``. ``.where("kept")`` gives the deduplicated rows. The options are
+    :func:`dedup_with_pairs`'s."""
+    return dedup_with_pairs(df, text_col, **options)[0]
+
+
+def dedup_with_pairs(
+    df: DataFrame,
+    text_col: str = "text",
     *,
     config: FingerprintConfig | None = None,
     max_distance: int | None = None,
@@ -40,10 +58,12 @@ def dedup(
     featureless: str = "keep",
     group_limit: int = GROUP_LIMIT,
     local_limit: int = LOCAL_LIMIT,
-) -> DataFrame:
-    """Every row of ``df`` with its fingerprint column(s) and two more: ``cluster``, the rank
-    (in ``keep`` order) of the kept row it duplicates (its own when kept: rows of one cluster
-    share it), and ``kept``. ``.where("kept")`` gives the deduplicated rows.
+) -> tuple[DataFrame, DataFrame]:
+    """(the rows of :func:`dedup`, the pairs that rebuild its clusters): the pairs have columns
+    ``a``, ``b`` (``id_col``'s values, else the rows' positions in the input) and ``distance``:
+    each pair of distinct fingerprints within the radius, between their leaders (the rows first
+    in ``keep`` order), and each other copy's link to its leader (distance 0), as the local
+    ``--pairs`` writes them. Lazy: nothing is computed until they are used.
 
     Args:
         df: the documents, one per row, text in ``text_col`` (no nulls).
@@ -119,4 +139,32 @@ def dedup(
             & (~F.col("_featureless") if featureless == "drop" else F.lit(True))
         ).alias("kept"),
     )
-    return docs.join(outcome, "_position").drop(*_INTERNAL)
+    # The pairs, as positions: between leaders, and each copy to its leader.
+    where = ranked.select(F.col("_rank").alias("leader"), F.col("_position").alias("at"))
+    placed = leaders.join(where, "leader")
+    between = (
+        edges.select("u", "v", "distance")
+        .join(where.withColumnRenamed("leader", "u").withColumnRenamed("at", "a"), "u")
+        .join(where.withColumnRenamed("leader", "v").withColumnRenamed("at", "b"), "v")
+        .select("a", "b", F.col("distance").cast("long"))
+    )
+    links = (
+        compared.join(placed, fp)
+        .where(F.col("_rank") != F.col("leader"))
+        .select(
+            F.col("at").alias("a"), F.col("_position").alias("b"), F.lit(0).cast("long").alias("distance")
+        )
+    )
+    pairs = between.unionByName(links)
+    if id_col is not None:
+        id_of = docs.select("_position", id_col)
+        for end in ("a", "b"):
+            pairs = (
+                pairs.join(
+                    id_of.withColumnRenamed("_position", end).withColumnRenamed(id_col, f"{end}_id"), end
+                )
+                .drop(end)
+                .withColumnRenamed(f"{end}_id", end)
+            )
+        pairs = pairs.select("a", "b", "distance")
+    return docs.join(outcome, "_position").drop(*_INTERNAL), pairs
