@@ -100,7 +100,7 @@ def real_shape_rows(texts: list[str], peers: bool = True) -> dict[str, Any]:
 def datasketch_rows(texts: list[str], truth: dict[float, np.ndarray]) -> list[dict[str, Any]]:
     try:
         import datasketch
-        from datasketch import MinHash, MinHashLSH
+        from datasketch import MinHash
     except ImportError:
         return []
     import neardup
@@ -119,16 +119,7 @@ def datasketch_rows(texts: list[str], truth: dict[float, np.ndarray]) -> list[di
     rows = []
     for t in THRESHOLDS:
         started = time.perf_counter()
-        lsh = MinHashLSH(threshold=t, num_perm=NUM_PERM)
-        with lsh.insertion_session() as session:
-            for d, signature in enumerate(signatures):
-                session.insert(d, signature, check_duplication=False)
-        firsts, seconds = [], []
-        for d, signature in enumerate(signatures):
-            found = [j for j in lsh.query(signature) if j > d]
-            firsts += [d] * len(found)
-            seconds += found
-        a, b = np.array(firsts, np.int64), np.array(seconds, np.int64)
+        a, b = datasketch_pairs(signatures, t, NUM_PERM)
         raw_s = shared_s + time.perf_counter() - started
         candidates = _keys(a, b, n)
         row = {"threshold": t, "version": datasketch.__version__, "num_perm": NUM_PERM}
@@ -150,6 +141,23 @@ def datasketch_rows(texts: list[str], truth: dict[float, np.ndarray]) -> list[di
             | _score(candidates[good], truth[t])
         )
     return rows
+
+
+def datasketch_pairs(signatures: list[Any], threshold: float, num_perm: int) -> tuple[np.ndarray, np.ndarray]:
+    """datasketch's candidate pairs as it reports them: every signature inserted into a
+    ``MinHashLSH(threshold, num_perm)``, then each queried; int64 (first, second), first < second."""
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+    with lsh.insertion_session() as session:
+        for d, signature in enumerate(signatures):
+            session.insert(d, signature, check_duplication=False)
+    firsts, seconds = [], []
+    for d, signature in enumerate(signatures):
+        found = [j for j in lsh.query(signature) if j > d]
+        firsts += [d] * len(found)
+        seconds += found
+    return np.array(firsts, np.int64), np.array(seconds, np.int64)
 
 
 def table4(result: dict[str, Any]) -> str:

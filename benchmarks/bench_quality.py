@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _real_quality import datasketch_pairs
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -235,7 +236,7 @@ def sweep_128(texts: list[str], truth: Truth, repeats: int, words_kmax: int) -> 
 def datasketch_rows(texts: list[str], truth: Truth) -> dict[str, Any]:
     try:
         import datasketch
-        from datasketch import MinHash, MinHashLSH
+        from datasketch import MinHash
     except ImportError:
         return {"skipped": "datasketch is not installed"}
     import neardup
@@ -260,17 +261,8 @@ def datasketch_rows(texts: list[str], truth: Truth) -> dict[str, Any]:
     }
     for threshold in LSH_THRESHOLDS:
         t = time.perf_counter()
-        lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
-        with lsh.insertion_session() as session:
-            for i, m in enumerate(mhs):
-                session.insert(i, m, check_duplication=False)
-        firsts, seconds = [], []
-        for i, m in enumerate(mhs):
-            found = [j for j in lsh.query(m) if j > i]
-            firsts += [i] * len(found)
-            seconds += found
+        a, b = datasketch_pairs(mhs, threshold, NUM_PERM)
         lsh_s = time.perf_counter() - t
-        a, b = np.array(firsts, np.int64), np.array(seconds, np.int64)
         total = features_s + minhash_s + lsh_s
         out["rows"].append(
             {

@@ -166,11 +166,11 @@ class DedupResult:
     _verify: Verification | None = field(default=None, repr=False)
     _pairs: Pairs | None = field(default=None, repr=False)
     plan: Banding | None = None
+    """With ``jaccard``: the MinHash-LSH banding that found the candidates; else None."""
     _keys: np.ndarray | None = field(default=None, repr=False)
     _features: DocumentFeatures | None = field(default=None, repr=False)
     """With ``jaccard`` on data in memory: the features the run read, kept for the pairs (the
     texts are held anyway); files are read again instead."""
-    """With ``jaccard``: the MinHash-LSH banding that found the candidates; else None."""
 
     def __len__(self) -> int:
         return self.kept.shape[0]
@@ -490,9 +490,8 @@ def dedup(
         verify_features, verify_size: the features ``verify`` (or ``jaccard``) compares: the
             fingerprint's own (default for ``verify``), or ``"word-shingles"`` (``verify_size``
             words, 3), ``"words"`` or ``"char-ngrams"`` (``verify_size`` characters, 5),
-            extracted as a fingerprint
-            with those settings would extract them. A threshold stated in 3-shingle Jaccard
-            is checked on 3-shingles whatever the fingerprint hashes.
+            extracted as a fingerprint with those settings would extract them. A threshold
+            stated in 3-shingle Jaccard is checked on 3-shingles whatever the fingerprint hashes.
         against: a :class:`HammingIndex` (or its file) of documents seen before: documents
             near one of them are dropped with their whole cluster.
         text_field, id_field: the field or column of the text and of the id.
@@ -561,12 +560,12 @@ def dedup(
     progress = progress or Progress(enabled=False)
     rejects = Rejects(errors)
     stats = DedupStats(input_bytes=corpus.total_bytes or 0)
-    stats.plan = plan_line
     if banding is not None:
         assert checked_verify is not None
-        stats.plan = (
+        plan_line = (
             f"--jaccard {jaccard:g} on {feature_name(checked_verify)}: candidates from {banding.describe()}"
         )
+    stats.plan = plan_line
 
     fps, lengths, rows, owners, ids, spans, no_features, corpus_keys = _fingerprint_all(
         corpus, Fingerprinter(config), rejects, progress, n_jobs, banding, checked_verify

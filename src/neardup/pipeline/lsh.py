@@ -303,8 +303,10 @@ def choose_in_buckets(
     copies = np.flatnonzero(leader[rank] != compared)
     detached = np.zeros(compared.size, dtype=bool)
     with progress.stage("verify", total=corpus.total_bytes):
-        wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
-        features = held if held is not None else DocumentFeatures.read(corpus, wanted, verification.features)
+        features = held
+        if features is None:
+            wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
+            features = DocumentFeatures.read(corpus, wanted, verification.features)
         detached[copies] = (
             features.similarity(leader[rank[copies]], compared[copies], metric, threshold) < threshold
         )

@@ -447,6 +447,10 @@ def _results(batch: Batch, fps: np.ndarray, found: list[list[dict[str, Any]]], s
     return json.dumps({"results": results}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+def _body_too_large(limits: Limits) -> str:
+    return f"the body is over the limit of {limits.max_body_bytes:,} bytes"
+
+
 def _token_ok(given: str, token: str) -> bool:
     return hmac.compare_digest(given.encode(), f"Bearer {token}".encode())
 
@@ -482,9 +486,7 @@ class _QueryLane:
             message = await receive()
             body += message.get("body", b"")
             if len(body) > self.limits.max_body_bytes:
-                detail = json.dumps(
-                    {"detail": f"the body is over the limit of {self.limits.max_body_bytes:,} bytes"}
-                )
+                detail = json.dumps({"detail": _body_too_large(self.limits)})
                 await _send(send, 413, detail.encode())
                 return
             if not message.get("more_body"):
@@ -530,7 +532,7 @@ class _Measured:
         route = scope["path"].split("/")[1] or "/"
         length = dict(scope["headers"]).get(b"content-length", b"")
         if length.isdigit() and int(length) > self.limits.max_body_bytes:
-            message = f"the body is over the limit of {self.limits.max_body_bytes:,} bytes"
+            message = _body_too_large(self.limits)
             await JSONResponse({"detail": message}, status_code=413)(scope, receive, send)
             self.requests.labels(route, "413").inc()
             return
