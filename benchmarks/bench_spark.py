@@ -78,8 +78,8 @@ def largest_group(fps: np.ndarray, plan: Any) -> int:
 
 def bench(spark: Any, n: int) -> dict[str, Any]:
     import neardup
-    from neardup.index.plan import IndexPlan
     from neardup.spark import near_duplicate_pairs
+    from neardup.spark.join import spark_plan
 
     fps = fingerprints(n)
     out: dict[str, Any] = {"n": n, "distinct": int(np.unique(fps).size)}
@@ -99,7 +99,7 @@ def bench(spark: Any, n: int) -> dict[str, Any]:
     out["spark_pairs"] = near_duplicate_pairs(df, K).count()
     out["spark_join_s"] = time.perf_counter() - t
     out["shuffle_bytes"] = shuffle_bytes(spark) - before
-    plan = IndexPlan.choose(64, K, "auto", out["distinct"])
+    plan = spark_plan(64, K, out["distinct"])
     out["tables"] = plan.num_tables
     out["largest_key_group"] = largest_group(fps, plan)
     out["ratio"] = out["spark_join_s"] / out["local_s"]
@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         .config("spark.driver.memory", "8g")
         .config("spark.sql.shuffle.partitions", "16")
         .config("spark.ui.host", "127.0.0.1")
+        .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

@@ -11,6 +11,7 @@ import neardup
 from neardup import ConfigError
 from neardup.pipeline.planted import planted_corpus
 from neardup.spark import fingerprint, fingerprint_columns, near_duplicate_pairs
+from neardup.spark.join import spark_plan
 
 
 def as_unsigned(rows, columns) -> np.ndarray:
@@ -78,15 +79,30 @@ def local_pairs(fps: np.ndarray, bits: int, k: int) -> list[tuple]:
     return sorted(found)
 
 
-@pytest.mark.parametrize("bits, k, group_limit", [(64, 4, 20_000), (64, 4, 8), (128, 7, 16), (64, 0, 5)])
-def test_pairs_equal_the_local_self_join_of_distinct_fingerprints(spark, bits, k, group_limit):
+@pytest.mark.parametrize(
+    "bits, k, group_limit, plan, distinct",
+    [
+        (64, 4, 20_000, "auto", False),
+        (64, 4, 8, "auto", False),  # the family's key groups go through tiles
+        (128, 7, 16, "auto", False),
+        (64, 0, 5, "auto", False),
+        (64, 3, 20_000, "fast", True),
+        (128, 5, 20_000, "balanced", False),
+    ],
+)
+def test_pairs_equal_the_local_self_join_of_distinct_fingerprints(
+    spark, bits, k, group_limit, plan, distinct
+):
     fps = skewed(bits, k)
+    if distinct:
+        fps = np.unique(fps, axis=0)
     names = fingerprint_columns(neardup.FingerprintConfig(bits=bits))
     signed = fps.view(np.int64)
     df = spark.createDataFrame(
         [tuple(int(w) for w in row) for row in signed], ", ".join(f"{n} long" for n in names)
     )
-    rows = near_duplicate_pairs(df.repartition(7), k, group_limit=group_limit).collect()
+    found = near_duplicate_pairs(df.repartition(7), k, group_limit=group_limit, plan=plan, distinct=distinct)
+    rows = found.collect()
     out_a, out_b = ["a", "a_hi"][: len(names)], ["b", "b_hi"][: len(names)]
     got = sorted(
         (
@@ -108,3 +124,20 @@ def test_radius_beyond_the_permuted_tables_is_refused(spark):
     df = spark.createDataFrame([(1,)], "fingerprint long")
     with pytest.raises(ConfigError, match="serves 0 to 7 bits"):
         near_duplicate_pairs(df, 8)
+
+
+def test_the_spark_plan_trades_shuffled_rows_for_checks():
+    """Few tables while the key groups are cheap to check; more once they would grow large."""
+    assert spark_plan(64, 3, 10_000_000).num_tables == 4
+    assert spark_plan(64, 3, 1_000_000_000).num_tables == 10
+    assert spark_plan(64, 0, 10**9).num_tables == 1
+    small, large = spark_plan(128, 6, 10**5), spark_plan(128, 6, 10**10)
+    assert small.num_tables < large.num_tables
+
+
+def test_tasks_with_no_rows_and_an_empty_input(spark):
+    """Most of the join's partitions get no rows here, and none at all for an empty input."""
+    one, two = 5, 5 ^ 0b1001
+    df = spark.createDataFrame([(one,), (two,), (one,)], "fingerprint long")
+    assert [tuple(r) for r in near_duplicate_pairs(df, 3).collect()] == [(one, two, 2)]
+    assert near_duplicate_pairs(df.where("fingerprint < 0"), 3).collect() == []

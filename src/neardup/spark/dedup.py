@@ -119,7 +119,7 @@ def dedup_with_pairs(
     )
     compared = ranked if featureless == "compare" else ranked.where(~F.col("_featureless"))
     leaders = compared.groupBy(*fp).agg(F.min("_rank").alias("leader")).localCheckpoint()
-    pairs = near_duplicate_pairs(leaders, k, group_limit=group_limit)
+    pairs = near_duplicate_pairs(leaders, k, group_limit=group_limit, distinct=True)
     edges = pairs
     for end, node in (("a", "u"), ("b", "v")):  # each end of a pair to its leader's rank
         names = pair_columns(end, len(fp))

@@ -1,33 +1,55 @@
 """Near-duplicate pairs on Spark: Manku's permuted tables as a distributed join.
 
-The distinct fingerprints (copies collapse first: a page copied a million times is one row)
-are keyed once per table by the blocks the table keeps, ``fingerprint & kept_mask[t]``: two
-fingerprints within k bits differ in at most k of the plan's blocks, so they agree on every
-kept block of some table (pigeonhole), and meet in that table's key group. Inside a group each
-candidate is checked by XOR + popcount, and a pair is reported only by the first table whose
-kept blocks it agrees on (as the local index does), so each pair within the radius comes out
-exactly once, d == k included. Everything after the keys is Spark SQL: no Python runs per row.
+The distinct fingerprints (copies collapse first: a page copied a million times is one row) are
+sent once per table to the task that holds that table's key, ``fingerprint & kept_mask[t]``
+(hash partitioning on table and key): two fingerprints within k bits differ in at most k of the
+plan's blocks, so they agree on every kept block of some table (pigeonhole) and meet in one
+task. There the local engine's kernels take over (``_kernels/key_groups.py``): one sort brings
+each key group together, and each candidate is checked by XOR + popcount and reported only by
+the first table whose kept blocks it agrees on, as the local index does, so each pair within the
+radius comes out exactly once, d == k included. No Python runs per row, and the only shuffle is
+the one that places the rows: 8-16 bytes of fingerprint and a table number each.
 
-A key group of g fingerprints holds g (g - 1) / 2 candidates. A group larger than
-``group_limit`` is cut into s = ceil(g / group_limit) blocks (by a hash of the fingerprint), and
-each pair of blocks (i <= j) is its own join key, so no task meets more than ``group_limit``**2
-candidates, whatever the skew; each fingerprint is copied s times to do it. The groups within
-the limit (nearly all) join on the group alone, over the data the group sizes were counted on:
-one shuffle of the keyed fingerprints in all (measured: 2.7x less shuffle, 1.7x faster at 1M).
-The pairs come back checkpointed (computed once, on the executors).
+A key group of g fingerprints holds g (g - 1) / 2 candidates. A task checks the groups within
+``group_limit`` itself and hands back the members of larger ones, which are cut into s =
+ceil(g / group_limit) blocks (by a hash of the fingerprint) and joined per pair of blocks
+(i <= j), each its own task: no task meets more than ``group_limit``**2 candidates, whatever the
+skew. A task holds at most about ``ROWS_PER_TASK`` rows (the number of partitions follows from
+the rows), so memory is bounded by design.
+
+The plan (``"auto"``) is chosen for Spark's costs, not the local index's: a shuffled row costs
+as much as about a thousand compiled checks, so fewer tables with larger groups win until the
+groups grow past that (4 tables of 16-bit keys at k = 3 up to ~200M distinct fingerprints, 10
+beyond).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
+from functools import partial
+
+import numpy as np
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.window import Window
+from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
 from .._errors import ConfigError
-from ..index.plan import MAX_DISTANCE, IndexPlan
+from .._kernels import key_groups
+from ..index.plan import MAX_DISTANCE, MAX_TABLES, IndexPlan, row_bits
 
 GROUP_LIMIT = 20_000
 """Fingerprints per tile of a key group: a task checks at most GROUP_LIMIT**2 / 2 candidates."""
+ROWS_PER_TASK = 4_000_000
+"""Table rows one task of the join holds at most on average (about 40 bytes each in the Python
+worker: fingerprint, table, entry and sort)."""
+SHUFFLED_ROW_NS = 2_000.0
+CHECK_NS = 2.0
+"""The costs that choose the "auto" plan: one table row through the shuffle (explode, write,
+read, hand to Python) and one candidate check in the kernel, per core (measured on local[2]
+with benchmarks/bench_spark.py; only their ratio matters)."""
+PAIRS_PER_BATCH = 1 << 20
 _SIGN = -(2**63)
 
 
@@ -38,6 +60,7 @@ def near_duplicate_pairs(
     name: str = "fingerprint",
     group_limit: int = GROUP_LIMIT,
     plan: object = "auto",
+    distinct: bool = False,
 ) -> DataFrame:
     """Every pair of distinct fingerprints of ``df`` within ``max_distance`` bits, exactly once.
 
@@ -46,11 +69,15 @@ def near_duplicate_pairs(
             ``name`` (and ``name + "_hi"`` at 128 bits); other columns are ignored.
         max_distance: the radius k, 0 to 7 (permuted tables).
         group_limit: the most fingerprints of one key group a task joins at once.
-        plan: the table layout, as :class:`neardup.IndexPlan.choose` takes it (``"auto"``:
-            chosen for the number of distinct fingerprints, as the local index chooses).
+        plan: the table layout: ``"auto"`` (the fewest tables whose key groups stay cheap for
+            the number of distinct fingerprints, by Spark's costs), or what
+            :class:`neardup.IndexPlan.choose` takes.
+        distinct: the fingerprints are distinct already (say so to save a shuffle; a repeated
+            one would pair with itself at distance 0).
 
     Returns a DataFrame with columns ``a``, ``b`` (and ``a_hi``, ``b_hi`` at 128 bits) and
-    ``distance``: the two fingerprints, ``a`` before ``b`` as unsigned numbers.
+    ``distance``: the two fingerprints, ``a`` before ``b`` as unsigned numbers. It is
+    checkpointed: computed once, on the executors.
     """
     words = _words(df, name)
     bits = 64 * len(words)
@@ -64,78 +91,179 @@ def near_duplicate_pairs(
         )
     if isinstance(group_limit, bool) or not isinstance(group_limit, int) or group_limit < 2:
         raise ConfigError(f"group_limit={group_limit!r} must be an integer of at least 2")
-    distinct = df.select(*(F.col(w).alias(f"w{i}") for i, w in enumerate(words))).distinct()
     fp = [f"w{i}" for i in range(len(words))]
-    chosen = IndexPlan.choose(bits, max_distance, plan, distinct.count() if plan == "auto" else 0)
+    fingerprints = df.select(*(F.col(w).alias(f) for w, f in zip(words, fp)))
+    if not distinct:
+        fingerprints = fingerprints.distinct()
+    fingerprints = fingerprints.persist()
+    n = fingerprints.count()
+    chosen = (
+        spark_plan(bits, max_distance, n) if plan == "auto" else IndexPlan.choose(bits, max_distance, plan, n)
+    )
     if chosen.strategy != "tables":
         raise ConfigError(f"plan {chosen.name!r} is not permuted tables; the Spark join needs them")
     masks = _kept_masks(chosen)
-    keys = [f"key{i}" for i in range(len(words))]
-    keyed = distinct.select(
-        *fp,
-        F.explode(
-            F.array(
-                *(
-                    F.struct(
-                        F.lit(t).alias("t"),
-                        *(F.col(w).bitwiseAND(F.lit(m[i])).alias(keys[i]) for i, w in enumerate(fp)),
-                    )
-                    for t, m in enumerate(masks)
-                )
-            )
-        ).alias("e"),
-    ).select(*fp, "e.*")
-    group = ["t", *keys]
-    sized = keyed.withColumn("s", F.ceil(F.count(F.lit(1)).over(Window.partitionBy(*group)) / group_limit))
-    # Persisted for the two paths below (a cached plan keeps the window's partitioning by the
-    # group), released once the pairs are checkpointed.
-    keyed_once = sized.withColumn("block", F.pmod(F.xxhash64(*fp), F.col("s"))).persist()
-    # Groups within the limit (nearly all): a self-join on the group alone. Both sides are one
-    # plan over data the window already partitioned by the group: nothing is shuffled again.
-    small = keyed_once.where(F.col("s") == 1).select(*group, *fp)
-    pairs_small = _checked(
-        small.alias("a").join(small.alias("b"), on=group), fp, masks, max_distance, tiled=False
+    rows = n * chosen.num_tables
+    session = df.sparkSession
+    partitions = max(int(session.conf.get("spark.sql.shuffle.partitions") or 1), -(-rows // ROWS_PER_TASK))
+    keyed = fingerprints.select(*fp, F.explode(F.sequence(F.lit(0), F.lit(chosen.num_tables - 1))).alias("t"))
+    placed = keyed.repartition(partitions, "t", *_keys(fp, masks))
+    out = pair_columns("a", len(fp)) + pair_columns("b", len(fp))
+    schema = StructType(
+        [*(StructField(c, LongType(), False) for c in out), StructField("distance", IntegerType(), False)]
     )
-    sized = keyed_once.where(F.col("s") > 1)
-    left = sized.select(
+    checked = placed.mapInArrow(
+        partial(_pairs_in_partition, plan=chosen, max_distance=max_distance, group_limit=group_limit, fp=fp),
+        schema,
+    ).persist()
+    # Members of groups over the limit come back marked by a negative distance (see
+    # _pairs_in_partition) and are joined tile by tile.
+    found = checked.where(F.col("distance") >= 0)
+    large = checked.where(F.col("distance") < 0).select(
+        *(F.col(c).alias(f) for c, f in zip(out, fp)),
+        F.col(out[len(fp)]).cast("int").alias("t"),
+        (-F.col("distance")).alias("s"),
+    )
+    if not large.isEmpty():
+        found = found.unionByName(_tiled(large, fp, masks, max_distance))
+    found = found.localCheckpoint()
+    checked.unpersist()
+    fingerprints.unpersist()
+    return found
+
+
+def spark_plan(bits: int, max_distance: int, n: int) -> IndexPlan:
+    """The permuted-table plan of least estimated cost for a join of ``n`` distinct
+    fingerprints on Spark: per fingerprint, a shuffled row per table and, in each table, a check
+    against half its key group (``SHUFFLED_ROW_NS``, ``CHECK_NS``)."""
+    k = max_distance
+    options = []
+    for blocks in range(max(k + 1, bits // 64), 65):
+        if math.comb(blocks, k) > MAX_TABLES:
+            break
+        candidate = IndexPlan(bits, k, blocks, "auto")
+        options.append(candidate)
+        if k == 0:
+            break
+
+    def cost(p: IndexPlan) -> float:
+        return sum(SHUFFLED_ROW_NS + CHECK_NS * n / 2.0 ** (w + 1) for w in p.key_bits)
+
+    return min(options, key=cost)
+
+
+def _keys(fp: list[str], masks: list[list[int]]) -> list[Column]:
+    """Each word of row's key in its table ``t``: the fingerprint's kept bits."""
+    return [
+        F.col(w).bitwiseAND(F.element_at(F.array(*(F.lit(m[i]).cast("long") for m in masks)), F.col("t") + 1))
+        for i, w in enumerate(fp)
+    ]
+
+
+def _pairs_in_partition(
+    batches: Iterator[pa.RecordBatch], plan: IndexPlan, max_distance: int, group_limit: int, fp: list[str]
+) -> Iterator[pa.RecordBatch]:
+    """One task: the pairs inside the key groups of its rows (words ``fp`` and table ``t``),
+    ``a`` before ``b`` as unsigned numbers. The members of a group larger than ``group_limit``
+    are not joined here but handed back, one row each: the fingerprint in ``a``, the table in
+    ``b``, and ``-s`` in ``distance``, s the number of tiles to cut the group into."""
+    received = list(batches)
+    n = sum(batch.num_rows for batch in received)
+    if n == 0:
+        return
+    table = pa.Table.from_batches(received)
+    del received
+    fps = np.empty((n, len(fp)), dtype=np.uint64)
+    for i, w in enumerate(fp):
+        fps[:, i] = table.column(w).to_numpy().view(np.uint64)
+    tables = table.column("t").to_numpy()
+    del table
+    starts = np.array(plan.block_starts, dtype=np.int64)
+    sizes = np.array(plan.block_sizes, dtype=np.int64)
+    kept = np.array(plan.tables, dtype=np.int64).reshape(plan.num_tables, -1)
+    masks = np.array([sum(1 << j for j in t) for t in plan.tables], dtype=np.uint64)
+    rowbits = row_bits(n)
+    tshift = 64 - max(1, (plan.num_tables - 1).bit_length())
+    entries = key_groups.group_entries(fps, tables, starts, sizes, kept, rowbits, tshift)
+    entries.sort()
+    groups = entries >> np.uint64(rowbits)
+    bounds = np.concatenate(([0], np.flatnonzero(groups[1:] != groups[:-1]) + 1, [n]))
+    del groups
+    counts = np.diff(bounds)
+    large = np.flatnonzero(counts > group_limit)
+    if large.size:
+        at = np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in large])
+        members = (entries[at] & np.uint64((1 << rowbits) - 1)).astype(np.int64)
+        where = np.zeros_like(fps[members])
+        where[:, 0] = tables[members]
+        yield _batch(fps[members], where, -np.repeat(-(-counts[large] // group_limit), counts[large]))
+        entries = np.delete(entries, at)
+    cursor = np.array([0, 1], dtype=np.int64)
+    while True:
+        a, b, d = key_groups.group_pairs(
+            fps, entries, rowbits, tshift, starts, sizes, masks, max_distance, cursor, PAIRS_PER_BATCH
+        )
+        if len(a):
+            x, y = fps[a], fps[b]
+            swap = _unsigned_less(y, x)
+            x[swap], y[swap] = y[swap], x[swap]
+            yield _batch(x, y, d)
+        if len(a) < PAIRS_PER_BATCH:
+            return
+
+
+def _batch(a: np.ndarray, b: np.ndarray, distance: np.ndarray) -> pa.RecordBatch:
+    """A batch of the join's output: the words of ``a`` and ``b`` (uint64, (n, words)) as
+    longs, and ``distance``."""
+    words = a.shape[1]
+    columns = [
+        pa.array(np.ascontiguousarray(side[:, w]).view(np.int64)) for side in (a, b) for w in range(words)
+    ]
+    names = pair_columns("a", words) + pair_columns("b", words) + ["distance"]
+    return pa.RecordBatch.from_arrays([*columns, pa.array(distance.astype(np.int32))], names=names)
+
+
+def _unsigned_less(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Row by row, x < y as unsigned numbers of 64 or 128 bits (uint64 (n, words), low word
+    first)."""
+    if x.shape[1] == 1:
+        return x[:, 0] < y[:, 0]
+    return (x[:, 1] < y[:, 1]) | ((x[:, 1] == y[:, 1]) & (x[:, 0] < y[:, 0]))
+
+
+def _tiled(large: DataFrame, fp: list[str], masks: list[list[int]], max_distance: int) -> DataFrame:
+    """The pairs within the radius among the members of large key groups (words ``fp``, table
+    ``t``, tiles ``s``), in Spark SQL: each member goes to a block by a hash of its
+    fingerprint, and each pair of blocks (i <= j) of a group is its own join key."""
+    keys = [f"key{i}" for i in range(len(fp))]
+    group = ["t", *keys]
+    blocked = large.select(
+        *fp,
+        "t",
+        *(key.alias(name) for key, name in zip(_keys(fp, masks), keys)),
+        F.col("s").cast("long").alias("s"),
+        F.pmod(F.xxhash64(*fp), F.col("s").cast("long")).alias("block"),
+    )
+    left = blocked.select(
         *group, *fp, F.col("block").alias("i"), F.explode(F.sequence("block", F.col("s") - 1)).alias("j")
     )
-    right = sized.select(
+    right = blocked.select(
         *group,
         *fp,
         F.explode(F.sequence(F.lit(0).cast("long"), "block")).alias("i"),
         F.col("block").alias("j"),
     )
-    a, b = left.alias("a"), right.alias("b")
-    pairs = pairs_small.unionByName(
-        _checked(a.join(b, on=[*group, "i", "j"]), fp, masks, max_distance, tiled=True)
-    )
-    x, y = [F.col(f"x{w}") for w in fp], [F.col(f"y{w}") for w in fp]
-    swap = _before(y, x)
-    out = pair_columns("a", len(fp)), pair_columns("b", len(fp))
-    found = pairs.select(
-        *(F.when(swap, y[i]).otherwise(x[i]).alias(out[0][i]) for i in range(len(fp))),
-        *(F.when(swap, x[i]).otherwise(y[i]).alias(out[1][i]) for i in range(len(fp))),
-        "distance",
-    ).localCheckpoint()
-    keyed_once.unpersist()
-    return found
-
-
-def _checked(
-    joined: DataFrame, fp: list[str], masks: list[list[int]], max_distance: int, tiled: bool
-) -> DataFrame:
-    """The candidate pairs of ``joined`` (sides ``a`` and ``b``) within the radius, each once:
-    by its first agreeing table, and within a tile pair by order (i < j, or a before b)."""
-    xor = [F.col(f"a.{w}").bitwiseXOR(F.col(f"b.{w}")) for w in fp]
+    a, b = [F.col(f"a.{w}") for w in fp], [F.col(f"b.{w}") for w in fp]
+    xor = [x.bitwiseXOR(y) for x, y in zip(a, b)]
     distance = sum((F.bit_count(x) for x in xor[1:]), F.bit_count(xor[0]))
-    once = _before([F.col(f"a.{w}") for w in fp], [F.col(f"b.{w}") for w in fp])
-    if tiled:
-        once = (F.col("i") < F.col("j")) | once
-    return joined.where(once & (distance <= max_distance) & (_owner(xor, masks) == F.col("t"))).select(
-        *(F.col(f"a.{w}").alias(f"x{w}") for w in fp),
-        *(F.col(f"b.{w}").alias(f"y{w}") for w in fp),
-        distance.alias("distance"),
+    once = (F.col("i") < F.col("j")) | _before(a, b)
+    joined = left.alias("a").join(right.alias("b"), on=[*group, "i", "j"])
+    pairs = joined.where(once & (distance <= max_distance) & (_owner(xor, masks) == F.col("t")))
+    swap = _before(b, a)
+    return pairs.select(
+        *(F.when(swap, y).otherwise(x).alias(c) for x, y, c in zip(a, b, pair_columns("a", len(fp)))),
+        *(F.when(swap, x).otherwise(y).alias(c) for x, y, c in zip(a, b, pair_columns("b", len(fp)))),
+        distance.cast("int").alias("distance"),
     )
 
 
