@@ -44,7 +44,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
     from pyspark.sql import functions as F
 
     from ..index.hamming import distance_for_cosine
-    from ..spark import dedup_with_pairs, fingerprint_columns
+    from ..spark.dedup import POSITION, decide, numbered, rows_with
     from .options import config_from_args
 
     config = config_from_args(args)
@@ -62,8 +62,11 @@ def run_on_spark(args: argparse.Namespace) -> int:
         k = args.max_distance
         if args.similarity is not None:
             k = distance_for_cosine(args.similarity, config.bits)
-        result, pairs = dedup_with_pairs(
-            df,
+        # Files give the same rows in the same order when read again: the texts are read once
+        # for the fingerprints and once for the kept rows, never held or shuffled.
+        positioned = numbered(df)
+        outcome, pairs = decide(
+            positioned,
             text,
             config=config,
             max_distance=k,
@@ -72,20 +75,25 @@ def run_on_spark(args: argparse.Namespace) -> int:
             cluster=args.cluster,
             featureless=args.featureless,
         )
-        result = result.localCheckpoint()
+        total, kept_count = outcome.agg(F.count(F.lit(1)), F.sum(F.col("kept").cast("long"))).collect()[0]
+        kept_count = kept_count or 0
+        sizes = outcome.groupBy("cluster").count().where("count > 1").select("cluster").localCheckpoint()
+        clusters = sizes.count()
         if args.output:
-            kept = result.where("kept").drop("cluster", "kept", *fingerprint_columns(config))
+            # Whichever of the removed and the kept positions are fewer picks the rows.
+            removed = total - kept_count
+            if removed <= kept_count:
+                chosen, how = outcome.where(~F.col("kept")).select(POSITION), "left_anti"
+            else:
+                chosen, how = outcome.where("kept").select(POSITION), "left_semi"
+            kept = rows_with(positioned, chosen, min(removed, kept_count), how).drop(POSITION)
             _write(kept, args.output, args.format)
         if args.clusters:
-            sizes = result.groupBy("cluster").count().where("count > 1").select("cluster")
             ids = [args.id_field] if args.id_field else []
-            members = result.join(sizes, "cluster").select(*ids, "cluster", "kept")
+            members = outcome.join(sizes, "cluster").select(*ids, "cluster", "kept")
             _write(members, args.clusters, None)
         if args.pairs:
             _write(pairs.toDF("id_a", "id_b", "distance"), args.pairs, None)
-        total, kept_count = result.agg(F.count(F.lit(1)), F.sum(F.col("kept").cast("long"))).collect()[0]
-        kept_count = kept_count or 0
-        clusters = result.groupBy("cluster").count().where("count > 1").count()
         if not args.quiet:
             print(
                 f"neardup: read {total:,} documents on Spark ({spark.sparkContext.master})\n"

@@ -1,16 +1,19 @@
 """``dedup`` on Spark: the local job's choices (``--keep``, ``--cluster``, ``--featureless``)
 over a DataFrame, with the same answer as :func:`neardup.dedup` on the same rows.
 
-1. Each row gets its position in the input (``monotonically_increasing_id``: input order),
-   its fingerprint, its text's length in bytes and whether it has features; the result is
-   checkpointed, so positions and fingerprints are computed once.
-2. The rows are sorted in ``keep`` order and numbered by it: a row's *rank* (increasing, not
-   dense).
+1. Each row gets its position in the input (``monotonically_increasing_id``: input order).
+   :func:`decide` then works on a narrow table of facts, computed once and checkpointed: the
+   position, the fingerprint, the text's length in bytes, whether it has features (and the
+   id); the texts go to Python and do not come back.
+2. The rows are numbered in ``keep`` order: a row's *rank* (increasing, not dense; the
+   position itself for ``keep="first"``, so no sort).
 3. Copies collapse: each distinct fingerprint is led by its lowest rank.
 4. :func:`near_duplicate_pairs` joins the distinct fingerprints; the pairs, as leader ranks,
    go to :func:`representatives` (Manku's rule or components).
 5. A leader follows its representative, a copy its leader's; a row is kept when it is its
    own representative, and its cluster is its representative's rank.
+6. The rows meet their outcome by position: the outcome (a few longs a row) is broadcast
+   while it is small, so the rows are never shuffled.
 
 :func:`dedup_with_pairs` also gives the pairs that rebuild every cluster, as the local
 ``--pairs`` writes them: each pair of distinct fingerprints within the radius between their
@@ -28,10 +31,15 @@ from .._config import FingerprintConfig
 from .._errors import ConfigError
 from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
 from .clusters import LOCAL_LIMIT, representatives
-from .fingerprints import fingerprint, fingerprint_columns
+from .fingerprints import _fingerprinted, fingerprint_columns
 from .join import GROUP_LIMIT, near_duplicate_pairs, pair_columns
 
-_INTERNAL = ("_position", "_length", "_featureless", "_rank")
+POSITION = "_position"
+"""The column numbering the input's rows, which :func:`decide` expects."""
+BROADCAST_ROWS = 20_000_000
+"""Rows of outcome (or positions) sent whole to every task rather than joined by a shuffle of
+the rows: a few hundred MB at most on each executor."""
+_INTERNAL = (POSITION, "_length", "_featureless", "_rank")
 
 
 def dedup(
@@ -63,7 +71,7 @@ def dedup_with_pairs(
     ``a``, ``b`` (``id_col``'s values, else the rows' positions in the input) and ``distance``:
     each pair of distinct fingerprints within the radius, between their leaders (the rows first
     in ``keep`` order), and each other copy's link to its leader (distance 0), as the local
-    ``--pairs`` writes them. Lazy: nothing is computed until they are used.
+    ``--pairs`` writes them.
 
     Args:
         df: the documents, one per row, text in ``text_col`` (no nulls).
@@ -79,6 +87,43 @@ def dedup_with_pairs(
         group_limit, local_limit: see :func:`near_duplicate_pairs` and
             :func:`neardup.spark.clusters.representatives`.
     """
+    # Numbered once and kept: the rows are used twice, and any DataFrame may not give the
+    # same order again (files do; the CLI reads them again instead).
+    positioned = numbered(df).localCheckpoint(eager=False)
+    outcome, pairs = decide(
+        positioned,
+        text_col,
+        config=config,
+        max_distance=max_distance,
+        keep=keep,
+        id_col=id_col,
+        cluster=cluster,
+        featureless=featureless,
+        group_limit=group_limit,
+        local_limit=local_limit,
+    )
+    ids = [id_col] if id_col else []
+    rows = rows_with(positioned, outcome.drop(*ids), outcome.count())
+    return rows.drop(POSITION), pairs
+
+
+def decide(
+    positioned: DataFrame,
+    text_col: str,
+    *,
+    config: FingerprintConfig | None = None,
+    max_distance: int | None = None,
+    keep: str = "first",
+    id_col: str | None = None,
+    cluster: str = "greedy",
+    featureless: str = "keep",
+    group_limit: int = GROUP_LIMIT,
+    local_limit: int = LOCAL_LIMIT,
+) -> tuple[DataFrame, DataFrame]:
+    """(the outcome, the pairs) of :func:`dedup_with_pairs` for rows numbered in ``POSITION``
+    (read here once, for their texts and ids): the outcome has a row per input row, with
+    ``POSITION``, its fingerprint column(s), ``cluster`` and ``kept`` (and ``id_col``), and is
+    checkpointed: a few longs a row, whatever the texts."""
     config = config or FingerprintConfig()
     k = 3 * config.bits // 64 if max_distance is None else max_distance
     for name, value, allowed in (
@@ -88,35 +133,36 @@ def dedup_with_pairs(
     ):
         if value not in allowed:
             raise ConfigError(f"{name}={value!r} is not allowed; choose one of {', '.join(allowed)}")
-    if keep == "lowest-id" and (id_col is None or id_col not in df.columns):
+    if keep == "lowest-id" and (id_col is None or id_col not in positioned.columns):
         raise ConfigError('keep="lowest-id" needs id_col=, a column of the DataFrame')
-    if clash := {*_INTERNAL, "cluster", "kept"} & set(df.columns):
+    fp = fingerprint_columns(config)
+    if clash := {*_INTERNAL[1:], "cluster", "kept", *fp} & set(positioned.columns):
         raise ConfigError(
             f"the DataFrame has a column named {sorted(clash)[0]!r}, which dedup adds; rename it"
         )
-    fp = fingerprint_columns(config)
-    docs = fingerprint(
-        df.withColumn("_position", F.monotonically_increasing_id()),
+    ids = [id_col] if id_col else []
+    facts = _fingerprinted(
+        positioned.select(POSITION, text_col, F.octet_length(text_col).alias("_length"), *ids),
         text_col,
         config,
-        featureless="_featureless",
-    )
-    docs = docs.withColumn("_length", F.octet_length(text_col)).localCheckpoint()
-    order = {
-        "first": [F.col("_position")],
-        "longest": [F.col("_length").desc(), F.col("_position")],
-        "shortest": [F.col("_length"), F.col("_position")],
-        "lowest-id": [F.col(id_col or "_position"), F.col("_position")],
-    }[keep]
-    ranked = (
-        docs.select(
-            "_position", "_featureless", *fp, *([id_col] if keep == "lowest-id" and id_col else []), "_length"
+        "fingerprint",
+        "_featureless",
+        keep_text=False,
+    ).localCheckpoint()
+    if keep == "first":  # input order: the position is the rank
+        ranked = facts.withColumn("_rank", F.col(POSITION))
+    else:
+        order = {
+            "longest": [F.col("_length").desc(), F.col(POSITION)],
+            "shortest": [F.col("_length"), F.col(POSITION)],
+            "lowest-id": [F.col(id_col or POSITION), F.col(POSITION)],
+        }[keep]
+        ranked = (
+            facts.orderBy(*order)
+            .withColumn("_rank", F.monotonically_increasing_id())  # increasing in keep order
+            .localCheckpoint()
         )
-        .orderBy(*order)
-        .withColumn("_rank", F.monotonically_increasing_id())  # increasing in keep order
-        .select("_position", "_rank", "_featureless", *fp)
-        .localCheckpoint()
-    )
+    ranked = ranked.select(POSITION, "_rank", "_featureless", *fp, *ids)
     compared = ranked if featureless == "compare" else ranked.where(~F.col("_featureless"))
     leaders = compared.groupBy(*fp).agg(F.min("_rank").alias("leader")).localCheckpoint()
     pairs = near_duplicate_pairs(leaders, k, group_limit=group_limit, distinct=True)
@@ -129,18 +175,24 @@ def dedup_with_pairs(
     follow = (
         compared.join(leaders, fp)
         .join(chosen.withColumnRenamed("node", "leader"), "leader", "left")
-        .select("_position", F.coalesce("representative", "leader").alias("representative"))
+        .select(POSITION, F.coalesce("representative", "leader").alias("representative"))
     )
-    outcome = ranked.join(follow, "_position", "left").select(
-        "_position",
-        F.coalesce("representative", "_rank").alias("cluster"),
-        (
-            (F.coalesce("representative", "_rank") == F.col("_rank"))
-            & (~F.col("_featureless") if featureless == "drop" else F.lit(True))
-        ).alias("kept"),
+    outcome = (
+        ranked.join(follow, POSITION, "left")
+        .select(
+            POSITION,
+            *fp,
+            F.coalesce("representative", "_rank").alias("cluster"),
+            (
+                (F.coalesce("representative", "_rank") == F.col("_rank"))
+                & (~F.col("_featureless") if featureless == "drop" else F.lit(True))
+            ).alias("kept"),
+            *ids,
+        )
+        .localCheckpoint()
     )
     # The pairs, as positions: between leaders, and each copy to its leader.
-    where = ranked.select(F.col("_rank").alias("leader"), F.col("_position").alias("at"))
+    where = ranked.select(F.col("_rank").alias("leader"), F.col(POSITION).alias("at"))
     placed = leaders.join(where, "leader")
     between = (
         edges.select("u", "v", "distance")
@@ -151,20 +203,30 @@ def dedup_with_pairs(
     links = (
         compared.join(placed, fp)
         .where(F.col("_rank") != F.col("leader"))
-        .select(
-            F.col("at").alias("a"), F.col("_position").alias("b"), F.lit(0).cast("long").alias("distance")
-        )
+        .select(F.col("at").alias("a"), F.col(POSITION).alias("b"), F.lit(0).cast("long").alias("distance"))
     )
     pairs = between.unionByName(links)
     if id_col is not None:
-        id_of = docs.select("_position", id_col)
+        id_of = facts.select(POSITION, id_col)
         for end in ("a", "b"):
             pairs = (
-                pairs.join(
-                    id_of.withColumnRenamed("_position", end).withColumnRenamed(id_col, f"{end}_id"), end
-                )
+                pairs.join(id_of.withColumnRenamed(POSITION, end).withColumnRenamed(id_col, f"{end}_id"), end)
                 .drop(end)
                 .withColumnRenamed(f"{end}_id", end)
             )
         pairs = pairs.select("a", "b", "distance")
-    return docs.join(outcome, "_position").drop(*_INTERNAL), pairs
+    return outcome, pairs
+
+
+def numbered(df: DataFrame) -> DataFrame:
+    """``df`` with ``POSITION``: each row's position in the input, increasing in input order."""
+    if POSITION in df.columns:
+        raise ConfigError(f"the DataFrame has a column named {POSITION!r}, which dedup adds; rename it")
+    return df.withColumn(POSITION, F.monotonically_increasing_id())
+
+
+def rows_with(positioned: DataFrame, outcome: DataFrame, size: int, how: str = "inner") -> DataFrame:
+    """The rows of ``positioned`` joined with ``outcome`` (``size`` rows) by ``POSITION``
+    (``how`` as Spark's join takes it), the outcome broadcast while it is small."""
+    side = F.broadcast(outcome) if size <= BROADCAST_ROWS else outcome
+    return positioned.join(side, POSITION, how)
