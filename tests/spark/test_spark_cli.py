@@ -71,3 +71,42 @@ def test_spark_engine_refuses_what_it_cannot_do_yet(corpus, tmp_path):
         done.returncode != 0 and "--pairs on --engine spark names the documents by --id-field" in done.stderr
     )
     assert not list(tmp_path.iterdir())
+
+
+def test_jsonl_to_jsonl_copies_the_kept_lines_as_read(corpus, tmp_path):
+    """No schema: the kept lines are the input's lines, byte for byte, as the local engine
+    writes them (a blank line is no document in either)."""
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text((corpus / "pages.jsonl").read_text().replace("\n", "\n \n", 3))
+    common = ["--text-field", "body", "--id-field", "url", "-k", "5"]
+    local = run("dedup", str(pages), "-o", "local.jsonl", *common, cwd=tmp_path)
+    done = run(
+        "dedup", str(pages), "-o", "kept.jsonl", "--clusters", "clusters.parquet", "--engine", "spark",
+        "--master", "local[2]", *common, cwd=tmp_path,
+    )  # fmt: skip
+    assert local.returncode == 0 and done.returncode == 0, done.stderr[-3000:]
+    kept = [
+        line
+        for part in sorted((tmp_path / "kept.jsonl").glob("part-*"))
+        for line in part.read_text().splitlines()
+    ]
+    expected = (tmp_path / "local.jsonl").read_text().splitlines()
+    assert sorted(kept) == sorted(expected) and len(expected) < len(pages.read_text().split("\n"))
+    clusters = pq.read_table(tmp_path / "clusters.parquet")
+    assert clusters.schema.field("url").type == "string"  # ids as the local engine gives them
+    assert "time: fingerprint" in done.stderr and ", total " in done.stderr
+
+
+def test_bad_jsonl_lines_are_named(corpus, tmp_path):
+    lines = (corpus / "pages.jsonl").read_text().splitlines()
+    (tmp_path / "missing.jsonl").write_text("\n".join([*lines[:5], '{"url": "x"}', *lines[5:]]) + "\n")
+    done = run(
+        "dedup", "missing.jsonl", "-o", "kept.jsonl", "--text-field", "body", "--engine", "spark",
+        "--master", "local[2]", cwd=tmp_path,
+    )  # fmt: skip
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode != 0 and "missing.jsonl" in last and "field 'body'" in last, last
+    done = run("dedup", "missing.jsonl", "-o", "kept.jsonl", "--engine", "spark", cwd=tmp_path)
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode != 0 and "first line has no field 'text'" in last and "--text-field" in last, last
+    assert not (tmp_path / "kept.jsonl").exists()

@@ -12,7 +12,9 @@ goes to a temporary folder beside it and is renamed into place once complete.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -21,6 +23,8 @@ from typing import Any
 
 from .._errors import ConfigError
 
+_LINE = "_line"
+"""The column of an input line, on the JSONL-to-JSONL path."""
 _UNSUPPORTED = (
     ("verify", "--verify"),
     ("jaccard", "--jaccard"),
@@ -40,6 +44,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
     if args.pairs and not args.id_field:
         raise ConfigError("--pairs on --engine spark names the documents by --id-field; give it")
     started = time.perf_counter()
+    from pyspark.errors import PythonException
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
@@ -55,18 +60,29 @@ def run_on_spark(args: argparse.Namespace) -> int:
         builder = builder.master("local[*]")  # plain `python -m neardup`, not spark-submit
     spark = builder.getOrCreate()
     try:
-        df = _read(spark, args.inputs)
         text = args.text_field or "text"
-        if text not in df.columns:
-            raise ConfigError(f"the inputs have no field {text!r}; their fields: {', '.join(df.columns)}")
+        fmt = _input_format(args.inputs)
+        if fmt == "jsonl" and (not args.output or _format(args.output, args.format) == "jsonl"):
+            # JSONL to JSONL: the kept lines are copied as read, as the local engine copies them,
+            # so no schema is needed and only the text and id fields are parsed.
+            fields = [text, *([args.id_field] if args.id_field else [])]
+            lines = spark.read.text(args.inputs).select(F.col("value").alias(_LINE))
+            positioned = numbered(lines.where(F.col(_LINE).rlike(r"\S")))
+            _check_first_line(positioned, args.inputs, fields)
+            docs = positioned.select(POSITION, _LINE, F.json_tuple(_LINE, *fields).alias(*fields))
+        else:
+            df = _read(spark, args.inputs, fmt)
+            if text not in df.columns:
+                raise ConfigError(f"the inputs have no field {text!r}; their fields: {', '.join(df.columns)}")
+            positioned = docs = numbered(df)
         k = args.max_distance
         if args.similarity is not None:
             k = distance_for_cosine(args.similarity, config.bits)
         # Files give the same rows in the same order when read again: the texts are read once
         # for the fingerprints and once for the kept rows, never held or shuffled.
-        positioned = numbered(df)
+        timings: dict[str, float] = {}
         outcome, pairs = decide(
-            positioned,
+            docs,
             text,
             config=config,
             max_distance=k,
@@ -74,6 +90,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
             id_col=args.id_field,
             cluster=args.cluster,
             featureless=args.featureless,
+            timings=timings,
         )
         total, kept_count = outcome.agg(F.count(F.lit(1)), F.sum(F.col("kept").cast("long"))).collect()[0]
         kept_count = kept_count or 0
@@ -87,24 +104,58 @@ def run_on_spark(args: argparse.Namespace) -> int:
             else:
                 chosen, how = outcome.where("kept").select(POSITION), "left_semi"
             kept = rows_with(positioned, chosen, min(removed, kept_count), how).drop(POSITION)
+            write_started = time.perf_counter()
             _write(kept, args.output, args.format)
+            timings[f"write {os.path.basename(args.output.rstrip('/'))}"] = (
+                time.perf_counter() - write_started
+            )
         if args.clusters:
             ids = [args.id_field] if args.id_field else []
             members = outcome.join(sizes, "cluster").select(*ids, "cluster", "kept")
             _write(members, args.clusters, None)
         if args.pairs:
             _write(pairs.toDF("id_a", "id_b", "distance"), args.pairs, None)
+        steps = [f"{step} {t:.2f} s" for step, t in timings.items()]
+        steps.append(f"total {time.perf_counter() - started:.2f} s")
         if not args.quiet:
             print(
                 f"neardup: read {total:,} documents on Spark ({spark.sparkContext.master})\n"
                 f"neardup: {clusters:,} clusters of near-duplicates\n"
                 f"neardup: removed {total - kept_count:,} near-duplicates, kept {kept_count:,} documents\n"
-                f"neardup: time: {time.perf_counter() - started:.2f} s",
+                f"neardup: time: {', '.join(steps)}",
                 file=sys.stderr,
             )
+    except PythonException as e:  # raised in a task: give its own message, not the JVM's trace
+        found = re.search(r"neardup\._errors\.\w+Error: (.*)", str(e))
+        if found is None:
+            raise
+        raise ConfigError(
+            f"{', '.join(args.inputs)}: {found.group(1).strip()} (JSONL: a line without a string "
+            f"field {text!r}, or not valid JSON)"
+        ) from None
     finally:
         spark.stop()
     return 0
+
+
+def _check_first_line(lines: Any, inputs: list[str], fields: list[str]) -> None:
+    """A clear error for inputs that are not JSON objects with these fields (the first line
+    says), before Spark meets them in every task."""
+    first = lines.select(_LINE).head()
+    if first is None:
+        return
+    try:
+        record = json.loads(first[0])
+    except ValueError:
+        raise ConfigError(f"{', '.join(inputs)}: the first line is not valid JSON") from None
+    if not isinstance(record, dict):
+        raise ConfigError(f"{', '.join(inputs)}: the first line is not a JSON object")
+    for field in fields:
+        if field not in record:
+            raise ConfigError(
+                f"{', '.join(inputs)}: the first line has no field {field!r}; its fields: "
+                f"{', '.join(record)} (name the text with --text-field, the id with --id-field)"
+            )
 
 
 def _format(path: str, given: str | None = None) -> str:
@@ -126,13 +177,16 @@ def _format(path: str, given: str | None = None) -> str:
     )
 
 
-def _read(spark: Any, inputs: list[str]) -> Any:
+def _input_format(inputs: list[str]) -> str:
     formats = {_format(p) if not os.path.isdir(p) else _folder_format(p) for p in inputs}
     if len(formats) != 1:
         raise ConfigError(
             f"--engine spark reads inputs of one format; these are {', '.join(sorted(formats))}"
         )
-    fmt = formats.pop()
+    return formats.pop()
+
+
+def _read(spark: Any, inputs: list[str], fmt: str) -> Any:
     if fmt == "jsonl":
         return spark.read.json(inputs)
     if fmt == "parquet":
@@ -161,7 +215,9 @@ def _write(df: Any, path: str, given: str | None) -> None:
     local = "://" not in path
     target = f"{path.rstrip('/')}.{uuid.uuid4().hex[:8]}.tmp" if local else path
     writer = df.write.mode("overwrite")
-    if fmt == "jsonl":
+    if df.columns == [_LINE]:  # the input's lines, as read
+        writer.text(target)
+    elif fmt == "jsonl":
         writer.json(target)
     elif fmt == "parquet":
         writer.parquet(target)

@@ -22,6 +22,7 @@ leaders, and each copy's link to its leader (distance 0).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -119,11 +120,14 @@ def decide(
     featureless: str = "keep",
     group_limit: int = GROUP_LIMIT,
     local_limit: int = LOCAL_LIMIT,
+    timings: dict[str, float] | None = None,
 ) -> tuple[DataFrame, DataFrame]:
     """(the outcome, the pairs) of :func:`dedup_with_pairs` for rows numbered in ``POSITION``
     (read here once, for their texts and ids): the outcome has a row per input row, with
     ``POSITION``, its fingerprint column(s), ``cluster`` and ``kept`` (and ``id_col``), and is
-    checkpointed: a few longs a row, whatever the texts."""
+    checkpointed: a few longs a row, whatever the texts. ``timings``, when given, gets the
+    seconds of each step: ``fingerprint``, ``join`` (ranks, copies, pairs), ``clusters``."""
+    clock = _Clock(timings)
     config = config or FingerprintConfig()
     k = 3 * config.bits // 64 if max_distance is None else max_distance
     for name, value, allowed in (
@@ -149,6 +153,7 @@ def decide(
         "_featureless",
         keep_text=False,
     ).localCheckpoint()
+    clock.lap("fingerprint")
     if keep == "first":  # input order: the position is the rank
         ranked = facts.withColumn("_rank", F.col(POSITION))
     else:
@@ -166,6 +171,7 @@ def decide(
     compared = ranked if featureless == "compare" else ranked.where(~F.col("_featureless"))
     leaders = compared.groupBy(*fp).agg(F.min("_rank").alias("leader")).localCheckpoint()
     pairs = near_duplicate_pairs(leaders, k, group_limit=group_limit, distinct=True)
+    clock.lap("join")
     edges = pairs
     for end, node in (("a", "u"), ("b", "v")):  # each end of a pair to its leader's rank
         names = pair_columns(end, len(fp))
@@ -191,6 +197,7 @@ def decide(
         )
         .localCheckpoint()
     )
+    clock.lap("clusters")
     # The pairs, as positions: between leaders, and each copy to its leader.
     where = ranked.select(F.col("_rank").alias("leader"), F.col(POSITION).alias("at"))
     placed = leaders.join(where, "leader")
@@ -230,3 +237,16 @@ def rows_with(positioned: DataFrame, outcome: DataFrame, size: int, how: str = "
     (``how`` as Spark's join takes it), the outcome broadcast while it is small."""
     side = F.broadcast(outcome) if size <= BROADCAST_ROWS else outcome
     return positioned.join(side, POSITION, how)
+
+
+class _Clock:
+    """Seconds between laps, into ``timings`` (a step's checkpoint ends it: Spark runs lazily)."""
+
+    def __init__(self, timings: dict[str, float] | None) -> None:
+        self.timings, self.last = timings, time.perf_counter()
+
+    def lap(self, step: str) -> None:
+        now = time.perf_counter()
+        if self.timings is not None:
+            self.timings[step] = self.timings.get(step, 0.0) + now - self.last
+        self.last = now
