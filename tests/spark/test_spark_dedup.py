@@ -42,11 +42,15 @@ def spark_representatives(rows) -> tuple[list[bool], list[int]]:
         ("lowest-id", "greedy", "compare"),
     ],
 )
-def test_dedup_equals_the_local_job(spark, texts, keep, cluster, featureless):
+@pytest.mark.parametrize("where", ["spark", "driver"])
+def test_dedup_equals_the_local_job(spark, texts, keep, cluster, featureless, where):
     ids = [(7 * i) % len(texts) for i in range(len(texts))]  # an id order other than the input's
     df = spark.createDataFrame(list(zip(ids, texts)), "id long, text string")  # in order: "first"
     options = dict(max_distance=6, keep=keep, cluster=cluster, featureless=featureless)
-    rows = dedup(df, id_col="id", local_limit=0 if cluster == "greedy" else 10_000, **options).collect()
+    limits = dict(
+        local_limit=0 if cluster == "greedy" else 10_000, driver_limit=0 if where == "spark" else 10_000
+    )
+    rows = dedup(df, id_col="id", **limits, **options).collect()
     local = neardup.dedup(pa.table({"id": ids, "text": texts}), id_field="id", **options)
     by_id = np.argsort(ids)
     kept, representative = spark_representatives(rows)
@@ -63,11 +67,13 @@ def test_bad_choices_are_named(spark):
         dedup(df, keep="lowest-id")
 
 
-@pytest.mark.parametrize("keep", ["first", "shortest"])
-def test_pairs_equal_the_local_pairs(spark, texts, keep):
+@pytest.mark.parametrize(
+    "keep, driver_limit", [("first", 0), ("shortest", 0), ("first", 10_000), ("shortest", 10_000)]
+)
+def test_pairs_equal_the_local_pairs(spark, texts, keep, driver_limit):
     ids = list(range(len(texts)))
     df = spark.createDataFrame(list(zip(ids, texts)), "id long, text string")
-    _, pairs = dedup_with_pairs(df, id_col="id", max_distance=6, keep=keep)
+    _, pairs = dedup_with_pairs(df, id_col="id", max_distance=6, keep=keep, driver_limit=driver_limit)
     got = sorted(
         (*sorted((str(r["a"]), str(r["b"]))), r["distance"]) for r in pairs.collect()
     )  # local ids: str

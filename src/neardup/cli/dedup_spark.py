@@ -49,7 +49,8 @@ def run_on_spark(args: argparse.Namespace) -> int:
     from pyspark.sql import functions as F
 
     from ..index.hamming import distance_for_cosine
-    from ..spark.dedup import POSITION, decide, numbered, rows_with
+    from ..spark.dedup import decide, numbered, rows_with
+    from ..spark.facts import POSITION, json_line_facts, text_facts
     from .options import config_from_args
 
     config = config_from_args(args)
@@ -69,12 +70,13 @@ def run_on_spark(args: argparse.Namespace) -> int:
             lines = spark.read.text(args.inputs).select(F.col("value").alias(_LINE))
             positioned = numbered(lines.where(F.col(_LINE).rlike(r"\S")))
             _check_first_line(positioned, args.inputs, fields)
-            docs = positioned.select(POSITION, _LINE, F.json_tuple(_LINE, *fields).alias(*fields))
+            facts = json_line_facts(positioned, _LINE, text, args.id_field, config)
         else:
             df = _read(spark, args.inputs, fmt)
             if text not in df.columns:
                 raise ConfigError(f"the inputs have no field {text!r}; their fields: {', '.join(df.columns)}")
-            positioned = docs = numbered(df)
+            positioned = numbered(df)
+            facts = text_facts(positioned, text, config, args.id_field)
         k = args.max_distance
         if args.similarity is not None:
             k = distance_for_cosine(args.similarity, config.bits)
@@ -82,14 +84,14 @@ def run_on_spark(args: argparse.Namespace) -> int:
         # for the fingerprints and once for the kept rows, never held or shuffled.
         timings: dict[str, float] = {}
         outcome, pairs = decide(
-            docs,
-            text,
+            facts,
             config=config,
             max_distance=k,
             keep=args.keep,
             id_col=args.id_field,
             cluster=args.cluster,
             featureless=args.featureless,
+            with_pairs=bool(args.pairs),
             timings=timings,
         )
         total, kept_count = outcome.agg(F.count(F.lit(1)), F.sum(F.col("kept").cast("long"))).collect()[0]
@@ -113,7 +115,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
             ids = [args.id_field] if args.id_field else []
             members = outcome.join(sizes, "cluster").select(*ids, "cluster", "kept")
             _write(members, args.clusters, None)
-        if args.pairs:
+        if pairs is not None:
             _write(pairs.toDF("id_a", "id_b", "distance"), args.pairs, None)
         steps = [f"{step} {t:.2f} s" for step, t in timings.items()]
         steps.append(f"total {time.perf_counter() - started:.2f} s")
@@ -129,10 +131,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
         found = re.search(r"neardup\._errors\.\w+Error: (.*)", str(e))
         if found is None:
             raise
-        raise ConfigError(
-            f"{', '.join(args.inputs)}: {found.group(1).strip()} (JSONL: a line without a string "
-            f"field {text!r}, or not valid JSON)"
-        ) from None
+        raise ConfigError(f"{', '.join(args.inputs)}: {found.group(1).strip()}") from None
     finally:
         spark.stop()
     return 0

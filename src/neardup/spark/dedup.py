@@ -2,9 +2,9 @@
 over a DataFrame, with the same answer as :func:`neardup.dedup` on the same rows.
 
 1. Each row gets its position in the input (``monotonically_increasing_id``: input order).
-   :func:`decide` then works on a narrow table of facts, computed once and checkpointed: the
-   position, the fingerprint, the text's length in bytes, whether it has features (and the
-   id); the texts go to Python and do not come back.
+   :func:`decide` then works on a narrow table of *facts* (``facts.py``), computed once and
+   checkpointed: the position, the fingerprint, the text's length in bytes, whether it has
+   features (and the id); the texts go to Python and do not come back.
 2. The rows are numbered in ``keep`` order: a row's *rank* (increasing, not dense; the
    position itself for ``keep="first"``, so no sort).
 3. Copies collapse: each distinct fingerprint is led by its lowest rank.
@@ -32,15 +32,14 @@ from .._config import FingerprintConfig
 from .._errors import ConfigError
 from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
 from .clusters import LOCAL_LIMIT, representatives
-from .fingerprints import _fingerprinted, fingerprint_columns
+from .driver import DRIVER_ROWS, decide_on_driver
+from .facts import POSITION, text_facts
+from .fingerprints import fingerprint_columns
 from .join import GROUP_LIMIT, near_duplicate_pairs, pair_columns
 
-POSITION = "_position"
-"""The column numbering the input's rows, which :func:`decide` expects."""
 BROADCAST_ROWS = 20_000_000
 """Rows of outcome (or positions) sent whole to every task rather than joined by a shuffle of
 the rows: a few hundred MB at most on each executor."""
-_INTERNAL = (POSITION, "_length", "_featureless", "_rank")
 
 
 def dedup(
@@ -52,7 +51,7 @@ def dedup(
     (in ``keep`` order) of the kept row it duplicates (its own when kept: rows of one cluster
     share it), and ``kept``. ``.where("kept")`` gives the deduplicated rows. The options are
     :func:`dedup_with_pairs`'s."""
-    return dedup_with_pairs(df, text_col, **options)[0]
+    return _dedup(df, text_col, with_pairs=False, **options)[0]
 
 
 def dedup_with_pairs(
@@ -67,6 +66,7 @@ def dedup_with_pairs(
     featureless: str = "keep",
     group_limit: int = GROUP_LIMIT,
     local_limit: int = LOCAL_LIMIT,
+    driver_limit: int = DRIVER_ROWS,
 ) -> tuple[DataFrame, DataFrame]:
     """(the rows of :func:`dedup`, the pairs that rebuild its clusters): the pairs have columns
     ``a``, ``b`` (``id_col``'s values, else the rows' positions in the input) and ``distance``:
@@ -87,12 +87,11 @@ def dedup_with_pairs(
             compared with nothing; ``"drop"`` them; or ``"compare"`` them as any other.
         group_limit, local_limit: see :func:`near_duplicate_pairs` and
             :func:`neardup.spark.clusters.representatives`.
+        driver_limit: up to this many rows, the decision is taken on the driver, by the local
+            engine's steps (``driver.py``); the texts stay on the executors.
     """
-    # Numbered once and kept: the rows are used twice, and any DataFrame may not give the
-    # same order again (files do; the CLI reads them again instead).
-    positioned = numbered(df).localCheckpoint(eager=False)
-    outcome, pairs = decide(
-        positioned,
+    rows, pairs = _dedup(
+        df,
         text_col,
         config=config,
         max_distance=max_distance,
@@ -102,6 +101,37 @@ def dedup_with_pairs(
         featureless=featureless,
         group_limit=group_limit,
         local_limit=local_limit,
+        driver_limit=driver_limit,
+        with_pairs=True,
+    )
+    assert pairs is not None
+    return rows, pairs
+
+
+def _dedup(
+    df: DataFrame,
+    text_col: str,
+    *,
+    config: FingerprintConfig | None = None,
+    id_col: str | None = None,
+    **options: Any,
+) -> tuple[DataFrame, DataFrame | None]:
+    config = config or FingerprintConfig()
+    if clash := {*fingerprint_columns(config), "cluster", "kept"} & set(df.columns):
+        raise ConfigError(
+            f"the DataFrame has a column named {sorted(clash)[0]!r}, which dedup adds; rename it"
+        )
+    # Numbered once and kept: the rows are used twice, and any DataFrame may not give the
+    # same order again (files do; the CLI reads them again instead).
+    positioned = numbered(df).localCheckpoint(eager=False)
+    if text_col not in df.columns:
+        raise ConfigError(f"the DataFrame has no column {text_col!r}; its columns: {', '.join(df.columns)}")
+    if id_col is not None and id_col not in df.columns:
+        raise ConfigError(
+            f"the DataFrame has no column {id_col!r} (id_col); its columns: {', '.join(df.columns)}"
+        )
+    outcome, pairs = decide(
+        text_facts(positioned, text_col, config, id_col), config=config, id_col=id_col, **options
     )
     ids = [id_col] if id_col else []
     rows = rows_with(positioned, outcome.drop(*ids), outcome.count())
@@ -109,8 +139,7 @@ def dedup_with_pairs(
 
 
 def decide(
-    positioned: DataFrame,
-    text_col: str,
+    facts: DataFrame,
     *,
     config: FingerprintConfig | None = None,
     max_distance: int | None = None,
@@ -120,13 +149,17 @@ def decide(
     featureless: str = "keep",
     group_limit: int = GROUP_LIMIT,
     local_limit: int = LOCAL_LIMIT,
+    driver_limit: int = DRIVER_ROWS,
+    with_pairs: bool = True,
     timings: dict[str, float] | None = None,
-) -> tuple[DataFrame, DataFrame]:
-    """(the outcome, the pairs) of :func:`dedup_with_pairs` for rows numbered in ``POSITION``
-    (read here once, for their texts and ids): the outcome has a row per input row, with
-    ``POSITION``, its fingerprint column(s), ``cluster`` and ``kept`` (and ``id_col``), and is
-    checkpointed: a few longs a row, whatever the texts. ``timings``, when given, gets the
-    seconds of each step: ``fingerprint``, ``join`` (ranks, copies, pairs), ``clusters``."""
+) -> tuple[DataFrame, DataFrame | None]:
+    """(the outcome, the pairs) of :func:`dedup_with_pairs` from the rows' ``facts`` (see
+    ``facts.py``; computed here once): the outcome has a row per input row, with ``POSITION``,
+    its fingerprint column(s), ``cluster`` and ``kept`` (and ``id_col``), and is checkpointed:
+    a few longs a row, whatever the texts. ``timings``, when given, gets the seconds of each
+    step: ``fingerprint``, then ``join`` (ranks, copies, pairs) and ``clusters``, or ``decide
+    on the driver`` for facts of at most ``driver_limit`` rows (``driver.py``). The pairs are
+    None without ``with_pairs``."""
     clock = _Clock(timings)
     config = config or FingerprintConfig()
     k = 3 * config.bits // 64 if max_distance is None else max_distance
@@ -137,23 +170,28 @@ def decide(
     ):
         if value not in allowed:
             raise ConfigError(f"{name}={value!r} is not allowed; choose one of {', '.join(allowed)}")
-    if keep == "lowest-id" and (id_col is None or id_col not in positioned.columns):
+    if keep == "lowest-id" and id_col is None:
         raise ConfigError('keep="lowest-id" needs id_col=, a column of the DataFrame')
     fp = fingerprint_columns(config)
-    if clash := {*_INTERNAL[1:], "cluster", "kept", *fp} & set(positioned.columns):
-        raise ConfigError(
-            f"the DataFrame has a column named {sorted(clash)[0]!r}, which dedup adds; rename it"
-        )
     ids = [id_col] if id_col else []
-    facts = _fingerprinted(
-        positioned.select(POSITION, text_col, F.octet_length(text_col).alias("_length"), *ids),
-        text_col,
-        config,
-        "fingerprint",
-        "_featureless",
-        keep_text=False,
-    ).localCheckpoint()
+    facts = facts.localCheckpoint()
     clock.lap("fingerprint")
+    if facts.count() <= driver_limit:
+        spark = facts.sparkSession
+        table, listed = decide_on_driver(
+            facts.toArrow(),
+            fp,
+            max_distance=k,
+            keep=keep,
+            id_col=id_col,
+            cluster=cluster,
+            featureless=featureless,
+            with_pairs=with_pairs,
+        )
+        outcome = spark.createDataFrame(table).localCheckpoint()
+        on_driver = spark.createDataFrame(listed) if listed is not None else None
+        clock.lap("decide on the driver")
+        return outcome, on_driver
     if keep == "first":  # input order: the position is the rank
         ranked = facts.withColumn("_rank", F.col(POSITION))
     else:
@@ -198,6 +236,8 @@ def decide(
         .localCheckpoint()
     )
     clock.lap("clusters")
+    if not with_pairs:
+        return outcome, None
     # The pairs, as positions: between leaders, and each copy to its leader.
     where = ranked.select(F.col("_rank").alias("leader"), F.col(POSITION).alias("at"))
     placed = leaders.join(where, "leader")

@@ -1,0 +1,140 @@
+"""What :func:`neardup.spark.dedup.decide` needs of each row, and nothing more: the *facts*.
+
+A facts table has a row per input row: ``_position`` (its place in the input), ``_length``
+(its text's bytes), the id (when there is one), the fingerprint column(s) and ``_featureless``.
+The texts go to Python once and never come back, so what Spark keeps, sorts and joins is a few
+longs a row, whatever the documents.
+
+- :func:`text_facts` takes them from a DataFrame's text column;
+- :func:`json_line_facts` from JSONL lines read as text: the task parses each Arrow batch of
+  lines with pyarrow's JSON reader (as the local engine does), so Spark infers no schema and
+  parses nothing; a batch pyarrow cannot take whole (mixed id types, a bad line) is read line
+  by line, and a bad line is an error that shows it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pa_json
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
+
+from .._config import FingerprintConfig
+from .._errors import ConfigError
+from .._kernels.lines import gather
+from ..pipeline.verify import featureless_texts
+from .fingerprints import _fingerprinted, _fingerprinter, fingerprint_columns
+
+POSITION = "_position"
+"""The column numbering the input's rows."""
+_NEWLINE = np.frombuffer(b"\n", dtype=np.uint8)
+
+
+def text_facts(
+    positioned: DataFrame, text_col: str, config: FingerprintConfig, id_col: str | None
+) -> DataFrame:
+    """The facts of ``positioned`` (rows numbered in ``POSITION``), texts in ``text_col``."""
+    ids = [id_col] if id_col else []
+    narrow = positioned.select(POSITION, text_col, F.octet_length(text_col).alias("_length"), *ids)
+    return _fingerprinted(narrow, text_col, config, "fingerprint", "_featureless", keep_text=False)
+
+
+def json_line_facts(
+    positioned: DataFrame, line_col: str, text_field: str, id_field: str | None, config: FingerprintConfig
+) -> DataFrame:
+    """The facts of JSON lines (``line_col`` of ``positioned``), each an object with a string
+    field ``text_field`` (and ``id_field``, a string or an integer: given as a string, as the
+    local engine gives ids)."""
+    ids = [id_field] if id_field else []
+    fp = fingerprint_columns(config)
+    schema = StructType(
+        [
+            StructField(POSITION, LongType(), False),
+            StructField("_length", LongType(), False),
+            *(StructField(i, StringType(), False) for i in ids),
+            *(StructField(c, LongType(), False) for c in fp),
+            StructField("_featureless", BooleanType(), False),
+        ]
+    )
+
+    def facts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        fingerprinter = _fingerprinter(config)
+        for batch in batches:
+            texts, found = _fields(batch.column(line_col), text_field, id_field)
+            fps = fingerprinter.fingerprint_batch(texts, n_jobs=1)
+            words = fps.reshape(len(texts), -1).view(np.int64)
+            columns = [
+                batch.column(POSITION),
+                pc.binary_length(texts).cast(pa.int64()),
+                *([found] if id_field else []),
+                *(pa.array(words[:, w]) for w in range(words.shape[1])),
+                pa.array(featureless_texts(texts, fps, config)),
+            ]
+            yield pa.RecordBatch.from_arrays(columns, names=schema.fieldNames())
+
+    return positioned.select(POSITION, line_col).mapInArrow(facts, schema)
+
+
+def _fields(lines: pa.Array, text_field: str, id_field: str | None) -> tuple[pa.Array, pa.Array | None]:
+    """(texts, ids as strings or None) of a batch of JSON lines."""
+    n = len(lines)
+    offsets = np.frombuffer(
+        lines.buffers()[1], dtype=np.int64 if pa.types.is_large_string(lines.type) else np.int32
+    )
+    offsets = offsets[lines.offset : lines.offset + n + 1].astype(np.int64)
+    data = lines.buffers()[2]
+    buf = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    joined, _ = gather(buf, offsets[:-1], offsets[1:], np.arange(n, dtype=np.int64), _NEWLINE)
+    for id_type in (pa.string(), pa.int64()) if id_field else (None,):
+        fields = [(text_field, pa.string())] + ([(id_field, id_type)] if id_field else [])
+        try:
+            table = pa_json.read_json(
+                pa.BufferReader(joined.tobytes()),
+                read_options=pa_json.ReadOptions(use_threads=False, block_size=len(joined) + 1),
+                parse_options=pa_json.ParseOptions(
+                    explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore"
+                ),
+            )
+        except pa.ArrowInvalid:
+            continue
+        texts = table.column(0).combine_chunks()
+        if table.num_rows != n or any(column.null_count for column in table.columns):
+            break
+        try:
+            texts.validate(full=True)  # pyarrow's JSON reader does not check UTF-8
+        except pa.ArrowInvalid:
+            break
+        found = table.column(1).combine_chunks().cast(pa.string()) if id_field else None
+        return texts, found
+    return _fields_line_by_line(lines, text_field, id_field)
+
+
+def _fields_line_by_line(
+    lines: pa.Array, text_field: str, id_field: str | None
+) -> tuple[pa.Array, pa.Array | None]:
+    """:func:`_fields` for a batch pyarrow could not take whole: each line by ``json.loads``,
+    and the first bad one raised, shown."""
+    texts, ids = [], []
+    for k in range(len(lines)):
+        raw = lines[k].as_buffer().to_pybytes()
+        shown = raw[:200].decode("utf-8", "replace")
+        try:
+            record = json.loads(raw)
+        except ValueError as e:
+            raise ConfigError(f"a line is not valid JSON ({e}): {shown}") from None
+        text = record.get(text_field) if isinstance(record, dict) else None
+        if not isinstance(text, str):
+            raise ConfigError(f"a line is not a JSON object with a string field {text_field!r}: {shown}")
+        texts.append(text)
+        if id_field:
+            value = record.get(id_field)
+            if isinstance(value, bool) or not isinstance(value, (str, int)):
+                raise ConfigError(f"a line's field {id_field!r} is not a string or an integer: {shown}")
+            ids.append(str(value))
+    return pa.array(texts, pa.string()), pa.array(ids, pa.string()) if id_field else None
