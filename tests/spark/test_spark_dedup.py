@@ -12,6 +12,8 @@ import neardup
 from neardup import ConfigError
 from neardup.pipeline.planted import planted_corpus
 from neardup.spark import dedup, dedup_with_pairs
+from neardup.spark.dedup import decide, numbered
+from neardup.spark.facts import text_facts
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +82,16 @@ def test_pairs_equal_the_local_pairs(spark, texts, keep, driver_limit):
     local = neardup.dedup(pa.table({"id": ids, "text": texts}), id_field="id", max_distance=6, keep=keep)
     want = sorted((*sorted((r["id_a"], r["id_b"])), r["distance"]) for r in local.pairs_table().to_pylist())
     assert got == want and len(got) > 60  # the 25 copies' links, the family's pairs, the planted ones
+
+
+@pytest.mark.parametrize("cluster", ["greedy", "components"])
+def test_both_decisions_count_what_the_local_job_counts(spark, texts, cluster):
+    """The summary's counts, from the driver's decision and from Spark's."""
+    df = spark.createDataFrame([(t,) for t in texts], "text string")
+    facts = text_facts(numbered(df), "text", neardup.FingerprintConfig(), None)
+    local = neardup.dedup(pa.table({"text": texts}), max_distance=6, cluster=cluster)
+    for driver_limit in (0, 10_000):
+        decision = decide(facts, max_distance=6, cluster=cluster, driver_limit=driver_limit, with_pairs=False)
+        assert decision.pairs is None
+        counts = (decision.documents, decision.kept, decision.clusters)
+        assert counts == (len(texts), len(texts) - local.stats.duplicates, local.stats.clusters)

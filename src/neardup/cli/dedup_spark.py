@@ -83,7 +83,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
         # Files give the same rows in the same order when read again: the texts are read once
         # for the fingerprints and once for the kept rows, never held or shuffled.
         timings: dict[str, float] = {}
-        outcome, pairs = decide(
+        decision = decide(
             facts,
             config=config,
             max_distance=k,
@@ -94,10 +94,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
             with_pairs=bool(args.pairs),
             timings=timings,
         )
-        total, kept_count = outcome.agg(F.count(F.lit(1)), F.sum(F.col("kept").cast("long"))).collect()[0]
-        kept_count = kept_count or 0
-        sizes = outcome.groupBy("cluster").count().where("count > 1").select("cluster").localCheckpoint()
-        clusters = sizes.count()
+        outcome, total, kept_count = decision.outcome, decision.documents, decision.kept
         if args.output:
             # Whichever of the removed and the kept positions are fewer picks the rows.
             removed = total - kept_count
@@ -113,16 +110,17 @@ def run_on_spark(args: argparse.Namespace) -> int:
             )
         if args.clusters:
             ids = [args.id_field] if args.id_field else []
+            sizes = outcome.groupBy("cluster").count().where("count > 1").select("cluster")
             members = outcome.join(sizes, "cluster").select(*ids, "cluster", "kept")
             _write(members, args.clusters, None)
-        if pairs is not None:
-            _write(pairs.toDF("id_a", "id_b", "distance"), args.pairs, None)
+        if decision.pairs is not None:
+            _write(decision.pairs.toDF("id_a", "id_b", "distance"), args.pairs, None)
         steps = [f"{step} {t:.2f} s" for step, t in timings.items()]
         steps.append(f"total {time.perf_counter() - started:.2f} s")
         if not args.quiet:
             print(
                 f"neardup: read {total:,} documents on Spark ({spark.sparkContext.master})\n"
-                f"neardup: {clusters:,} clusters of near-duplicates\n"
+                f"neardup: {decision.clusters:,} clusters of near-duplicates\n"
                 f"neardup: removed {total - kept_count:,} near-duplicates, kept {kept_count:,} documents\n"
                 f"neardup: time: {', '.join(steps)}",
                 file=sys.stderr,

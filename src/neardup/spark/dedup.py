@@ -23,8 +23,11 @@ leaders, and each copy's link to its leader (distance 0).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -130,12 +133,12 @@ def _dedup(
         raise ConfigError(
             f"the DataFrame has no column {id_col!r} (id_col); its columns: {', '.join(df.columns)}"
         )
-    outcome, pairs = decide(
+    decision = decide(
         text_facts(positioned, text_col, config, id_col), config=config, id_col=id_col, **options
     )
     ids = [id_col] if id_col else []
-    rows = rows_with(positioned, outcome.drop(*ids), outcome.count())
-    return rows.drop(POSITION), pairs
+    rows = rows_with(positioned, decision.outcome.drop(*ids), decision.documents)
+    return rows.drop(POSITION), decision.pairs
 
 
 def decide(
@@ -152,9 +155,9 @@ def decide(
     driver_limit: int = DRIVER_ROWS,
     with_pairs: bool = True,
     timings: dict[str, float] | None = None,
-) -> tuple[DataFrame, DataFrame | None]:
-    """(the outcome, the pairs) of :func:`dedup_with_pairs` from the rows' ``facts`` (see
-    ``facts.py``; computed here once): the outcome has a row per input row, with ``POSITION``,
+) -> Decision:
+    """The :class:`Decision` of :func:`dedup_with_pairs` from the rows' ``facts`` (see
+    ``facts.py``; computed here once): its outcome has a row per input row, with ``POSITION``,
     its fingerprint column(s), ``cluster`` and ``kept`` (and ``id_col``), and is checkpointed:
     a few longs a row, whatever the texts. ``timings``, when given, gets the seconds of each
     step: ``fingerprint``, then ``join`` (ranks, copies, pairs) and ``clusters``, or ``decide
@@ -188,10 +191,16 @@ def decide(
             featureless=featureless,
             with_pairs=with_pairs,
         )
-        outcome = spark.createDataFrame(table).localCheckpoint()
-        on_driver = spark.createDataFrame(listed) if listed is not None else None
+        _, sizes = np.unique(table.column("cluster").to_numpy(), return_counts=True)
+        decision = Decision(
+            spark.createDataFrame(table),  # held by the driver already: no checkpoint
+            spark.createDataFrame(listed) if listed is not None else None,
+            table.num_rows,
+            int(pc.sum(table.column("kept").cast("int64")).as_py() or 0),
+            int(np.count_nonzero(sizes > 1)),
+        )
         clock.lap("decide on the driver")
-        return outcome, on_driver
+        return decision
     if keep == "first":  # input order: the position is the rank
         ranked = facts.withColumn("_rank", F.col(POSITION))
     else:
@@ -236,8 +245,15 @@ def decide(
         .localCheckpoint()
     )
     clock.lap("clusters")
+    per_cluster = outcome.groupBy("cluster").agg(
+        F.count(F.lit(1)).alias("n"), F.sum(F.col("kept").cast("long")).alias("kept")
+    )
+    documents, kept, clusters = per_cluster.agg(
+        F.sum("n"), F.sum("kept"), F.count(F.when(F.col("n") > 1, True))
+    ).collect()[0]
+    decision = Decision(outcome, None, documents or 0, kept or 0, clusters)
     if not with_pairs:
-        return outcome, None
+        return decision
     # The pairs, as positions: between leaders, and each copy to its leader.
     where = ranked.select(F.col("_rank").alias("leader"), F.col(POSITION).alias("at"))
     placed = leaders.join(where, "leader")
@@ -262,7 +278,23 @@ def decide(
                 .withColumnRenamed(f"{end}_id", end)
             )
         pairs = pairs.select("a", "b", "distance")
-    return outcome, pairs
+    decision.pairs = pairs
+    return decision
+
+
+@dataclass
+class Decision:
+    """What :func:`decide` found."""
+
+    outcome: DataFrame
+    """A row per input row: ``POSITION``, the fingerprint column(s), ``cluster``, ``kept``
+    (and the id column)."""
+    pairs: DataFrame | None
+    """The pairs that rebuild the clusters (``a``, ``b``, ``distance``), when asked for."""
+    documents: int
+    kept: int
+    clusters: int
+    """Clusters of more than one row."""
 
 
 def numbered(df: DataFrame) -> DataFrame:
