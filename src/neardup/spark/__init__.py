@@ -4,11 +4,14 @@ same near-duplicate pairs as the local engine, computed on a cluster.
 - :func:`fingerprint` adds the fingerprint column(s) to a DataFrame, through the same compiled
   kernels in ``mapInArrow`` (``fingerprints.py``);
 - :func:`near_duplicate_pairs` is Manku's permuted tables as a distributed join over the
-  distinct fingerprints, every pair within the radius exactly once (``join.py``);
+  distinct fingerprints, key groups checked in each task by the local kernels, every pair
+  within the radius exactly once (``join.py``);
 - :func:`representatives` runs Manku's rule or connected components over a ranked pair graph
   (``clusters.py``);
 - :func:`dedup` is the local job's answer on a DataFrame, :func:`dedup_with_pairs` with the
-  pairs that rebuild its clusters (``dedup.py``).
+  pairs that rebuild its clusters (``dedup.py``): it decides on a narrow table of each row's
+  facts (``facts.py``), on the driver by the local engine's steps while they are few
+  (``driver.py``).
 
 May import anything but ``cli``; pyspark is imported here, so only a caller of ``neardup.spark``
 needs it.
