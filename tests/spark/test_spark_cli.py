@@ -61,9 +61,9 @@ def test_spark_engine_keeps_what_the_local_engine_keeps(corpus, tmp_path):
 def test_spark_engine_refuses_what_it_cannot_do_yet(corpus, tmp_path):
     done = run(
         "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--engine", "spark",
-        "--verify", "jaccard", "0.5", cwd=tmp_path,
+        "--jaccard", "0.5", cwd=tmp_path,
     )  # fmt: skip
-    assert done.returncode != 0 and "--verify does not run on --engine spark yet" in done.stderr
+    assert done.returncode != 0 and "--jaccard does not run on --engine spark yet" in done.stderr
     done = run(
         "dedup", str(corpus / "pages.jsonl"), "--pairs", "p.parquet", "--engine", "spark", cwd=tmp_path
     )
@@ -110,3 +110,28 @@ def test_bad_jsonl_lines_are_named(corpus, tmp_path):
     last = done.stderr.strip().splitlines()[-1]
     assert done.returncode != 0 and "first line has no field 'text'" in last and "--text-field" in last, last
     assert not (tmp_path / "kept.jsonl").exists()
+
+
+def test_verify_keeps_what_the_local_engine_keeps(corpus, tmp_path):
+    """--verify on Spark: the texts of the documents with a neighbour are fetched to the
+    driver and every pair the rule needs is checked, as the local engine checks it."""
+    common = ["--text-field", "body", "--id-field", "url", "-k", "7", "--verify", "jaccard", "0.9"]
+    done = run(
+        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--engine", "spark", "--master",
+        "local[2]", *common, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    local = neardup.dedup(
+        corpus / "pages.jsonl", text_field="body", id_field="url", max_distance=7, verify=("jaccard", 0.9)
+    )
+    kept = [
+        json.loads(line)["url"]
+        for part in (tmp_path / "kept.jsonl").glob("part-*")
+        for line in part.read_text().splitlines()
+    ]
+    assert sorted(kept) == sorted(np.array(local.ids)[local.kept].tolist())
+    assert (
+        f"{local.stats.similar_pairs:,} of {local.stats.checked_pairs:,} pairs checked passed verification"
+        in done.stderr
+    )
+    assert local.stats.similar_pairs < local.stats.checked_pairs  # the check removed something

@@ -95,3 +95,18 @@ def test_both_decisions_count_what_the_local_job_counts(spark, texts, cluster):
         assert decision.pairs is None
         counts = (decision.documents, decision.kept, decision.clusters)
         assert counts == (len(texts), len(texts) - local.stats.duplicates, local.stats.clusters)
+
+
+@pytest.mark.parametrize("cluster", ["greedy", "components"])
+def test_verify_equals_the_local_job(spark, texts, cluster):
+    ids = list(range(len(texts)))
+    df = spark.createDataFrame(list(zip(ids, texts)), "id long, text string")
+    options = dict(max_distance=7, cluster=cluster, verify=("jaccard", 0.97), verify_features="words")
+    rows = dedup(df, id_col="id", **options).collect()
+    local = neardup.dedup(pa.table({"id": ids, "text": texts}), id_field="id", **options)
+    kept, representative = spark_representatives(rows)
+    assert kept == local.kept.tolist()
+    assert representative == local.representatives.tolist()
+    assert local.stats.similar_pairs < local.stats.checked_pairs  # the check removed something
+    with pytest.raises(ConfigError, match="up to 10 rows"):
+        dedup(df, id_col="id", driver_limit=10, **options)

@@ -220,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         from .dedup_spark import run_on_spark
 
-        return run_on_spark(args)
+        return run_on_spark(args, verify)
     from pathlib import Path
 
     from .._progress import Progress

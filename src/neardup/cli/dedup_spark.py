@@ -26,7 +26,6 @@ from .._errors import ConfigError
 _LINE = "_line"
 """The column of an input line, on the JSONL-to-JSONL path."""
 _UNSUPPORTED = (
-    ("verify", "--verify"),
     ("jaccard", "--jaccard"),
     ("cosine", "--cosine"),
     ("against", "--against"),
@@ -37,23 +36,29 @@ _UNSUPPORTED = (
 )
 
 
-def run_on_spark(args: argparse.Namespace) -> int:
+def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = None) -> int:
     for attribute, option in _UNSUPPORTED:
         if getattr(args, attribute, None):
             raise ConfigError(f"{option} does not run on --engine spark yet; run it with the local engine")
     if args.pairs and not args.id_field:
         raise ConfigError("--pairs on --engine spark names the documents by --id-field; give it")
+    if args.pairs and verify:
+        raise ConfigError(
+            "--pairs with --verify does not run on --engine spark yet; run it with the local engine"
+        )
     started = time.perf_counter()
     from pyspark.errors import PythonException
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
     from ..index.hamming import distance_for_cosine
+    from ..pipeline.verify import check_verify
     from ..spark.dedup import decide, numbered, rows_with
-    from ..spark.facts import POSITION, json_line_facts, text_facts
+    from ..spark.facts import POSITION, json_line_facts, text_facts, texts_by_position
     from .options import config_from_args
 
     config = config_from_args(args)
+    checked = check_verify(verify, config, args.verify_features, args.verify_size)
     builder = SparkSession.builder.appName("neardup dedup")
     if args.master:
         builder = builder.master(args.master)
@@ -71,12 +76,14 @@ def run_on_spark(args: argparse.Namespace) -> int:
             positioned = numbered(lines.where(F.col(_LINE).rlike(r"\S")))
             _check_first_line(positioned, args.inputs, fields)
             facts = json_line_facts(positioned, _LINE, text, args.id_field, config)
+            texts = texts_by_position(positioned, _LINE, json_field=text)
         else:
             df = _read(spark, args.inputs, fmt)
             if text not in df.columns:
                 raise ConfigError(f"the inputs have no field {text!r}; their fields: {', '.join(df.columns)}")
             positioned = numbered(df)
             facts = text_facts(positioned, text, config, args.id_field)
+            texts = texts_by_position(positioned, text)
         k = args.max_distance
         if args.similarity is not None:
             k = distance_for_cosine(args.similarity, config.bits)
@@ -92,6 +99,8 @@ def run_on_spark(args: argparse.Namespace) -> int:
             cluster=args.cluster,
             featureless=args.featureless,
             with_pairs=bool(args.pairs),
+            verify=checked,
+            texts=texts if checked else None,
             timings=timings,
         )
         outcome, total, kept_count = decision.outcome, decision.documents, decision.kept
@@ -120,7 +129,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(
                 f"neardup: read {total:,} documents on Spark ({spark.sparkContext.master})\n"
-                f"neardup: {decision.clusters:,} clusters of near-duplicates\n"
+                f"neardup: {decision.clusters:,} clusters of near-duplicates{_checked(decision)}\n"
                 f"neardup: removed {total - kept_count:,} near-duplicates, kept {kept_count:,} documents\n"
                 f"neardup: time: {', '.join(steps)}",
                 file=sys.stderr,
@@ -133,6 +142,12 @@ def run_on_spark(args: argparse.Namespace) -> int:
     finally:
         spark.stop()
     return 0
+
+
+def _checked(decision: Any) -> str:
+    if decision.checked_pairs is None:
+        return ""
+    return f"; {decision.similar_pairs:,} of {decision.checked_pairs:,} pairs checked passed verification"
 
 
 def _check_first_line(lines: Any, inputs: list[str], fields: list[str]) -> None:

@@ -575,7 +575,7 @@ def dedup(
     # Positions of the documents compared with others: all but those without features, unless
     # asked to compare them too.
     compared = np.arange(n) if featureless == "compare" else np.flatnonzero(~no_features)
-    representatives, matched, collapsed, features = _choose(
+    representatives, matched, collapsed, features = choose_representatives(
         fps,
         compared,
         _priority(n, keep, lengths, ids),
@@ -643,7 +643,7 @@ def dedup(
     )
 
 
-def _choose(
+def choose_representatives(
     fps: np.ndarray,
     compared: np.ndarray,
     order: np.ndarray,

@@ -34,9 +34,10 @@ from pyspark.sql import functions as F
 from .._config import FingerprintConfig
 from .._errors import ConfigError
 from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
+from ..pipeline.verify import Verification, check_verify
 from .clusters import LOCAL_LIMIT, representatives
 from .driver import DRIVER_ROWS, decide_on_driver
-from .facts import POSITION, text_facts
+from .facts import POSITION, Texts, text_facts, texts_by_position
 from .fingerprints import fingerprint_columns
 from .join import GROUP_LIMIT, near_duplicate_pairs, pair_columns
 
@@ -53,7 +54,9 @@ def dedup(
     """Every row of ``df`` with its fingerprint column(s) and two more: ``cluster``, the rank
     (in ``keep`` order) of the kept row it duplicates (its own when kept: rows of one cluster
     share it), and ``kept``. ``.where("kept")`` gives the deduplicated rows. The options are
-    :func:`dedup_with_pairs`'s."""
+    :func:`dedup_with_pairs`'s, and ``verify=(metric, T)`` with ``verify_features`` and
+    ``verify_size`` as :func:`neardup.dedup` takes them (decided on the driver: up to
+    ``driver_limit`` rows)."""
     return _dedup(df, text_col, with_pairs=False, **options)[0]
 
 
@@ -117,9 +120,13 @@ def _dedup(
     *,
     config: FingerprintConfig | None = None,
     id_col: str | None = None,
+    verify: object = None,
+    verify_features: str | None = None,
+    verify_size: int | None = None,
     **options: Any,
 ) -> tuple[DataFrame, DataFrame | None]:
     config = config or FingerprintConfig()
+    checked = check_verify(verify, config, verify_features, verify_size)
     if clash := {*fingerprint_columns(config), "cluster", "kept"} & set(df.columns):
         raise ConfigError(
             f"the DataFrame has a column named {sorted(clash)[0]!r}, which dedup adds; rename it"
@@ -134,7 +141,12 @@ def _dedup(
             f"the DataFrame has no column {id_col!r} (id_col); its columns: {', '.join(df.columns)}"
         )
     decision = decide(
-        text_facts(positioned, text_col, config, id_col), config=config, id_col=id_col, **options
+        text_facts(positioned, text_col, config, id_col),
+        config=config,
+        id_col=id_col,
+        verify=checked,
+        texts=texts_by_position(positioned, text_col) if checked else None,
+        **options,
     )
     ids = [id_col] if id_col else []
     rows = rows_with(positioned, decision.outcome.drop(*ids), decision.documents)
@@ -154,6 +166,8 @@ def decide(
     local_limit: int = LOCAL_LIMIT,
     driver_limit: int = DRIVER_ROWS,
     with_pairs: bool = True,
+    verify: Verification | None = None,
+    texts: Texts | None = None,
     timings: dict[str, float] | None = None,
 ) -> Decision:
     """The :class:`Decision` of :func:`dedup_with_pairs` from the rows' ``facts`` (see
@@ -162,7 +176,9 @@ def decide(
     a few longs a row, whatever the texts. ``timings``, when given, gets the seconds of each
     step: ``fingerprint``, then ``join`` (ranks, copies, pairs) and ``clusters``, or ``decide
     on the driver`` for facts of at most ``driver_limit`` rows (``driver.py``). The pairs are
-    None without ``with_pairs``."""
+    None without ``with_pairs``. With ``verify`` (on the driver only, so up to
+    ``driver_limit`` rows), a pair counts only if its texts, fetched by ``texts``, are similar
+    enough: as ``neardup.dedup(verify=...)`` decides."""
     clock = _Clock(timings)
     config = config or FingerprintConfig()
     k = 3 * config.bits // 64 if max_distance is None else max_distance
@@ -177,19 +193,30 @@ def decide(
         raise ConfigError('keep="lowest-id" needs id_col=, a column of the DataFrame')
     fp = fingerprint_columns(config)
     ids = [id_col] if id_col else []
+    if verify is not None and (texts is None or with_pairs):
+        raise ConfigError("verify on Spark needs texts= and does not list pairs yet; leave the pairs out")
     facts = facts.localCheckpoint()
     clock.lap("fingerprint")
-    if facts.count() <= driver_limit:
+    rows = facts.count()
+    if verify is not None and rows > driver_limit:
+        raise ConfigError(
+            f"verify runs on the driver on Spark, up to {driver_limit:,} rows; these are {rows:,}: "
+            "run without it, or on the local engine"
+        )
+    if rows <= driver_limit:
         spark = facts.sparkSession
-        table, listed = decide_on_driver(
+        table, listed, stats = decide_on_driver(
             facts.toArrow(),
             fp,
+            config,
             max_distance=k,
             keep=keep,
             id_col=id_col,
             cluster=cluster,
             featureless=featureless,
             with_pairs=with_pairs,
+            verify=verify,
+            texts=texts,
         )
         _, sizes = np.unique(table.column("cluster").to_numpy(), return_counts=True)
         decision = Decision(
@@ -198,6 +225,8 @@ def decide(
             table.num_rows,
             int(pc.sum(table.column("kept").cast("int64")).as_py() or 0),
             int(np.count_nonzero(sizes > 1)),
+            stats.checked_pairs,
+            stats.similar_pairs,
         )
         clock.lap("decide on the driver")
         return decision
@@ -295,6 +324,9 @@ class Decision:
     kept: int
     clusters: int
     """Clusters of more than one row."""
+    checked_pairs: int | None = None
+    similar_pairs: int | None = None
+    """With ``verify``: the pairs whose similarity was computed, and those that passed."""
 
 
 def numbered(df: DataFrame) -> DataFrame:

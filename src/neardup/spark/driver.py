@@ -3,20 +3,29 @@
 A distributed decision costs Spark about thirty jobs (ranks, copies, the join, rounds of the
 rule, the outcome), each a fixed fraction of a second, whatever the data: on half a million
 rows they took 13 of 36 seconds. Below ``DRIVER_ROWS`` the facts (a few longs a row) are
-collected instead and the local engine's own steps decide (``pipeline.selection``: copies
-collapsed, the distinct fingerprints joined by a :class:`~neardup.HammingIndex`, Manku's rule
-or components), with the same answer; the outcome goes back as a DataFrame. The texts never
-come to the driver.
+collected instead and the local job's own step decides
+(:func:`neardup.pipeline.job.choose_representatives`: copies collapsed, the distinct
+fingerprints joined by a :class:`~neardup.HammingIndex`, Manku's rule or components, and with
+``verify`` the similarity of the pairs it needs), with the same answer; the outcome goes back
+as a DataFrame. Texts come to the driver only for ``verify``, and only those of documents with
+a neighbour (:class:`_FetchedCorpus`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..pipeline.selection import collapse, component_roots, distinct_index, keep_greedy
-from .facts import POSITION
+from .._config import FingerprintConfig
+from .._progress import Progress
+from ..pipeline.job import DedupStats, choose_representatives
+from ..pipeline.selection import distinct_index
+from ..pipeline.verify import Verification
+from .facts import POSITION, Texts
 
 DRIVER_ROWS = 2_000_000
 """Rows of facts decided on the driver (about 40 bytes each collected, plus the index)."""
@@ -25,6 +34,7 @@ DRIVER_ROWS = 2_000_000
 def decide_on_driver(
     facts: pa.Table,
     fp: list[str],
+    config: FingerprintConfig,
     *,
     max_distance: int,
     keep: str,
@@ -32,10 +42,12 @@ def decide_on_driver(
     cluster: str,
     featureless: str,
     with_pairs: bool,
-) -> tuple[pa.Table, pa.Table | None]:
-    """(the outcome, the pairs or None) of ``decide`` from the collected ``facts``, as the
-    distributed steps give them (``cluster`` values: the representative's rank in ``keep``
-    order, the position itself for ``"first"``)."""
+    verify: Verification | None = None,
+    texts: Texts | None = None,
+) -> tuple[pa.Table, pa.Table | None, DedupStats]:
+    """(the outcome, the pairs or None, the counts of pairs checked) of ``decide`` from the
+    collected ``facts``, as the distributed steps give them (``cluster`` values: the
+    representative's rank in ``keep`` order, the position itself for ``"first"``)."""
     n = facts.num_rows
     position = facts.column(POSITION).to_numpy()
     words = [facts.column(w).to_numpy().view(np.uint64) for w in fp]
@@ -45,24 +57,23 @@ def decide_on_driver(
     rank = position.copy()
     if keep != "first":
         rank[order] = np.arange(n, dtype=np.int64)
-    compared = np.ones(n, dtype=bool) if featureless == "compare" else ~no_features
-    rows = np.flatnonzero(compared)  # the compared rows; below, indices into them
-    cluster_of = rank.copy()
-    first = second = distance = leader_row = np.zeros(0, dtype=np.int64)
-    copies = np.zeros(0, dtype=np.int64)
-    if rows.size:
-        at = np.cumsum(compared) - 1
-        distinct, by_rank, leader = collapse(fps[rows], at[order[compared[order]]])
-        index = distinct_index(distinct, 64 * len(fp), max_distance)
-        if cluster == "greedy":
-            chosen = keep_greedy(index, distinct).representative
-        else:
-            chosen = component_roots(index).roots
-        cluster_of[rows] = rank[rows[leader[chosen[by_rank]]]]
-        if with_pairs:
-            first, second, distance = index.pairs()
-            leader_row = rows[leader]
-            copies = np.flatnonzero(leader_row[by_rank] != rows)  # copies, as indices into rows
+    compared = np.arange(n, dtype=np.int64) if featureless == "compare" else np.flatnonzero(~no_features)
+    stats = DedupStats()
+    corpus = _FetchedCorpus(position, texts) if texts is not None else None
+    representative, _, collapsed, _ = choose_representatives(
+        fps,
+        compared,
+        order,
+        max_distance,
+        config,
+        cluster,
+        verify,
+        None,
+        corpus,
+        Progress(enabled=False),
+        stats,
+    )
+    cluster_of = rank[representative]
     kept = cluster_of == rank
     if featureless == "drop":
         kept &= ~no_features
@@ -76,10 +87,15 @@ def decide_on_driver(
         }
     )
     if not with_pairs:
-        return outcome, None
+        return outcome, None, stats
     # Between leaders, then each copy to its leader (distance 0), as the local --pairs has them.
-    a = np.concatenate([leader_row[first], leader_row[by_rank[copies]] if rows.size else copies])
-    b = np.concatenate([leader_row[second], rows[copies] if rows.size else copies])
+    leader = collapsed.leader
+    first = second = distance = np.zeros(0, dtype=np.int64)
+    if leader.size:
+        first, second, distance = distinct_index(fps[leader], 64 * len(fp), max_distance).pairs()
+    copies = np.flatnonzero(leader[collapsed.rank] != collapsed.compared)
+    a = np.concatenate([leader[first], leader[collapsed.rank[copies]]])
+    b = np.concatenate([leader[second], collapsed.compared[copies]])
     names = facts.column(id_col) if id_col else pa.array(position)
     pairs = pa.table(
         {
@@ -88,7 +104,7 @@ def decide_on_driver(
             "distance": np.concatenate([distance, np.zeros(copies.size, dtype=np.int64)]),
         }
     )
-    return outcome, pairs
+    return outcome, pairs, stats
 
 
 def _sort_keys(keep: str, id_col: str | None) -> list[tuple[str, str]]:
@@ -100,3 +116,28 @@ def _sort_keys(keep: str, id_col: str | None) -> list[tuple[str, str]]:
         "lowest-id": [(id_col or POSITION, "ascending")],
     }[keep]
     return [*first, (POSITION, "ascending")]
+
+
+class _FetchedCorpus:
+    """The corpus as ``choose_representatives`` reads it for ``verify``: one batch of all the
+    rows, whose texts are fetched from the executors only for the rows it takes."""
+
+    def __init__(self, position: np.ndarray, texts: Texts) -> None:
+        self.position = position
+        self.texts = texts
+        self.total_bytes = None
+
+    def batches(self, rejects: Any) -> Iterator[tuple[_Fetched, None]]:
+        yield _Fetched(self), None
+
+
+class _Fetched:
+    def __init__(self, corpus: _FetchedCorpus) -> None:
+        self.corpus = corpus
+        self.texts = self
+
+    def __len__(self) -> int:
+        return len(self.corpus.position)
+
+    def take(self, rows: np.ndarray) -> pa.Array:
+        return self.corpus.texts(self.corpus.position[np.asarray(rows, dtype=np.int64)])

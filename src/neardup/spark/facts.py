@@ -15,7 +15,7 @@ longs a row, whatever the documents.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +33,8 @@ from .fingerprints import _fingerprinted, _fingerprinter, fingerprint_columns
 
 POSITION = "_position"
 """The column numbering the input's rows."""
+Texts = Callable[[np.ndarray], pa.Array]
+"""The texts of the rows at these positions (``POSITION`` values), in that order."""
 _NEWLINE = np.frombuffer(b"\n", dtype=np.uint8)
 
 
@@ -138,3 +140,20 @@ def _fields_line_by_line(
                 raise ConfigError(f"a line's field {id_field!r} is not a string or an integer: {shown}")
             ids.append(str(value))
     return pa.array(texts, pa.string()), pa.array(ids, pa.string()) if id_field else None
+
+
+def texts_by_position(positioned: DataFrame, column: str, json_field: str | None = None) -> Texts:
+    """A :data:`Texts` reading ``column`` of the rows of ``positioned`` (the text, or with
+    ``json_field`` a JSON line holding it) at the positions asked for, in that order: they are
+    broadcast to the tasks, and only those rows come to the driver."""
+
+    def texts(positions: np.ndarray) -> pa.Array:
+        spark = positioned.sparkSession
+        wanted = spark.createDataFrame(
+            pa.table({POSITION: positions, "_at": np.arange(len(positions), dtype=np.int64)})
+        )
+        got = positioned.join(F.broadcast(wanted), POSITION).select("_at", column).toArrow()
+        ordered = got.column(column).take(pc.sort_indices(got.column("_at"))).combine_chunks()
+        return ordered if json_field is None else _fields(ordered, json_field, None)[0]
+
+    return texts
