@@ -135,3 +135,32 @@ def test_verify_keeps_what_the_local_engine_keeps(corpus, tmp_path):
         in done.stderr
     )
     assert local.stats.similar_pairs < local.stats.checked_pairs  # the check removed something
+
+
+def test_against_and_save_index_as_the_local_engine(corpus, tmp_path):
+    """A crawl's second part deduplicated against the index of its first, and the index of
+    both saved for the next run: on Spark as on the local engine."""
+    lines = (corpus / "pages.jsonl").read_text().splitlines()
+    (tmp_path / "one.jsonl").write_text("\n".join(lines[::2]) + "\n")
+    (tmp_path / "two.jsonl").write_text("\n".join(lines[1::2]) + "\n")
+    common = ["--text-field", "body", "--id-field", "url", "-k", "5"]
+    first = run(
+        "dedup", "one.jsonl", "-o", "one_kept.jsonl", "--save-index", "seen.idx", *common, cwd=tmp_path
+    )
+    assert first.returncode == 0, first.stderr
+    outputs = {}
+    for engine in ("local", "spark"):
+        extra = ["--engine", "spark", "--master", "local[2]"] if engine == "spark" else []
+        done = run(
+            "dedup", "two.jsonl", "-o", f"{engine}.jsonl", "--against", "seen.idx", "--save-index",
+            f"{engine}.idx", *common, *extra, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        kept = tmp_path / f"{engine}.jsonl"
+        files = sorted(kept.glob("part-*")) if kept.is_dir() else [kept]
+        removed = [line.split(";")[0] for line in done.stderr.splitlines() if "of the index" in line]
+        outputs[engine] = (sorted(line for f in files for line in f.read_text().splitlines()), removed)
+    assert outputs["spark"] == outputs["local"] and outputs["local"][1]  # some were near the index
+    local, spark = (neardup.HammingIndex.open(tmp_path / f"{e}.idx") for e in ("local", "spark"))
+    assert np.array_equal(np.sort(local.ids), np.sort(spark.ids)) and len(local.ids) == len(lines)
+    assert all(np.array_equal(x, y) for x, y in zip(local.pairs(), spark.pairs()))

@@ -28,8 +28,6 @@ _LINE = "_line"
 _UNSUPPORTED = (
     ("jaccard", "--jaccard"),
     ("cosine", "--cosine"),
-    ("against", "--against"),
-    ("save_index", "--save-index"),
     ("all_pairs", "--all-pairs"),
     ("example", "--example"),
     ("lines", "--lines"),
@@ -52,6 +50,7 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     from pyspark.sql import functions as F
 
     from ..index.hamming import distance_for_cosine
+    from ..pipeline.job import open_against
     from ..pipeline.verify import check_verify
     from ..spark.dedup import decide, numbered, rows_with
     from ..spark.facts import POSITION, json_line_facts, text_facts, texts_by_position
@@ -59,6 +58,10 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
 
     config = config_from_args(args)
     checked = check_verify(verify, config, args.verify_features, args.verify_size)
+    k = args.max_distance
+    if args.similarity is not None:
+        k = distance_for_cosine(args.similarity, config.bits)
+    against = open_against(args.against, config, k)
     builder = SparkSession.builder.appName("neardup dedup")
     if args.master:
         builder = builder.master(args.master)
@@ -84,9 +87,6 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             positioned = numbered(df)
             facts = text_facts(positioned, text, config, args.id_field)
             texts = texts_by_position(positioned, text)
-        k = args.max_distance
-        if args.similarity is not None:
-            k = distance_for_cosine(args.similarity, config.bits)
         # Files give the same rows in the same order when read again: the texts are read once
         # for the fingerprints and once for the kept rows, never held or shuffled.
         timings: dict[str, float] = {}
@@ -101,6 +101,7 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             with_pairs=bool(args.pairs),
             verify=checked,
             texts=texts if checked else None,
+            against=against,
             timings=timings,
         )
         outcome, total, kept_count = decision.outcome, decision.documents, decision.kept
@@ -124,13 +125,18 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             _write(members, args.clusters, None)
         if decision.pairs is not None:
             _write(decision.pairs.toDF("id_a", "id_b", "distance"), args.pairs, None)
+        if args.save_index:
+            _save_index(outcome, args.save_index, against, config, k, total)
+        removal = f"removed {total - kept_count - decision.against_matches:,} near-duplicates"
+        if decision.against_matches:
+            removal += f" and {decision.against_matches:,} near-duplicates of the index"
         steps = [f"{step} {t:.2f} s" for step, t in timings.items()]
         steps.append(f"total {time.perf_counter() - started:.2f} s")
         if not args.quiet:
             print(
                 f"neardup: read {total:,} documents on Spark ({spark.sparkContext.master})\n"
                 f"neardup: {decision.clusters:,} clusters of near-duplicates{_checked(decision)}\n"
-                f"neardup: removed {total - kept_count:,} near-duplicates, kept {kept_count:,} documents\n"
+                f"neardup: {removal}, kept {kept_count:,} documents\n"
                 f"neardup: time: {', '.join(steps)}",
                 file=sys.stderr,
             )
@@ -142,6 +148,38 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     finally:
         spark.stop()
     return 0
+
+
+def _save_index(outcome: Any, path: str, against: Any, config: Any, k: int, total: int) -> None:
+    """An index of every document's fingerprint, ids in input order (after the ``against``
+    index's, added to it), as the local engine saves it; built on the driver."""
+    import numpy as np
+
+    from .._atomic import atomic_path
+    from ..index.hamming_index import HammingIndex
+    from ..spark.driver import DRIVER_ROWS
+    from ..spark.facts import POSITION
+    from ..spark.fingerprints import fingerprint_columns
+
+    if total > DRIVER_ROWS:
+        raise ConfigError(
+            f"--save-index builds the index on the driver on Spark, up to {DRIVER_ROWS:,} documents; "
+            f"these are {total:,}: run it with the local engine"
+        )
+    fp = fingerprint_columns(config)
+    table = outcome.select(POSITION, *fp).toArrow()
+    order = np.argsort(table.column(POSITION).to_numpy(), kind="stable")
+    words = [table.column(w).to_numpy().view(np.uint64)[order] for w in fp]
+    fps = words[0] if len(words) == 1 else np.ascontiguousarray(np.stack(words, axis=1))
+    index = against
+    first = 0
+    if index is not None:
+        first = int(index.ids.max()) + 1 if len(index) else 0
+    else:
+        index = HammingIndex(bits=config.bits, max_distance=k, fingerprint_config=config.to_dict())
+    index.add(fps, ids=np.arange(first, first + len(order), dtype=np.int64))
+    with atomic_path(path) as target:
+        index.save(target)
 
 
 def _checked(decision: Any) -> str:

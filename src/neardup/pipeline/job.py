@@ -556,7 +556,7 @@ def dedup(
         compression=compression,
         lines=lines,
     )
-    against_index = _open_against(against, config, k)
+    against_index = open_against(against, config, k)
     progress = progress or Progress(enabled=False)
     rejects = Rejects(errors)
     stats = DedupStats(input_bytes=corpus.total_bytes or 0)
@@ -773,7 +773,8 @@ def _check_threshold(name: str, threshold: object, *others: object) -> None:
             raise ConfigError(f"{name}= states the threshold and verifies it; leave {other}= out")
 
 
-def _open_against(against: Any, config: FingerprintConfig, k: int) -> HammingIndex | None:
+def open_against(against: Any, config: FingerprintConfig, k: int) -> HammingIndex | None:
+    """The ``against`` index (or its file), checked against this run's config and radius."""
     if against is None:
         return None
     index = against if isinstance(against, HammingIndex) else HammingIndex.open(against)

@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 
 from .._config import FingerprintConfig
 from .._errors import ConfigError
+from ..index.hamming_index import HammingIndex
 from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
 from ..pipeline.verify import Verification, check_verify
 from .clusters import LOCAL_LIMIT, representatives
@@ -168,6 +169,7 @@ def decide(
     with_pairs: bool = True,
     verify: Verification | None = None,
     texts: Texts | None = None,
+    against: HammingIndex | None = None,
     timings: dict[str, float] | None = None,
 ) -> Decision:
     """The :class:`Decision` of :func:`dedup_with_pairs` from the rows' ``facts`` (see
@@ -178,7 +180,8 @@ def decide(
     on the driver`` for facts of at most ``driver_limit`` rows (``driver.py``). The pairs are
     None without ``with_pairs``. With ``verify`` (on the driver only, so up to
     ``driver_limit`` rows), a pair counts only if its texts, fetched by ``texts``, are similar
-    enough: as ``neardup.dedup(verify=...)`` decides."""
+    enough: as ``neardup.dedup(verify=...)`` decides. Likewise with ``against`` (an index of
+    documents seen before), a document near it is not kept."""
     clock = _Clock(timings)
     config = config or FingerprintConfig()
     k = 3 * config.bits // 64 if max_distance is None else max_distance
@@ -198,10 +201,11 @@ def decide(
     facts = facts.localCheckpoint()
     clock.lap("fingerprint")
     rows = facts.count()
-    if verify is not None and rows > driver_limit:
+    on_driver = [name for name, given in (("verify", verify), ("against", against)) if given is not None]
+    if on_driver and rows > driver_limit:
         raise ConfigError(
-            f"verify runs on the driver on Spark, up to {driver_limit:,} rows; these are {rows:,}: "
-            "run without it, or on the local engine"
+            f"{' and '.join(on_driver)} run on the driver on Spark, up to {driver_limit:,} rows; these "
+            f"are {rows:,}: run without, or on the local engine"
         )
     if rows <= driver_limit:
         spark = facts.sparkSession
@@ -217,6 +221,7 @@ def decide(
             with_pairs=with_pairs,
             verify=verify,
             texts=texts,
+            against=against,
         )
         _, sizes = np.unique(table.column("cluster").to_numpy(), return_counts=True)
         decision = Decision(
@@ -227,6 +232,7 @@ def decide(
             int(np.count_nonzero(sizes > 1)),
             stats.checked_pairs,
             stats.similar_pairs,
+            stats.against_matches,
         )
         clock.lap("decide on the driver")
         return decision
@@ -327,6 +333,8 @@ class Decision:
     checked_pairs: int | None = None
     similar_pairs: int | None = None
     """With ``verify``: the pairs whose similarity was computed, and those that passed."""
+    against_matches: int = 0
+    """With ``against``: the documents not kept for being near it."""
 
 
 def numbered(df: DataFrame) -> DataFrame:

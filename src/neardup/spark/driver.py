@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from .._config import FingerprintConfig
 from .._progress import Progress
+from ..index.hamming_index import HammingIndex
 from ..pipeline.job import DedupStats, choose_representatives
 from ..pipeline.selection import distinct_index
 from ..pipeline.verify import Verification
@@ -44,10 +45,12 @@ def decide_on_driver(
     with_pairs: bool,
     verify: Verification | None = None,
     texts: Texts | None = None,
+    against: HammingIndex | None = None,
 ) -> tuple[pa.Table, pa.Table | None, DedupStats]:
-    """(the outcome, the pairs or None, the counts of pairs checked) of ``decide`` from the
-    collected ``facts``, as the distributed steps give them (``cluster`` values: the
-    representative's rank in ``keep`` order, the position itself for ``"first"``)."""
+    """(the outcome, the pairs or None, the counts of pairs checked and of documents near
+    ``against``) of ``decide`` from the collected ``facts``, as the distributed steps give them
+    (``cluster`` values: the representative's rank in ``keep`` order, the position itself for
+    ``"first"``). A document near ``against`` is not kept, as the local job decides."""
     n = facts.num_rows
     position = facts.column(POSITION).to_numpy()
     words = [facts.column(w).to_numpy().view(np.uint64) for w in fp]
@@ -60,7 +63,7 @@ def decide_on_driver(
     compared = np.arange(n, dtype=np.int64) if featureless == "compare" else np.flatnonzero(~no_features)
     stats = DedupStats()
     corpus = _FetchedCorpus(position, texts) if texts is not None else None
-    representative, _, collapsed, _ = choose_representatives(
+    representative, matched, collapsed, _ = choose_representatives(
         fps,
         compared,
         order,
@@ -68,13 +71,19 @@ def decide_on_driver(
         config,
         cluster,
         verify,
-        None,
+        against,
         corpus,
         Progress(enabled=False),
         stats,
     )
     cluster_of = rank[representative]
     kept = cluster_of == rank
+    if matched is not None:  # under components a whole cluster goes, under greedy its copies
+        _, labels = np.unique(representative, return_inverse=True)
+        hit = np.zeros(labels.max() + 1 if n else 0, dtype=bool)
+        hit[labels[matched >= 0]] = True
+        stats.against_matches = int((kept & hit[labels]).sum())
+        kept &= ~hit[labels]
     if featureless == "drop":
         kept &= ~no_features
     outcome = pa.table(
