@@ -595,12 +595,7 @@ def dedup(
         kept = representatives == np.arange(n)
         sizes = np.bincount(labels, minlength=1)
         if matched is not None:
-            # A document near the index is not kept. Under components its whole cluster goes
-            # with it; under greedy it removes nothing, so only its copies follow it.
-            hit = np.zeros(sizes.shape[0], dtype=bool)
-            hit[labels[matched >= 0]] = True
-            stats.against_matches = int((kept & hit[labels]).sum())
-            kept &= ~hit[labels]
+            stats.against_matches = drop_near_index(kept, labels, matched)
         stats.duplicates = int(n - kept.sum()) - stats.against_matches
         if featureless == "drop":
             kept &= ~no_features  # each is its own cluster: dropping it touches no other
@@ -771,6 +766,18 @@ def _check_threshold(name: str, threshold: object, *others: object) -> None:
     for other, value in (("max_distance", max_distance), ("similarity", similarity), ("verify", verify)):
         if value is not None:
             raise ConfigError(f"{name}= states the threshold and verifies it; leave {other}= out")
+
+
+def drop_near_index(kept: np.ndarray, labels: np.ndarray, matched: np.ndarray) -> int:
+    """Clears ``kept`` (bool per document) for the clusters (``labels``) of the documents near
+    the ``against`` index (``matched`` >= 0), and says how many kept ones that cleared. Under
+    components a near document's whole cluster goes with it; under greedy it removes nothing,
+    so only its copies follow it."""
+    hit = np.zeros(int(labels.max()) + 1 if labels.size else 0, dtype=bool)
+    hit[labels[matched >= 0]] = True
+    cleared = int((kept & hit[labels]).sum())
+    kept &= ~hit[labels]
+    return cleared
 
 
 def open_against(against: Any, config: FingerprintConfig, k: int) -> HammingIndex | None:

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from .._config import FingerprintConfig
 from .._progress import Progress
 from ..index.hamming_index import HammingIndex
-from ..pipeline.job import DedupStats, choose_representatives
+from ..pipeline.job import DedupStats, choose_representatives, drop_near_index
 from ..pipeline.selection import distinct_index
 from ..pipeline.verify import Verification
 from .facts import POSITION, Texts
@@ -78,12 +78,9 @@ def decide_on_driver(
     )
     cluster_of = rank[representative]
     kept = cluster_of == rank
-    if matched is not None:  # under components a whole cluster goes, under greedy its copies
+    if matched is not None:
         _, labels = np.unique(representative, return_inverse=True)
-        hit = np.zeros(labels.max() + 1 if n else 0, dtype=bool)
-        hit[labels[matched >= 0]] = True
-        stats.against_matches = int((kept & hit[labels]).sum())
-        kept &= ~hit[labels]
+        stats.against_matches = drop_near_index(kept, labels, matched)
     if featureless == "drop":
         kept &= ~no_features
     outcome = pa.table(
