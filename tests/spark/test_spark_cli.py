@@ -164,3 +164,20 @@ def test_against_and_save_index_as_the_local_engine(corpus, tmp_path):
     local, spark = (neardup.HammingIndex.open(tmp_path / f"{e}.idx") for e in ("local", "spark"))
     assert np.array_equal(np.sort(local.ids), np.sort(spark.ids)) and len(local.ids) == len(lines)
     assert all(np.array_equal(x, y) for x, y in zip(local.pairs(), spark.pairs()))
+
+
+def test_cosine_keeps_what_the_local_engine_keeps(corpus, tmp_path):
+    common = ["--text-field", "body", "--id-field", "url", "--cosine", "0.98"]
+    done = run(
+        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--engine", "spark", "--master",
+        "local[2]", *common, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    local = neardup.dedup(corpus / "pages.jsonl", text_field="body", id_field="url", cosine=0.98)
+    kept = [
+        json.loads(line)["url"]
+        for part in (tmp_path / "kept.jsonl").glob("part-*")
+        for line in part.read_text().splitlines()
+    ]
+    assert sorted(kept) == sorted(np.array(local.ids)[local.kept].tolist())
+    assert local.stats.plan in done.stderr and 0 < local.stats.similar_pairs < local.stats.checked_pairs

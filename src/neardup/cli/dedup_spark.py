@@ -27,7 +27,6 @@ _LINE = "_line"
 """The column of an input line, on the JSONL-to-JSONL path."""
 _UNSUPPORTED = (
     ("jaccard", "--jaccard"),
-    ("cosine", "--cosine"),
     ("all_pairs", "--all-pairs"),
     ("example", "--example"),
     ("lines", "--lines"),
@@ -50,6 +49,7 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     from pyspark.sql import functions as F
 
     from ..index.hamming import distance_for_cosine
+    from ..pipeline.cosine import checked_cosine_radius, describe_cosine
     from ..pipeline.job import open_against
     from ..pipeline.verify import check_verify
     from ..spark.dedup import decide, numbered, rows_with
@@ -57,10 +57,14 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     from .options import config_from_args
 
     config = config_from_args(args)
-    checked = check_verify(verify, config, args.verify_features, args.verify_size)
     k = args.max_distance
     if args.similarity is not None:
         k = distance_for_cosine(args.similarity, config.bits)
+    plan = ""
+    if args.cosine is not None:  # the radius that holds 95% of the pairs at T, each pair checked
+        k, verify = checked_cosine_radius(args.cosine, config.bits), ("cosine", args.cosine)
+        plan = f"neardup: {describe_cosine(args.cosine, config.bits)}\n"
+    checked = check_verify(verify, config, args.verify_features, args.verify_size)
     against = open_against(args.against, config, k)
     builder = SparkSession.builder.appName("neardup dedup")
     if args.master:
@@ -134,7 +138,7 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
         steps.append(f"total {time.perf_counter() - started:.2f} s")
         if not args.quiet:
             print(
-                f"neardup: read {total:,} documents on Spark ({spark.sparkContext.master})\n"
+                f"neardup: read {total:,} documents on Spark ({spark.sparkContext.master})\n{plan}"
                 f"neardup: {decision.clusters:,} clusters of near-duplicates{_checked(decision)}\n"
                 f"neardup: {removal}, kept {kept_count:,} documents\n"
                 f"neardup: time: {', '.join(steps)}",
