@@ -157,13 +157,11 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
 def _save_index(outcome: Any, path: str, against: Any, config: Any, k: int, total: int) -> None:
     """An index of every document's fingerprint, ids in input order (after the ``against``
     index's, added to it), as the local engine saves it; built on the driver."""
-    import numpy as np
-
     from .._atomic import atomic_path
-    from ..index.hamming_index import HammingIndex
+    from ..pipeline.job import index_to_save
     from ..spark.driver import DRIVER_ROWS
     from ..spark.facts import POSITION
-    from ..spark.fingerprints import fingerprint_columns
+    from ..spark.fingerprints import fingerprint_columns, fingerprints_of
 
     if total > DRIVER_ROWS:
         raise ConfigError(
@@ -171,19 +169,9 @@ def _save_index(outcome: Any, path: str, against: Any, config: Any, k: int, tota
             f"these are {total:,}: run it with the local engine"
         )
     fp = fingerprint_columns(config)
-    table = outcome.select(POSITION, *fp).toArrow()
-    order = np.argsort(table.column(POSITION).to_numpy(), kind="stable")
-    words = [table.column(w).to_numpy().view(np.uint64)[order] for w in fp]
-    fps = words[0] if len(words) == 1 else np.ascontiguousarray(np.stack(words, axis=1))
-    index = against
-    first = 0
-    if index is not None:
-        first = int(index.ids.max()) + 1 if len(index) else 0
-    else:
-        index = HammingIndex(bits=config.bits, max_distance=k, fingerprint_config=config.to_dict())
-    index.add(fps, ids=np.arange(first, first + len(order), dtype=np.int64))
+    table = outcome.select(POSITION, *fp).toArrow().sort_by(POSITION)  # input order
     with atomic_path(path) as target:
-        index.save(target)
+        index_to_save(fingerprints_of(table, fp), against, config, k).save(target)
 
 
 def _checked(decision: Any) -> str:

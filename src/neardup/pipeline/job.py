@@ -358,7 +358,10 @@ class DedupResult:
                     writer.close()
             if save_index is not None:
                 with progress.stage("save index", unit="docs"):
-                    self._index_to_save().save(stack.enter_context(atomic_path(save_index)))
+                    index = index_to_save(
+                        self.fingerprints, self._against_index, self.config, self.max_distance
+                    )
+                    index.save(stack.enter_context(atomic_path(save_index)))
 
     def _write_output(
         self, stack: contextlib.ExitStack, output: Path, format: str | None, progress: Progress
@@ -413,20 +416,6 @@ class DedupResult:
                     stage.update(done, int(bounds[position + 1] - bounds[position]))
             if writer is not None:
                 writer.close()
-
-    def _index_to_save(self) -> HammingIndex:
-        index = self._against_index
-        first = 0
-        if index is not None:
-            first = int(index.ids.max()) + 1 if len(index) else 0
-        else:
-            index = HammingIndex(
-                bits=self.config.bits,
-                max_distance=self.max_distance,
-                fingerprint_config=self.config.to_dict(),
-            )
-        index.add(self.fingerprints, ids=np.arange(first, first + len(self), dtype=np.int64))
-        return index
 
 
 def dedup(
@@ -766,6 +755,21 @@ def _check_threshold(name: str, threshold: object, *others: object) -> None:
     for other, value in (("max_distance", max_distance), ("similarity", similarity), ("verify", verify)):
         if value is not None:
             raise ConfigError(f"{name}= states the threshold and verifies it; leave {other}= out")
+
+
+def index_to_save(
+    fingerprints: np.ndarray, against: HammingIndex | None, config: FingerprintConfig, max_distance: int
+) -> HammingIndex:
+    """What ``--save-index`` saves: every document's fingerprint, ids their positions, added
+    after those of the ``against`` index (to it) when there was one."""
+    index = against
+    first = 0
+    if index is not None:
+        first = int(index.ids.max()) + 1 if len(index) else 0
+    else:
+        index = HammingIndex(bits=config.bits, max_distance=max_distance, fingerprint_config=config.to_dict())
+    index.add(fingerprints, ids=np.arange(first, first + fingerprints.shape[0], dtype=np.int64))
+    return index
 
 
 def drop_near_index(kept: np.ndarray, labels: np.ndarray, matched: np.ndarray) -> int:

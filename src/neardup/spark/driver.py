@@ -27,6 +27,7 @@ from ..pipeline.job import DedupStats, choose_representatives, drop_near_index
 from ..pipeline.selection import distinct_index
 from ..pipeline.verify import Verification
 from .facts import POSITION, Texts
+from .fingerprints import fingerprints_of
 
 DRIVER_ROWS = 2_000_000
 """Rows of facts decided on the driver (about 40 bytes each collected, plus the index)."""
@@ -53,8 +54,7 @@ def decide_on_driver(
     ``"first"``). A document near ``against`` is not kept, as the local job decides."""
     n = facts.num_rows
     position = facts.column(POSITION).to_numpy()
-    words = [facts.column(w).to_numpy().view(np.uint64) for w in fp]
-    fps = words[0] if len(words) == 1 else np.ascontiguousarray(np.stack(words, axis=1))
+    fps = fingerprints_of(facts, fp)
     no_features = facts.column("_featureless").to_numpy(zero_copy_only=False)
     order = pc.sort_indices(facts, sort_keys=_sort_keys(keep, id_col)).to_numpy().astype(np.int64)
     rank = position.copy()

@@ -35,6 +35,13 @@ def fingerprint_columns(config: FingerprintConfig | None = None, name: str = "fi
     return [name] if bits == 64 else [name, f"{name}_hi"]
 
 
+def fingerprints_of(table: pa.Table, columns: list[str]) -> np.ndarray:
+    """The fingerprints held in these long ``columns`` of ``table`` (:func:`fingerprint_columns`),
+    as the local engine holds them: uint64, shape (n,) at 64 bits, (n, 2) at 128."""
+    words = [table.column(c).to_numpy().view(np.uint64) for c in columns]
+    return words[0] if len(words) == 1 else np.ascontiguousarray(np.stack(words, axis=1))
+
+
 def fingerprint(
     df: DataFrame,
     text_col: str = "text",
