@@ -12,6 +12,7 @@ goes to a temporary folder beside it and is renamed into place once complete.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -19,6 +20,7 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from .._errors import ConfigError
@@ -44,6 +46,8 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             "--pairs with --verify does not run on --engine spark yet; run it with the local engine"
         )
     started = time.perf_counter()
+    import numpy as np
+    import pyarrow as pa
     from pyspark.errors import PythonException
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
@@ -54,7 +58,8 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     from ..pipeline.verify import check_verify
     from ..spark.dedup import decide, numbered, rows_with
     from ..spark.facts import POSITION, json_line_facts, text_facts, texts_by_position
-    from .options import config_from_args
+    from ..spark.splits import SplitFacts, first_record, plan_splits, split_texts, write_kept_lines
+    from .options import config_from_args, read_options
 
     config = config_from_args(args)
     k = args.max_distance
@@ -74,14 +79,24 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     spark = builder.getOrCreate()
     try:
         text = args.text_field or "text"
+        fields = [text, *([args.id_field] if args.id_field else [])]
         fmt = _input_format(args.inputs)
-        if fmt == "jsonl" and (not args.output or _format(args.output, args.format) == "jsonl"):
-            # JSONL to JSONL: the kept lines are copied as read, as the local engine copies them,
-            # so no schema is needed and only the text and id fields are parsed.
-            fields = [text, *([args.id_field] if args.id_field else [])]
+        lines_out = fmt == "jsonl" and (not args.output or _format(args.output, args.format) == "jsonl")
+        # JSONL to JSONL: the kept lines are copied as read, as the local engine copies them,
+        # so no schema is needed and only the text and id fields are parsed. Files pyarrow
+        # opens are read (and the kept lines written) by the tasks themselves, a split each.
+        splits = plan_splits(args.inputs, spark.sparkContext.defaultParallelism) if lines_out else None
+        options = read_options(args)
+        facts: Any
+        if splits is not None:
+            _check_first_line(first_record(splits), args.inputs, fields)
+            facts = SplitFacts(spark, splits, options, config)
+            texts = split_texts(spark, splits, options)
+        elif lines_out:  # at a path only Spark reaches: its text source reads the lines
             lines = spark.read.text(args.inputs).select(F.col("value").alias(_LINE))
             positioned = numbered(lines.where(F.col(_LINE).rlike(r"\S")))
-            _check_first_line(positioned, args.inputs, fields)
+            first = positioned.select(_LINE).head()
+            _check_first_line(first[0].encode() if first else None, args.inputs, fields)
             facts = json_line_facts(positioned, _LINE, text, args.id_field, config)
             texts = texts_by_position(positioned, _LINE, json_field=text)
         else:
@@ -108,29 +123,39 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             against=against,
             timings=timings,
         )
-        outcome, total, kept_count = decision.outcome, decision.documents, decision.kept
+        total, kept_count = decision.documents, decision.kept
         if args.output:
             # Whichever of the removed and the kept positions are fewer picks the rows.
-            removed = total - kept_count
-            if removed <= kept_count:
-                chosen, how = outcome.where(~F.col("kept")).select(POSITION), "left_anti"
-            else:
-                chosen, how = outcome.where("kept").select(POSITION), "left_semi"
-            kept = rows_with(positioned, chosen, min(removed, kept_count), how).drop(POSITION)
+            leave_out = total - kept_count <= kept_count
+            chosen = decision.positions(kept=not leave_out)
             write_started = time.perf_counter()
-            _write(kept, args.output, args.format)
+            if splits is not None:
+                with _output_folder(args.output) as target:
+                    written = write_kept_lines(spark, splits, options, chosen, leave_out, target)
+                if written != kept_count:
+                    raise ConfigError(
+                        f"{', '.join(args.inputs)}: {written:,} lines were written where {kept_count:,} "
+                        f"documents were kept; did the inputs change during the run?"
+                    )
+            else:
+                if isinstance(chosen, np.ndarray):
+                    chosen = spark.createDataFrame(pa.table({POSITION: chosen}))
+                fewer = min(total - kept_count, kept_count)
+                how = "left_anti" if leave_out else "left_semi"
+                _write(rows_with(positioned, chosen, fewer, how).drop(POSITION), args.output, args.format)
             timings[f"write {os.path.basename(args.output.rstrip('/'))}"] = (
                 time.perf_counter() - write_started
             )
         if args.clusters:
             ids = [args.id_field] if args.id_field else []
+            outcome = decision.outcome
             sizes = outcome.groupBy("cluster").count().where("count > 1").select("cluster")
             members = outcome.join(sizes, "cluster").select(*ids, "cluster", "kept")
             _write(members, args.clusters, None)
         if decision.pairs is not None:
             _write(decision.pairs.toDF("id_a", "id_b", "distance"), args.pairs, None)
         if args.save_index:
-            _save_index(outcome, args.save_index, against, config, k, total)
+            _save_index(decision, args.save_index, against, config, k, total)
         removal = f"removed {total - kept_count - decision.against_matches:,} near-duplicates"
         if decision.against_matches:
             removal += f" and {decision.against_matches:,} near-duplicates of the index"
@@ -154,7 +179,7 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     return 0
 
 
-def _save_index(outcome: Any, path: str, against: Any, config: Any, k: int, total: int) -> None:
+def _save_index(decision: Any, path: str, against: Any, config: Any, k: int, total: int) -> None:
     """An index of every document's fingerprint, ids in input order (after the ``against``
     index's, added to it), as the local engine saves it; built on the driver."""
     from .._atomic import atomic_path
@@ -163,13 +188,13 @@ def _save_index(outcome: Any, path: str, against: Any, config: Any, k: int, tota
     from ..spark.facts import POSITION
     from ..spark.fingerprints import fingerprint_columns, fingerprints_of
 
-    if total > DRIVER_ROWS:
+    if total > DRIVER_ROWS or decision.held is None:
         raise ConfigError(
             f"--save-index builds the index on the driver on Spark, up to {DRIVER_ROWS:,} documents; "
             f"these are {total:,}: run it with the local engine"
         )
     fp = fingerprint_columns(config)
-    table = outcome.select(POSITION, *fp).toArrow().sort_by(POSITION)  # input order
+    table = decision.held[1].sort_by(POSITION)  # input order
     with atomic_path(path) as target:
         index_to_save(fingerprints_of(table, fp), against, config, k).save(target)
 
@@ -180,14 +205,13 @@ def _checked(decision: Any) -> str:
     return f"; {decision.similar_pairs:,} of {decision.checked_pairs:,} pairs checked passed verification"
 
 
-def _check_first_line(lines: Any, inputs: list[str], fields: list[str]) -> None:
-    """A clear error for inputs that are not JSON objects with these fields (the first line
-    says), before Spark meets them in every task."""
-    first = lines.select(_LINE).head()
+def _check_first_line(first: bytes | None, inputs: list[str], fields: list[str]) -> None:
+    """A clear error for inputs that are not JSON objects with these fields (their ``first``
+    line that is not blank says), before Spark meets them in every task."""
     if first is None:
         return
     try:
-        record = json.loads(first[0])
+        record = json.loads(first)
     except ValueError:
         raise ConfigError(f"{', '.join(inputs)}: the first line is not valid JSON") from None
     if not isinstance(record, dict):
@@ -252,20 +276,34 @@ def _folder_format(folder: str) -> str:
 
 
 def _write(df: Any, path: str, given: str | None) -> None:
-    """``df`` as a folder of part files at ``path``; a local path is written beside and renamed."""
+    """``df`` as a folder of part files at ``path``."""
     fmt = _format(path, given)
-    local = "://" not in path
-    target = f"{path.rstrip('/')}.{uuid.uuid4().hex[:8]}.tmp" if local else path
-    writer = df.write.mode("overwrite")
-    if df.columns == [_LINE]:  # the input's lines, as read
-        writer.text(target)
-    elif fmt == "jsonl":
-        writer.json(target)
-    elif fmt == "parquet":
-        writer.parquet(target)
+    with _output_folder(path) as target:
+        writer = df.write.mode("overwrite")
+        if df.columns == [_LINE]:  # the input's lines, as read
+            writer.text(target)
+        elif fmt == "jsonl":
+            writer.json(target)
+        elif fmt == "parquet":
+            writer.parquet(target)
+        else:
+            writer.option("header", True).csv(target)
+
+
+@contextlib.contextmanager
+def _output_folder(path: str) -> Iterator[str]:
+    """Where to write the folder ``path``: a local one is written beside it and swapped in
+    once complete (the old output, if any, goes only then); another is written in place."""
+    if "://" in path:
+        yield path
+        return
+    target = f"{path.rstrip('/')}.{uuid.uuid4().hex[:8]}.tmp"
+    try:
+        yield target
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
     else:
-        writer.option("header", True).csv(target)
-    if local:  # swap the finished folder in; the old output, if any, goes only then
         old = f"{target}.old"
         if os.path.lexists(path):
             os.replace(path, old)

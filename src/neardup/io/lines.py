@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
@@ -331,15 +331,40 @@ def _check_lines(
 
 
 def kept_lines(source: Source, options: ReadOptions, rows: np.ndarray) -> Iterator[memoryview]:
-    """The lines numbered ``rows`` (sorted, 1-based) of a line-based file, each ending in
-    ``\\n``, exactly as they are in the file otherwise."""
-    for block in line_blocks(source, options, Rejects("skip")):
+    """The lines numbered ``rows`` (sorted, 1-based) of a line-based file (see
+    :func:`numbered_lines`)."""
+    return numbered_lines(line_blocks(source, options, Rejects("skip")), rows)
+
+
+def numbered_lines(
+    blocks: Iterable[Block], rows: np.ndarray, *, leave_out: bool = False
+) -> Iterator[memoryview]:
+    """The lines numbered ``rows`` (sorted, 1-based) of these consecutive blocks, exactly as
+    they are, line breaks included (a last line without one gets ``\\n``); with ``leave_out``,
+    every line that is not blank except those."""
+    last = b"\n"
+    for block in blocks:
         buf = np.frombuffer(block.data, dtype=np.uint8)
-        starts, ends, _ = split_lines(buf)
+        starts, _, blank = split_lines(buf)
         lo, hi = np.searchsorted(rows, [block.first_line, block.first_line + starts.size])
-        if hi > lo:
-            data, _ = gather(buf, starts, ends, rows[lo:hi] - block.first_line, _NEWLINE)
-            yield memoryview(data)
+        chosen = rows[lo:hi] - block.first_line
+        if leave_out:
+            chosen = np.setdiff1d(np.flatnonzero(~blank), chosen, assume_unique=True)
+        if chosen.size:
+            after = np.append(starts[1:], buf.size)  # each line runs to the next one's start
+            breaks = np.flatnonzero(np.diff(chosen) != 1) + 1  # runs of consecutive lines
+            firsts = chosen[np.append(0, breaks)]
+            lasts = chosen[np.append(breaks - 1, chosen.size - 1)]
+            if firsts.size > _MAX_SLICES:  # many short runs: one copy beats many writes
+                data, _ = gather(buf, starts[firsts], after[lasts], np.arange(firsts.size), _NO_BYTES)
+                yield memoryview(data)
+            else:  # a few long runs: written straight from the block read
+                view = memoryview(block.data)
+                for first, end in zip(starts[firsts].tolist(), after[lasts].tolist()):
+                    yield view[first:end]
+            last = block.data[int(after[lasts[-1]]) - 1 : int(after[lasts[-1]])]
+    if last != b"\n":
+        yield memoryview(b"\n")
 
 
 def line_spans(block: Block, starts: np.ndarray, records: np.ndarray) -> np.ndarray:
@@ -397,7 +422,8 @@ def kept_records(source: Source, options: ReadOptions, rows: np.ndarray) -> Iter
         if source.format == "jsonl":
             yield from pa_json.read_json(pa.BufferReader(piece)).to_batches()
         else:
-            text = pa.array(bytes(piece).decode("utf-8").split("\n")[:-1], pa.string())
+            lines = bytes(piece).decode("utf-8").split("\n")[:-1]
+            text = pa.array([line.removesuffix("\r") for line in lines], pa.string())
             yield pa.RecordBatch.from_arrays([text], names=[options.text_field])
 
 

@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .._config import FingerprintConfig
@@ -41,6 +43,7 @@ from .driver import DRIVER_ROWS, decide_on_driver
 from .facts import POSITION, Texts, text_facts, texts_by_position
 from .fingerprints import fingerprint_columns
 from .join import GROUP_LIMIT, near_duplicate_pairs, pair_columns
+from .splits import SplitFacts
 
 BROADCAST_ROWS = 20_000_000
 """Rows of outcome (or positions) sent whole to every task rather than joined by a shuffle of
@@ -155,7 +158,7 @@ def _dedup(
 
 
 def decide(
-    facts: DataFrame,
+    facts: DataFrame | SplitFacts,
     *,
     config: FingerprintConfig | None = None,
     max_distance: int | None = None,
@@ -198,9 +201,10 @@ def decide(
     ids = [id_col] if id_col else []
     if verify is not None and (texts is None or with_pairs):
         raise ConfigError("verify on Spark needs texts= and does not list pairs yet; leave the pairs out")
-    facts = facts.localCheckpoint()
-    clock.lap("fingerprint")
+    # Kept for the steps that follow; counting them is what computes them.
+    facts = facts.persist(StorageLevel.MEMORY_AND_DISK)
     rows = facts.count()
+    clock.lap("fingerprint")
     on_driver = [name for name, given in (("verify", verify), ("against", against)) if given is not None]
     if on_driver and rows > driver_limit:
         raise ConfigError(
@@ -225,7 +229,7 @@ def decide(
         )
         _, sizes = np.unique(table.column("cluster").to_numpy(), return_counts=True)
         decision = Decision(
-            spark.createDataFrame(table),  # held by the driver already: no checkpoint
+            None,
             spark.createDataFrame(listed) if listed is not None else None,
             table.num_rows,
             int(pc.sum(table.column("kept").cast("int64")).as_py() or 0),
@@ -233,9 +237,12 @@ def decide(
             stats.checked_pairs,
             stats.similar_pairs,
             stats.against_matches,
+            held=(spark, table),
         )
         clock.lap("decide on the driver")
         return decision
+    if isinstance(facts, SplitFacts):
+        facts = facts.frame()
     if keep == "first":  # input order: the position is the rank
         ranked = facts.withColumn("_rank", F.col(POSITION))
     else:
@@ -321,9 +328,8 @@ def decide(
 class Decision:
     """What :func:`decide` found."""
 
-    outcome: DataFrame
-    """A row per input row: ``POSITION``, the fingerprint column(s), ``cluster``, ``kept``
-    (and the id column)."""
+    computed: DataFrame | None
+    """The outcome, when decided by Spark; else see ``held``."""
     pairs: DataFrame | None
     """The pairs that rebuild the clusters (``a``, ``b``, ``distance``), when asked for."""
     documents: int
@@ -335,6 +341,28 @@ class Decision:
     """With ``verify``: the pairs whose similarity was computed, and those that passed."""
     against_matches: int = 0
     """With ``against``: the documents not kept for being near it."""
+    held: tuple[SparkSession, pa.Table] | None = None
+    """The outcome, when decided on the driver (``driver.py``), which holds it (an Arrow table
+    of the columns of ``outcome``), with the session to make ``outcome`` in."""
+
+    @property
+    def outcome(self) -> DataFrame:
+        """A row per input row: ``POSITION``, the fingerprint column(s), ``cluster``, ``kept``
+        (and the id column). Made from the table ``held`` when first asked for."""
+        if self.computed is None:
+            assert self.held is not None
+            spark, table = self.held
+            self.computed = spark.createDataFrame(table)
+        return self.computed
+
+    def positions(self, kept: bool) -> np.ndarray | DataFrame:
+        """The positions of the kept rows (or of the others): an array where the driver holds
+        the outcome, else a DataFrame of ``POSITION``."""
+        if self.held is not None:
+            table = self.held[1]
+            flags = table.column("kept").to_numpy(zero_copy_only=False)
+            return table.column(POSITION).to_numpy()[flags == kept]
+        return self.outcome.where(F.col("kept") == kept).select(POSITION)
 
 
 def numbered(df: DataFrame) -> DataFrame:

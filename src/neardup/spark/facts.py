@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -28,6 +29,7 @@ from pyspark.sql.types import BooleanType, LongType, StringType, StructField, St
 from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._kernels.lines import gather
+from ..fingerprint.fingerprinter import Fingerprinter
 from ..pipeline.verify import featureless_texts
 from .fingerprints import _fingerprinted, _fingerprinter, fingerprint_columns
 
@@ -53,34 +55,54 @@ def json_line_facts(
     """The facts of JSON lines (``line_col`` of ``positioned``), each an object with a string
     field ``text_field`` (and ``id_field``, a string or an integer: given as a string, as the
     local engine gives ids)."""
-    ids = [id_field] if id_field else []
-    fp = fingerprint_columns(config)
-    schema = StructType(
-        [
-            StructField(POSITION, LongType(), False),
-            StructField("_length", LongType(), False),
-            *(StructField(i, StringType(), False) for i in ids),
-            *(StructField(c, LongType(), False) for c in fp),
-            StructField("_featureless", BooleanType(), False),
-        ]
-    )
+    schema = facts_schema(config, id_field)
 
     def facts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         fingerprinter = _fingerprinter(config)
         for batch in batches:
             texts, found = _fields(batch.column(line_col), text_field, id_field)
-            fps = fingerprinter.fingerprint_batch(texts, n_jobs=1)
-            words = fps.reshape(len(texts), -1).view(np.int64)
-            columns = [
-                batch.column(POSITION),
-                pc.binary_length(texts).cast(pa.int64()),
-                *([found] if id_field else []),
-                *(pa.array(words[:, w]) for w in range(words.shape[1])),
-                pa.array(featureless_texts(texts, fps, config)),
-            ]
-            yield pa.RecordBatch.from_arrays(columns, names=schema.fieldNames())
+            yield facts_batch(batch.column(POSITION), texts, found, id_field, fingerprinter, config)
 
     return positioned.select(POSITION, line_col).mapInArrow(facts, schema)
+
+
+def facts_schema(config: FingerprintConfig, id_field: str | None) -> StructType:
+    """The columns of a facts table, as :func:`facts_batch` makes them."""
+    return StructType(
+        [
+            StructField(POSITION, LongType(), False),
+            StructField("_length", LongType(), False),
+            *([StructField(id_field, StringType(), False)] if id_field else []),
+            *(StructField(c, LongType(), False) for c in fingerprint_columns(config)),
+            StructField("_featureless", BooleanType(), False),
+        ]
+    )
+
+
+def facts_batch(
+    positions: Any,
+    texts: Any,
+    ids: Any,
+    id_field: str | None,
+    fingerprinter: Fingerprinter,
+    config: FingerprintConfig,
+) -> pa.RecordBatch:
+    """The facts of documents at ``positions`` with these ``texts`` (and ``ids``, strings, in
+    the column ``id_field``), in the columns of :func:`facts_schema`."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    fps = fingerprinter.fingerprint_batch(texts, n_jobs=1)
+    words = fps.reshape(len(texts), -1).view(np.int64)
+    columns = [
+        pa.array(positions) if isinstance(positions, np.ndarray) else positions,
+        pc.binary_length(texts).cast(pa.int64()),
+        *([ids] if id_field else []),
+        *(pa.array(words[:, w]) for w in range(words.shape[1])),
+        pa.array(featureless_texts(texts, fps, config)),
+    ]
+    return pa.RecordBatch.from_arrays(columns, names=facts_schema(config, id_field).fieldNames())
 
 
 def _fields(lines: pa.Array, text_field: str, id_field: str | None) -> tuple[pa.Array, pa.Array | None]:

@@ -1,0 +1,381 @@
+"""JSONL files read and written by the tasks themselves, a byte range (a *split*) each.
+
+Spark's text source hands every line from the JVM to Python (decoded, then encoded again as
+Arrow), and writing the kept lines reads the whole input again. Where pyarrow's file systems
+open the inputs (local paths, ``s3://``, ``gs://``, ``hdfs://``, ``abfs://``), the tasks do
+both themselves, so the texts never pass through the JVM:
+
+- :func:`plan_splits` (on the driver) lists the files and cuts each into byte ranges of at
+  most ``SPLIT_BYTES``, as many as a multiple of the cores; a compressed file is one split (a
+  compressed stream cannot be entered in the middle).
+- A split owns the lines that *start* in its range: its task seeks there, passes over the
+  line it lands in, and reads on past the range's end to finish its last line, as Hadoop's
+  line reader does.
+- :func:`split_facts` reads each split with the local engine's own reader (blocks of whole
+  lines, pyarrow's JSON parser, the same rules and messages) and fingerprints it. A document's
+  position is ``split << LINE_BITS | line`` (its line in the split, from 1): positions increase
+  in input order.
+- :func:`write_kept_lines` copies each split's kept lines to a part file of its own, byte for
+  byte, as the local engine copies them; :func:`split_texts` fetches the texts at given
+  positions (for ``verify``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+from pyspark import RDD, StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import BinaryType, StructField, StructType
+
+from .._config import FingerprintConfig
+from .._errors import ConfigError
+from .._kernels.lines import split_lines
+from ..io.batch import Batch, ReadOptions
+from ..io.lines import JsonlParser, numbered_lines, stream_blocks
+from ..io.rejects import Rejects
+from ..io.sources import Source, split_suffixes
+from .facts import POSITION, Texts, facts_batch, facts_schema
+from .fingerprints import _fingerprinter
+
+LINE_BITS = 36
+"""A position is ``split << LINE_BITS | line``: room for 2**36 lines in a split, 2**27 splits."""
+SPLIT_BYTES = 128 << 20
+"""The most bytes of a file one task reads (Spark's own ``spark.sql.files.maxPartitionBytes``)."""
+_LINE_MASK = (1 << LINE_BITS) - 1
+_SKIP_READ = 1 << 16
+
+
+@dataclass(frozen=True)
+class Split:
+    """Bytes ``start`` to ``end`` of one input file: ``path`` on ``filesystem``, ``name`` in
+    messages, read through ``compression`` (then the whole file)."""
+
+    number: int
+    filesystem: pafs.FileSystem
+    path: str
+    name: str
+    start: int
+    end: int
+    compression: str | None
+
+
+def plan_splits(inputs: list[str], cores: int, split_bytes: int = SPLIT_BYTES) -> list[Split] | None:
+    """The splits of the JSONL files named by ``inputs`` (files, or folders walked for files
+    named ``.jsonl``, ``.json``, ``.ndjson``, compressed or not, hidden ones and ``_*`` left
+    out), in input order; None when pyarrow's file systems cannot open one of them."""
+    files: list[tuple[pafs.FileSystem, str, str, int]] = []
+    for given in inputs:
+        found = _files(given)
+        if found is None:
+            return None
+        files.extend(found)
+    compressed = [split_suffixes(path)[1] for _, path, _, _ in files]
+    total = sum(size for (*_, size), c in zip(files, compressed) if c is None)
+    pieces = -(-total // split_bytes)
+    pieces = -(-pieces // cores) * cores  # every core busy until the end
+    size = max(1, -(-total // pieces)) if pieces else 1
+    splits: list[Split] = []
+    for (filesystem, path, name, file_size), compression in zip(files, compressed):
+        starts = [0] if compression else range(0, file_size, size)
+        for start in starts:
+            end = file_size if compression else min(start + size, file_size)
+            splits.append(Split(len(splits), filesystem, path, name, start, end, compression))
+    return splits
+
+
+def _files(given: str) -> list[tuple[pafs.FileSystem, str, str, int]] | None:
+    """(file system, path, name, size) of each non-empty JSONL file of ``given``, sorted."""
+    try:
+        filesystem, root = pafs.FileSystem.from_uri(given if "://" in given else os.path.abspath(given))
+        info = filesystem.get_file_info(root)
+    except (pa.ArrowException, OSError, ValueError):  # a scheme pyarrow has no file system for
+        return None
+    if info.type == pafs.FileType.NotFound:
+        raise ConfigError(f"{given}: no such file or folder")
+    if info.type == pafs.FileType.File:
+        return [(filesystem, root, given, info.size)] if info.size else []
+    found = []
+    for entry in sorted(
+        filesystem.get_file_info(pafs.FileSelector(root, recursive=True)), key=lambda e: e.path
+    ):
+        relative = entry.path[len(root) :].lstrip("/")
+        hidden = any(part.startswith((".", "_")) for part in relative.split("/"))
+        jsonl = split_suffixes(entry.base_name)[0] == "jsonl"
+        if entry.type == pafs.FileType.File and entry.size and jsonl and not hidden:
+            found.append((filesystem, entry.path, f"{given.rstrip('/')}/{relative}", entry.size))
+    return found
+
+
+class SplitFacts:
+    """The facts (``facts.py``) of the documents of ``splits``, a task a split, as
+    :func:`neardup.spark.dedup.decide` takes a facts DataFrame (``persist``, ``count``,
+    ``toArrow``, ``sparkSession``). They are computed by an RDD job, not a query: Spark's SQL
+    engine takes seconds to warm up, which a decision on the driver never needs. The
+    distributed decision asks for them as a DataFrame (:meth:`frame`)."""
+
+    def __init__(
+        self, spark: SparkSession, splits: list[Split], options: ReadOptions, config: FingerprintConfig
+    ) -> None:
+        self.sparkSession = spark
+        self.schema = facts_schema(config, options.id_field)
+
+        def facts(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
+            fingerprinter = _fingerprinter(config)
+            for split in chosen:
+                for batch in _documents(split, options):
+                    positions = (split.number << LINE_BITS) | batch.rows
+                    yield facts_batch(
+                        positions, batch.texts, batch.ids, options.id_field, fingerprinter, config
+                    )
+
+        self.batches = _each_split(spark, splits, facts)
+
+    def persist(self, level: StorageLevel) -> SplitFacts:
+        self.batches.persist(level)
+        return self
+
+    def count(self) -> int:
+        return int(sum(self.batches.map(lambda batch: batch.num_rows).collect()))
+
+    def toArrow(self) -> pa.Table:
+        schema = pa.schema([field.with_nullable(True) for field in to_arrow_schema(self.schema)])
+        return pa.Table.from_batches(self.batches.collect(), schema=schema)
+
+    def frame(self) -> DataFrame:
+        """The facts as a DataFrame: each batch crosses to the JVM as one binary value."""
+
+        def unpacked(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for batch in batches:
+                for packed in batch.column(0).to_pylist():
+                    yield from pa.ipc.open_stream(packed)
+
+        packed = self.batches.map(lambda batch: (_packed(batch),))
+        binary = StructType([StructField("_batch", BinaryType(), False)])
+        return packed.toDF(binary).mapInArrow(unpacked, self.schema)
+
+
+def _packed(batch: pa.RecordBatch) -> bytes:
+    """``batch`` as an Arrow IPC stream: its schema, then its data."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def split_texts(spark: SparkSession, splits: list[Split], options: ReadOptions) -> Texts:
+    """A :data:`Texts` reading the documents' texts at the positions asked for: only the
+    splits that hold them are read, and only those texts come to the driver."""
+
+    def texts(positions: np.ndarray) -> pa.Array:
+        wanted = np.unique(positions)
+        numbers = np.unique(wanted >> LINE_BITS)
+
+        def fetch(chosen: Iterator[Split]) -> Iterator[tuple[np.ndarray, pa.Array]]:
+            for split in chosen:
+                for batch in _documents(split, options):
+                    at = (split.number << LINE_BITS) | batch.rows
+                    hit = np.flatnonzero(np.isin(at, wanted, assume_unique=True))
+                    if hit.size:
+                        yield at[hit], pa.chunked_array([batch.texts]).combine_chunks().take(hit)
+
+        got = _each_split(spark, [splits[n] for n in numbers.tolist()], fetch).collect()
+        found = np.concatenate([at for at, _ in got]) if got else np.zeros(0, dtype=np.int64)
+        held = (
+            pa.concat_arrays([t.cast(pa.large_string()) for _, t in got])
+            if got
+            else pa.array([], pa.large_string())
+        )
+        order = np.argsort(found)
+        return held.take(order[np.searchsorted(found[order], positions)])
+
+    return texts
+
+
+def write_kept_lines(
+    spark: SparkSession,
+    splits: list[Split],
+    options: ReadOptions,
+    chosen: np.ndarray | DataFrame,
+    leave_out: bool,
+    folder: str,
+) -> int:
+    """Copies the lines at the positions ``chosen`` (with ``leave_out``, every document's line
+    but those) to part files in ``folder``, one a split (``part-NNNNN.jsonl``, none for a
+    split with no such line), byte for byte, and gives the number of lines written. What the
+    folder held is removed first; each part file is written beside and renamed into place.
+
+    ``chosen`` is an array held by the driver (each task is sent its split's), or a
+    ``POSITION`` column of a DataFrame (sent to the tasks by a shuffle on the split)."""
+    filesystem, root = pafs.FileSystem.from_uri(folder if "://" in folder else os.path.abspath(folder))
+    filesystem.create_dir(root, recursive=True)
+    filesystem.delete_dir_contents(root)
+
+    def write(split: Split, rows: np.ndarray) -> int:
+        stream, first = _open(split)
+        with stream:
+            blocks = stream_blocks(stream, _source(split, first), options, Rejects("skip"))
+            pieces = numbered_lines(blocks, rows, leave_out=leave_out)
+            return _write_part(filesystem, f"{root}/part-{split.number:05d}.jsonl", pieces)
+
+    if isinstance(chosen, np.ndarray):  # each task is sent its split's, by an RDD job
+        held = np.sort(chosen)
+        bounds = np.searchsorted(held, np.arange(len(splits) + 1, dtype=np.int64) << LINE_BITS)
+
+        def write_held(chosen: Iterator[Split]) -> Iterator[int]:
+            for split in chosen:
+                lo, hi = bounds[split.number], bounds[split.number + 1]
+                yield write(split, held[lo:hi] & _LINE_MASK)
+
+        return int(sum(_each_split(spark, splits, write_held).collect()))
+    else:
+        marks = spark.range(len(splits)).select(F.shiftleft("id", LINE_BITS).alias(POSITION))  # line 0
+        positions = chosen.select(POSITION).unionByName(marks)
+        by_split = positions.repartition(max(len(splits), 1), F.shiftright(POSITION, LINE_BITS))
+
+        def write_shuffled(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            parts = [b.column(0).to_numpy() for b in batches]
+            held = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+            numbers, firsts = np.unique(held >> LINE_BITS, return_index=True)
+            for number, lo, hi in zip(numbers.tolist(), firsts, [*firsts[1:], held.size]):
+                lines = write(splits[number], held[lo + 1 : hi] & _LINE_MASK)  # after the mark
+                yield pa.RecordBatch.from_arrays([pa.array([lines], pa.int64())], names=["lines"])
+
+        written = by_split.mapInArrow(write_shuffled, "lines long").toArrow()
+        return int(sum(written.column("lines").to_pylist()))
+
+
+def first_record(splits: list[Split]) -> bytes | None:
+    """The first line that is not blank of the inputs (None if there is none): to check its
+    fields on the driver before any task runs."""
+    for split in splits:
+        if split.start:
+            continue
+        stream, first = _open(split)
+        with stream:
+            for block in stream_blocks(stream, _source(split, first), ReadOptions(), Rejects("raise")):
+                buf = np.frombuffer(block.data, dtype=np.uint8)
+                starts, ends, blank = split_lines(buf)
+                if (~blank).any():
+                    line = int(np.flatnonzero(~blank)[0])
+                    return block.data[starts[line] : ends[line]]
+    return None
+
+
+def _each_split(
+    spark: SparkSession, splits: list[Split], work: Callable[[Iterator[Split]], Iterator[Any]]
+) -> RDD:
+    """An RDD of what ``work`` gives for each of ``splits``, a task a split."""
+    numbers = spark.sparkContext.parallelize(range(len(splits)), max(len(splits), 1))
+    return numbers.mapPartitions(lambda chosen: work(splits[k] for k in chosen))
+
+
+def _documents(split: Split, options: ReadOptions) -> Iterator[Batch]:
+    """The documents of ``split``, read as the local engine reads a JSONL file; a bad line
+    raises, named by its file and its line counted from the split's first."""
+    stream, first = _open(split)
+    source = _source(split, first)
+    rejects = Rejects("raise")
+    parser = JsonlParser(source, options, rejects)
+    with stream:
+        for block in stream_blocks(stream, source, options, rejects):
+            if (batch := parser.parse(block)) is not None:
+                yield batch
+
+
+def _source(split: Split, first: int) -> Source:
+    """``split`` as the local reader names a file: from its first line's byte when that is not
+    the file's first (``pages.jsonl from byte 134217788:12`` is line 12 from there)."""
+    name = split.name if first == 0 else f"{split.name} from byte {first}"
+    return Source(Path(split.path), name, "jsonl", split.compression, split.end - split.start, split.name)
+
+
+def _open(split: Split) -> tuple[Any, int]:
+    """(a stream of the lines ``split`` owns, the offset of its first line in the file)."""
+    if split.compression is not None:
+        return split.filesystem.open_input_stream(split.path, compression=split.compression), 0
+    file = split.filesystem.open_input_file(split.path)
+    lines = _SplitLines(file, split.start, split.end)
+    return lines, lines.position
+
+
+class _SplitLines:
+    """Reads, like a file, the lines of ``file`` that start in bytes [``start``, ``end``)."""
+
+    def __init__(self, file: Any, start: int, end: int) -> None:
+        self.file, self.end = file, end
+        self.position = start
+        if start > 0:  # the line holding byte start - 1 is the previous split's
+            file.seek(start - 1)
+            while chunk := file.read(_SKIP_READ):
+                cut = chunk.find(b"\n")
+                if cut >= 0:
+                    self.position += cut
+                    break
+                self.position += len(chunk)
+            else:
+                self.position = end
+            file.seek(self.position)
+        self.done = self.position >= end
+
+    def read(self, size: int) -> bytes:
+        if self.done:
+            return b""
+        if self.position < self.end:
+            data = self.file.read(min(size, self.end - self.position))
+            self.done = not data or (self.position + len(data) == self.end and data.endswith(b"\n"))
+        else:  # past the range: only the rest of the line it ended in
+            data = self.file.read(min(size, _SKIP_READ))
+            cut = data.find(b"\n")
+            if cut >= 0:
+                data = data[: cut + 1]
+            self.done = not data or cut >= 0
+        self.position += len(data)
+        return data
+
+    def __enter__(self) -> _SplitLines:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.close()
+
+
+def _write_part(filesystem: pafs.FileSystem, path: str, pieces: Iterator[Any]) -> int:
+    """Writes ``pieces`` to ``path`` (not at all when there are none) by way of a temporary
+    file beside it, synced to disk when local; the lines written."""
+    tmp = f"{path.rsplit('/', 1)[0]}/.{path.rsplit('/', 1)[1]}.{uuid.uuid4().hex[:8]}.tmp"
+    out, lines = None, 0
+    try:
+        for piece in pieces:
+            if out is None:
+                out = filesystem.open_output_stream(tmp)
+            out.write(piece)
+            lines += int(np.count_nonzero(np.frombuffer(piece, dtype=np.uint8) == 10))
+        if out is None:
+            return 0
+        out.close()
+        if isinstance(filesystem, pafs.LocalFileSystem):
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        filesystem.move(tmp, path)
+    except BaseException:
+        if out is not None:
+            with contextlib.suppress(Exception):
+                out.close()
+                filesystem.delete_file(tmp)
+        raise
+    return lines
