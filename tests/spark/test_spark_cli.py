@@ -73,15 +73,18 @@ def test_spark_engine_refuses_what_it_cannot_do_yet(corpus, tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-def test_jsonl_to_jsonl_copies_the_kept_lines_as_read(corpus, tmp_path):
+@pytest.mark.parametrize("named_by", ["path", "glob"])
+def test_jsonl_to_jsonl_copies_the_kept_lines_as_read(corpus, tmp_path, named_by):
     """No schema: the kept lines are the input's lines, byte for byte, as the local engine
-    writes them (a blank line is no document in either)."""
+    writes them (a blank line is no document in either). A path is read by the tasks in
+    splits; a glob, which only Spark expands, by Spark's text source."""
     pages = tmp_path / "pages.jsonl"
     pages.write_text((corpus / "pages.jsonl").read_text().replace("\n", "\n \n", 3))
     common = ["--text-field", "body", "--id-field", "url", "-k", "5"]
     local = run("dedup", str(pages), "-o", "local.jsonl", *common, cwd=tmp_path)
+    given = str(pages) if named_by == "path" else str(tmp_path / "page*.jsonl")
     done = run(
-        "dedup", str(pages), "-o", "kept.jsonl", "--clusters", "clusters.parquet", "--engine", "spark",
+        "dedup", given, "-o", "kept.jsonl", "--clusters", "clusters.parquet", "--engine", "spark",
         "--master", "local[2]", *common, cwd=tmp_path,
     )  # fmt: skip
     assert local.returncode == 0 and done.returncode == 0, done.stderr[-3000:]
@@ -92,6 +95,8 @@ def test_jsonl_to_jsonl_copies_the_kept_lines_as_read(corpus, tmp_path):
     ]
     expected = (tmp_path / "local.jsonl").read_text().splitlines()
     assert sorted(kept) == sorted(expected) and len(expected) < len(pages.read_text().split("\n"))
+    written_by = {part.suffix for part in (tmp_path / "kept.jsonl").glob("part-*")}
+    assert written_by == ({".jsonl"} if named_by == "path" else {".txt"})  # the tasks, or Spark
     clusters = pq.read_table(tmp_path / "clusters.parquet")
     assert clusters.schema.field("url").type == "string"  # ids as the local engine gives them
     assert "time: fingerprint" in done.stderr and ", total " in done.stderr

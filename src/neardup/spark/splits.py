@@ -74,7 +74,8 @@ class Split:
 def plan_splits(inputs: list[str], cores: int, split_bytes: int = SPLIT_BYTES) -> list[Split] | None:
     """The splits of the JSONL files named by ``inputs`` (files, or folders walked for files
     named ``.jsonl``, ``.json``, ``.ndjson``, compressed or not, hidden ones and ``_*`` left
-    out), in input order; None when pyarrow's file systems cannot open one of them."""
+    out), in input order; None when one is a glob or at a scheme pyarrow's file systems do
+    not open (then Spark's own reader reads them)."""
     files: list[tuple[pafs.FileSystem, str, str, int]] = []
     for given in inputs:
         found = _files(given)
@@ -96,7 +97,10 @@ def plan_splits(inputs: list[str], cores: int, split_bytes: int = SPLIT_BYTES) -
 
 
 def _files(given: str) -> list[tuple[pafs.FileSystem, str, str, int]] | None:
-    """(file system, path, name, size) of each non-empty JSONL file of ``given``, sorted."""
+    """(file system, path, name, size) of each non-empty JSONL file of ``given``, sorted;
+    None for a glob (Spark's reader expands them) or a scheme pyarrow does not know."""
+    if any(c in given for c in "*?[{"):
+        return None
     try:
         filesystem, root = pafs.FileSystem.from_uri(given if "://" in given else os.path.abspath(given))
         info = filesystem.get_file_info(root)

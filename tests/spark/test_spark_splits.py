@@ -1,0 +1,207 @@
+"""JSONL read and written by the tasks, a byte-range split each (``neardup.spark.splits``):
+the splits cut every file at line starts, each line read once, in order; the facts, texts and
+kept lines they give are the ones the file holds."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from neardup import ConfigError, FingerprintConfig, Fingerprinter
+from neardup.io.batch import ReadOptions
+from neardup.spark.splits import (
+    LINE_BITS,
+    SplitFacts,
+    _documents,
+    _open,
+    first_record,
+    plan_splits,
+    split_texts,
+    write_kept_lines,
+)
+
+_LINE = st.one_of(
+    st.just(""),
+    st.just(" \t"),
+    st.builds(lambda t, n: json.dumps({"text": t, "id": n}), st.text(max_size=40), st.integers(0, 99)),
+)
+
+
+def jsonl_bytes(lines: list[str], crlf: list[bool], last_break: bool) -> bytes:
+    ends = ["\r\n" if c else "\n" for c in crlf]
+    if not last_break and ends:
+        ends[-1] = ""
+    return "".join(line + end for line, end in zip(lines, ends)).encode()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    lines=st.lists(_LINE, min_size=0, max_size=30),
+    crlf=st.lists(st.booleans(), min_size=30, max_size=30),
+    last_break=st.booleans(),
+    split_bytes=st.integers(1, 200),
+    cores=st.integers(1, 3),
+)
+def test_splits_read_every_byte_once_in_order(tmp_path_factory, lines, crlf, last_break, split_bytes, cores):
+    """A split owns the lines that start in its range: read one after another, the splits give
+    the file back exactly, and a task's first line starts where a line starts."""
+    data = jsonl_bytes(lines, crlf, last_break)
+    path = tmp_path_factory.mktemp("splits") / "pages.jsonl"
+    path.write_bytes(data)
+    splits = plan_splits([str(path)], cores, split_bytes)
+    assert splits is not None
+    assert all(0 < s.end - s.start <= split_bytes for s in splits)
+    read = []
+    for split in splits:
+        stream, first = _open(split)
+        with stream:
+            chunks = []
+            while chunk := stream.read(7):
+                chunks.append(chunk)
+        assert first == 0 or data[first - 1 : first] == b"\n"
+        read.append(b"".join(chunks))
+    assert b"".join(read) == data
+
+
+def write_corpus(folder, lines: list[str]) -> str:
+    path = folder / "pages.jsonl"
+    path.write_text("".join(f"{line}\r\n" if k % 3 == 0 else f"{line}\n" for k, line in enumerate(lines)))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """A JSONL file of 300 lines (some blank, some ending in CRLF, ids both strings and
+    numbers) and its split plan: 12 splits, so most start inside a line."""
+    rng = np.random.default_rng(3)
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+    lines = []
+    for k in range(300):
+        if k % 17 == 5:
+            lines.append("   ")
+            continue
+        text = " ".join(rng.choice(words, size=int(rng.integers(0, 30))).tolist())
+        lines.append(json.dumps({"text": text, "id": k if k % 2 else f"doc{k}", "extra": [k]}))
+    path = write_corpus(tmp_path_factory.mktemp("split_corpus"), lines)
+    splits = plan_splits([path], 2, split_bytes=Path(path).stat().st_size // 11)
+    assert splits is not None and len(splits) == 12
+    return path, lines, splits
+
+
+def documents(corpus) -> tuple[np.ndarray, list[str], list[str]]:
+    """(positions, texts, ids) of every document, split by split."""
+    _, _, splits = corpus
+    options = ReadOptions(id_field="id")
+    positions, texts, ids = [], [], []
+    for split in splits:
+        for batch in _documents(split, options):
+            positions.extend(((split.number << LINE_BITS) | batch.rows).tolist())
+            texts.extend(batch.texts.to_pylist())
+            ids.extend(batch.ids.to_pylist())
+    return np.array(positions), texts, ids
+
+
+def test_documents_are_the_files_records_in_order(corpus):
+    _, lines, _ = corpus
+    positions, texts, ids = documents(corpus)
+    records = [json.loads(line) for line in lines if line.strip()]
+    assert texts == [r["text"] for r in records]
+    assert ids == [str(r["id"]) for r in records]  # as the local engine gives ids
+    assert np.all(np.diff(positions) > 0)  # input order
+
+
+def test_facts_on_the_driver_and_as_a_dataframe(spark, corpus):
+    _, _, splits = corpus
+    positions, texts, ids = documents(corpus)
+    facts = SplitFacts(spark, splits, ReadOptions(id_field="id"), FingerprintConfig())
+    assert facts.count() == len(texts)
+    held = facts.toArrow().sort_by("_position")
+    assert held.column("_position").to_numpy().tolist() == positions.tolist()
+    assert held.column("id").to_pylist() == ids
+    local = Fingerprinter().fingerprint_batch(texts)
+    assert np.array_equal(held.column("fingerprint").to_numpy().view(np.uint64), local)
+    assert held.column("_featureless").to_pylist() == [not t.strip() for t in texts]
+    frame = facts.frame().toArrow().sort_by("_position")
+    assert frame.equals(held.cast(frame.schema))
+
+
+def test_texts_come_back_in_the_order_asked(spark, corpus):
+    _, _, splits = corpus
+    positions, texts, _ = documents(corpus)
+    asked = np.random.default_rng(0).permutation(len(positions))[:40]
+    fetched = split_texts(spark, splits, ReadOptions())(positions[asked])
+    assert fetched.to_pylist() == [texts[k] for k in asked]
+
+
+@pytest.mark.parametrize("leave_out", [False, True])
+@pytest.mark.parametrize("sent", ["held", "shuffled"])
+def test_kept_lines_are_copied_byte_for_byte(spark, corpus, tmp_path, leave_out, sent):
+    """The chosen documents' lines (or all the others), line breaks as they were, whether the
+    driver sends each task its split's positions or a shuffle does."""
+    path, _, splits = corpus
+    positions, _, _ = documents(corpus)
+    chosen = np.sort(np.random.default_rng(1).choice(positions, size=90, replace=False))
+    given = chosen if sent == "held" else spark.createDataFrame([(int(p),) for p in chosen], ["_position"])
+    out = tmp_path / "kept.jsonl"
+    written = write_kept_lines(spark, splits, ReadOptions(), given, leave_out, str(out))
+    raw = Path(path).read_bytes().splitlines(keepends=True)
+    records = [line for line in raw if line.strip()]
+    wanted = np.isin(positions, chosen) != leave_out
+    expected = b"".join(line for line, w in zip(records, wanted) if w)
+    parts = sorted(out.glob("part-*.jsonl"))
+    assert b"".join(p.read_bytes() for p in parts) == expected
+    assert written == int(wanted.sum()) and not list(out.glob(".*"))  # no temporary file left
+
+
+def test_a_last_line_without_a_break_gets_one(spark, tmp_path):
+    path = tmp_path / "pages.jsonl"
+    path.write_bytes(b'{"text": "one"}\n{"text": "two"}')
+    splits = plan_splits([str(path)], 2, split_bytes=8)
+    assert splits is not None
+    written = write_kept_lines(
+        spark, splits, ReadOptions(), np.zeros(0, np.int64), True, str(tmp_path / "out")
+    )
+    kept = b"".join(p.read_bytes() for p in sorted((tmp_path / "out").glob("part-*")))
+    assert kept == b'{"text": "one"}\n{"text": "two"}\n' and written == 2
+
+
+def test_folders_compressed_files_and_what_is_left_to_spark(tmp_path):
+    folder = tmp_path / "crawl"
+    (folder / "b").mkdir(parents=True)
+    (folder / "a.jsonl").write_text('{"text": "a"}\n' * 50)
+    with gzip.open(folder / "b" / "c.jsonl.gz", "wt") as f:
+        f.write('\n{"text": "c"}\n' * 50)
+    (folder / "_SUCCESS").write_text("")
+    (folder / ".a.jsonl.crc").write_text("x")
+    (folder / "notes.txt").write_text("not JSONL")
+    splits = plan_splits([str(folder)], 2, split_bytes=100)
+    assert splits is not None
+    assert [s.name for s in splits if s.compression] == [f"{folder}/b/c.jsonl.gz"]  # one split
+    assert {s.name for s in splits} == {f"{folder}/a.jsonl", f"{folder}/b/c.jsonl.gz"}
+    assert first_record(splits) == b'{"text": "a"}'
+    assert first_record([s for s in splits if s.compression]) == b'{"text": "c"}'  # past a blank line
+    assert plan_splits([f"{folder}/*.jsonl"], 2) is None  # a glob: Spark's reader expands it
+    with pytest.raises(ConfigError, match="no such file or folder"):
+        plan_splits([str(tmp_path / "missing.jsonl")], 2)
+
+
+def test_a_bad_line_is_named_by_its_file_and_place(tmp_path):
+    path = tmp_path / "pages.jsonl"
+    good = '{"text": "fine words here"}\n'
+    path.write_text(good * 20 + '{"text": 5}\n' + good * 20)
+    splits = plan_splits([str(path)], 1, split_bytes=300)
+    assert splits is not None
+    messages = []
+    for split in splits:
+        try:
+            list(_documents(split, ReadOptions()))
+        except ValueError as e:
+            messages.append(str(e))
+    assert len(messages) == 1 and "pages.jsonl from byte" in messages[0]
+    assert "field 'text' is a JSON number, not a string" in messages[0]
