@@ -119,7 +119,7 @@ def test_documents_are_the_files_records_in_order(corpus):
 def test_facts_on_the_driver_and_as_a_dataframe(spark, corpus):
     _, _, splits = corpus
     positions, texts, ids = documents(corpus)
-    facts = SplitFacts(spark, splits, ReadOptions(id_field="id"), FingerprintConfig())
+    facts = SplitFacts(spark.sparkContext, splits, ReadOptions(id_field="id"), FingerprintConfig())
     assert facts.count() == len(texts)
     held = facts.toArrow().sort_by("_position")
     assert held.column("_position").to_numpy().tolist() == positions.tolist()
@@ -135,7 +135,7 @@ def test_texts_come_back_in_the_order_asked(spark, corpus):
     _, _, splits = corpus
     positions, texts, _ = documents(corpus)
     asked = np.random.default_rng(0).permutation(len(positions))[:40]
-    fetched = split_texts(spark, splits, ReadOptions())(positions[asked])
+    fetched = split_texts(spark.sparkContext, splits, ReadOptions())(positions[asked])
     assert fetched.to_pylist() == [texts[k] for k in asked]
 
 
@@ -149,7 +149,7 @@ def test_kept_lines_are_copied_byte_for_byte(spark, corpus, tmp_path, leave_out,
     chosen = np.sort(np.random.default_rng(1).choice(positions, size=90, replace=False))
     given = chosen if sent == "held" else spark.createDataFrame([(int(p),) for p in chosen], ["_position"])
     out = tmp_path / "kept.jsonl"
-    written = write_kept_lines(spark, splits, ReadOptions(), given, leave_out, str(out))
+    written = write_kept_lines(spark.sparkContext, splits, ReadOptions(), given, leave_out, str(out))
     raw = Path(path).read_bytes().splitlines(keepends=True)
     records = [line for line in raw if line.strip()]
     wanted = np.isin(positions, chosen) != leave_out
@@ -165,7 +165,7 @@ def test_a_last_line_without_a_break_gets_one(spark, tmp_path):
     splits = plan_splits([str(path)], 2, split_bytes=8)
     assert splits is not None
     written = write_kept_lines(
-        spark, splits, ReadOptions(), np.zeros(0, np.int64), True, str(tmp_path / "out")
+        spark.sparkContext, splits, ReadOptions(), np.zeros(0, np.int64), True, str(tmp_path / "out")
     )
     kept = b"".join(p.read_bytes() for p in sorted((tmp_path / "out").glob("part-*")))
     assert kept == b'{"text": "one"}\n{"text": "two"}\n' and written == 2

@@ -48,8 +48,9 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     started = time.perf_counter()
     import numpy as np
     import pyarrow as pa
+    from py4j.protocol import Py4JJavaError
+    from pyspark import SparkConf, SparkContext
     from pyspark.errors import PythonException
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
     from ..index.hamming import distance_for_cosine
@@ -71,12 +72,15 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
         plan = f"neardup: {describe_cosine(args.cosine, config.bits)}\n"
     checked = check_verify(verify, config, args.verify_features, args.verify_size)
     against = open_against(args.against, config, k)
-    builder = SparkSession.builder.appName("neardup dedup")
+    conf = SparkConf().setAppName("neardup dedup")
     if args.master:
-        builder = builder.master(args.master)
+        conf.setMaster(args.master)
     elif "SPARK_HOME" not in os.environ and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
-        builder = builder.master("local[*]")  # plain `python -m neardup`, not spark-submit
-    spark = builder.getOrCreate()
+        conf.setMaster("local[*]")  # plain `python -m neardup`, not spark-submit
+    # The SQL session is made only when first needed: the JVM takes a second or two to make
+    # one, and JSONL decided on the driver never needs it (the tasks run as RDD jobs).
+    sc = SparkContext.getOrCreate(conf)
+    spark: Any = _LazySession()
     try:
         text = args.text_field or "text"
         fields = [text, *([args.id_field] if args.id_field else [])]
@@ -85,13 +89,13 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
         # JSONL to JSONL: the kept lines are copied as read, as the local engine copies them,
         # so no schema is needed and only the text and id fields are parsed. Files pyarrow
         # opens are read (and the kept lines written) by the tasks themselves, a split each.
-        splits = plan_splits(args.inputs, spark.sparkContext.defaultParallelism) if lines_out else None
+        splits = plan_splits(args.inputs, sc.defaultParallelism) if lines_out else None
         options = read_options(args)
         facts: Any
         if splits is not None:
             _check_first_line(first_record(splits), args.inputs, fields)
-            facts = SplitFacts(spark, splits, options, config)
-            texts = split_texts(spark, splits, options)
+            facts = SplitFacts(sc, splits, options, config)
+            texts = split_texts(sc, splits, options)
         elif lines_out:  # at a path only Spark reaches: its text source reads the lines
             lines = spark.read.text(args.inputs).select(F.col("value").alias(_LINE))
             positioned = numbered(lines.where(F.col(_LINE).rlike(r"\S")))
@@ -131,7 +135,7 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             write_started = time.perf_counter()
             if splits is not None:
                 with _output_folder(args.output) as target:
-                    written = write_kept_lines(spark, splits, options, chosen, leave_out, target)
+                    written = write_kept_lines(sc, splits, options, chosen, leave_out, target)
                 if written != kept_count:
                     raise ConfigError(
                         f"{', '.join(args.inputs)}: {written:,} lines were written where {kept_count:,} "
@@ -163,20 +167,29 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
         steps.append(f"total {time.perf_counter() - started:.2f} s")
         if not args.quiet:
             print(
-                f"neardup: read {total:,} documents on Spark ({spark.sparkContext.master})\n{plan}"
+                f"neardup: read {total:,} documents on Spark ({sc.master})\n{plan}"
                 f"neardup: {decision.clusters:,} clusters of near-duplicates{_checked(decision)}\n"
                 f"neardup: {removal}, kept {kept_count:,} documents\n"
                 f"neardup: time: {', '.join(steps)}",
                 file=sys.stderr,
             )
-    except PythonException as e:  # raised in a task: give its own message, not the JVM's trace
+    except (PythonException, Py4JJavaError) as e:  # raised in a task: its message, not the JVM's trace
         found = re.search(r"neardup\._errors\.\w+Error: (.*)", str(e))
         if found is None:
             raise
         raise ConfigError(f"{', '.join(args.inputs)}: {found.group(1).strip()}") from None
     finally:
-        spark.stop()
+        sc.stop()
     return 0
+
+
+class _LazySession:
+    """The SQL session, made when an attribute of it is first asked for."""
+
+    def __getattr__(self, name: str) -> Any:
+        from pyspark.sql import SparkSession
+
+        return getattr(SparkSession.builder.getOrCreate(), name)
 
 
 def _save_index(decision: Any, path: str, against: Any, config: Any, k: int, total: int) -> None:

@@ -23,6 +23,7 @@ leaders, and each copy's link to its leader (distance 0).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,7 +213,6 @@ def decide(
             f"are {rows:,}: run without, or on the local engine"
         )
     if rows <= driver_limit:
-        spark = facts.sparkSession
         table, listed, stats = decide_on_driver(
             facts.toArrow(),
             fp,
@@ -230,14 +230,14 @@ def decide(
         _, sizes = np.unique(table.column("cluster").to_numpy(), return_counts=True)
         decision = Decision(
             None,
-            spark.createDataFrame(listed) if listed is not None else None,
+            facts.sparkSession.createDataFrame(listed) if listed is not None else None,
             table.num_rows,
             int(pc.sum(table.column("kept").cast("int64")).as_py() or 0),
             int(np.count_nonzero(sizes > 1)),
             stats.checked_pairs,
             stats.similar_pairs,
             stats.against_matches,
-            held=(spark, table),
+            held=(lambda: facts.sparkSession, table),
         )
         clock.lap("decide on the driver")
         return decision
@@ -341,9 +341,9 @@ class Decision:
     """With ``verify``: the pairs whose similarity was computed, and those that passed."""
     against_matches: int = 0
     """With ``against``: the documents not kept for being near it."""
-    held: tuple[SparkSession, pa.Table] | None = None
-    """The outcome, when decided on the driver (``driver.py``), which holds it (an Arrow table
-    of the columns of ``outcome``), with the session to make ``outcome`` in."""
+    held: tuple[Callable[[], SparkSession], pa.Table] | None = None
+    """The outcome, when decided on the driver (``driver.py``), which holds it: (the session
+    to make ``outcome`` in, an Arrow table of its columns)."""
 
     @property
     def outcome(self) -> DataFrame:
@@ -351,8 +351,8 @@ class Decision:
         (and the id column). Made from the table ``held`` when first asked for."""
         if self.computed is None:
             assert self.held is not None
-            spark, table = self.held
-            self.computed = spark.createDataFrame(table)
+            session, table = self.held
+            self.computed = session().createDataFrame(table)
         return self.computed
 
     def positions(self, kept: bool) -> np.ndarray | DataFrame:

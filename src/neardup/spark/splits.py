@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
-from pyspark import RDD, StorageLevel
+from pyspark import RDD, SparkContext, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -130,9 +130,8 @@ class SplitFacts:
     distributed decision asks for them as a DataFrame (:meth:`frame`)."""
 
     def __init__(
-        self, spark: SparkSession, splits: list[Split], options: ReadOptions, config: FingerprintConfig
+        self, sc: SparkContext, splits: list[Split], options: ReadOptions, config: FingerprintConfig
     ) -> None:
-        self.sparkSession = spark
         self.schema = facts_schema(config, options.id_field)
 
         def facts(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
@@ -144,7 +143,12 @@ class SplitFacts:
                         positions, batch.texts, batch.ids, options.id_field, fingerprinter, config
                     )
 
-        self.batches = _each_split(spark, splits, facts)
+        self.batches = _each_split(sc, splits, facts)
+
+    @property
+    def sparkSession(self) -> SparkSession:
+        """The SQL session of the facts' context, made when first asked for."""
+        return SparkSession.builder.getOrCreate()
 
     def persist(self, level: StorageLevel) -> SplitFacts:
         self.batches.persist(level)
@@ -178,7 +182,7 @@ def _packed(batch: pa.RecordBatch) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def split_texts(spark: SparkSession, splits: list[Split], options: ReadOptions) -> Texts:
+def split_texts(sc: SparkContext, splits: list[Split], options: ReadOptions) -> Texts:
     """A :data:`Texts` reading the documents' texts at the positions asked for: only the
     splits that hold them are read, and only those texts come to the driver."""
 
@@ -194,7 +198,7 @@ def split_texts(spark: SparkSession, splits: list[Split], options: ReadOptions) 
                     if hit.size:
                         yield at[hit], pa.chunked_array([batch.texts]).combine_chunks().take(hit)
 
-        got = _each_split(spark, [splits[n] for n in numbers.tolist()], fetch).collect()
+        got = _each_split(sc, [splits[n] for n in numbers.tolist()], fetch).collect()
         found = np.concatenate([at for at, _ in got]) if got else np.zeros(0, dtype=np.int64)
         held = (
             pa.concat_arrays([t.cast(pa.large_string()) for _, t in got])
@@ -208,7 +212,7 @@ def split_texts(spark: SparkSession, splits: list[Split], options: ReadOptions) 
 
 
 def write_kept_lines(
-    spark: SparkSession,
+    sc: SparkContext,
     splits: list[Split],
     options: ReadOptions,
     chosen: np.ndarray | DataFrame,
@@ -242,9 +246,10 @@ def write_kept_lines(
                 lo, hi = bounds[split.number], bounds[split.number + 1]
                 yield write(split, held[lo:hi] & _LINE_MASK)
 
-        return int(sum(_each_split(spark, splits, write_held).collect()))
+        return int(sum(_each_split(sc, splits, write_held).collect()))
     else:
-        marks = spark.range(len(splits)).select(F.shiftleft("id", LINE_BITS).alias(POSITION))  # line 0
+        numbers = chosen.sparkSession.range(len(splits))
+        marks = numbers.select(F.shiftleft("id", LINE_BITS).alias(POSITION))  # line 0: in no split
         positions = chosen.select(POSITION).unionByName(marks)
         by_split = positions.repartition(max(len(splits), 1), F.shiftright(POSITION, LINE_BITS))
 
@@ -278,10 +283,10 @@ def first_record(splits: list[Split]) -> bytes | None:
 
 
 def _each_split(
-    spark: SparkSession, splits: list[Split], work: Callable[[Iterator[Split]], Iterator[Any]]
+    sc: SparkContext, splits: list[Split], work: Callable[[Iterator[Split]], Iterator[Any]]
 ) -> RDD:
     """An RDD of what ``work`` gives for each of ``splits``, a task a split."""
-    numbers = spark.sparkContext.parallelize(range(len(splits)), max(len(splits), 1))
+    numbers = sc.parallelize(range(len(splits)), max(len(splits), 1))
     return numbers.mapPartitions(lambda chosen: work(splits[k] for k in chosen))
 
 
