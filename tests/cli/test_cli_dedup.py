@@ -310,7 +310,7 @@ def test_explain_plan_and_jaccard_usage_errors(corpus_file, tmp_path):
         (["--explain-plan"], "explains a --jaccard or --cosine run"),
         (["--jaccard", "0.8", "--verify", "jaccard", "0.5"], "leave --verify out"),
         (["--jaccard", "0.8", "-k", "3"], "not allowed with argument"),
-        (["--jaccard", "0.8", "--engine", "spark"], "--jaccard does not run on --engine spark"),
+        (["--jaccard", "0.8", "--against", "x.idx", "--engine", "spark"], "not combine with --jaccard"),
         (["--cosine", "0.9"], "needs a radius the index does not serve"),
         (["--cosine", "0.99", "--verify", "cosine", "0.5"], "leave --verify out"),
     ]

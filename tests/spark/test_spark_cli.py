@@ -60,10 +60,10 @@ def test_spark_engine_keeps_what_the_local_engine_keeps(corpus, tmp_path):
 
 def test_spark_engine_refuses_what_it_cannot_do_yet(corpus, tmp_path):
     done = run(
-        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--engine", "spark",
-        "--jaccard", "0.5", cwd=tmp_path,
+        "dedup", str(corpus / "pages.jsonl"), "--pairs", "p.parquet", "--all-pairs", "--id-field",
+        "url", "--engine", "spark", cwd=tmp_path,
     )  # fmt: skip
-    assert done.returncode != 0 and "--jaccard does not run on --engine spark yet" in done.stderr
+    assert done.returncode != 0 and "--all-pairs does not run on --engine spark yet" in done.stderr
     done = run(
         "dedup", str(corpus / "pages.jsonl"), "--pairs", "p.parquet", "--engine", "spark", cwd=tmp_path
     )
@@ -186,3 +186,27 @@ def test_cosine_keeps_what_the_local_engine_keeps(corpus, tmp_path):
     ]
     assert sorted(kept) == sorted(np.array(local.ids)[local.kept].tolist())
     assert local.stats.plan in done.stderr and 0 < local.stats.similar_pairs < local.stats.checked_pairs
+
+
+def test_jaccard_keeps_what_the_local_engine_keeps(corpus, tmp_path):
+    """--jaccard on Spark: band keys made in the tasks, every candidate pair checked on the
+    driver: the local engine's kept documents, plan and counts."""
+    common = ["--text-field", "body", "--id-field", "url", "--jaccard", "0.7"]
+    done = run(
+        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--engine", "spark", "--master",
+        "local[2]", *common, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    local = neardup.dedup(corpus / "pages.jsonl", text_field="body", id_field="url", jaccard=0.7)
+    kept = [
+        json.loads(line)["url"]
+        for part in (tmp_path / "kept.jsonl").glob("part-*")
+        for line in part.read_text().splitlines()
+    ]
+    assert sorted(kept) == sorted(np.array(local.ids)[local.kept].tolist())
+    assert local.stats.plan in done.stderr and "MinHash-LSH" in local.stats.plan
+    assert (
+        f"{local.stats.similar_pairs:,} of {local.stats.checked_pairs:,} pairs checked passed verification"
+        in done.stderr
+    )
+    assert not all(local.kept)

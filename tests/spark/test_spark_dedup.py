@@ -110,3 +110,20 @@ def test_verify_equals_the_local_job(spark, texts, cluster):
     assert local.stats.similar_pairs < local.stats.checked_pairs  # the check removed something
     with pytest.raises(ConfigError, match="up to 10 rows"):
         dedup(df, id_col="id", driver_limit=10, **options)
+
+
+@pytest.mark.parametrize("cluster", ["greedy", "components"])
+def test_jaccard_equals_the_local_job(spark, texts, cluster):
+    """MinHash-LSH candidates keyed in the tasks, each pair checked on the driver: the local
+    job's answer, and its counts."""
+    ids = list(range(len(texts)))
+    df = spark.createDataFrame(list(zip(ids, texts)), "id long, text string")
+    rows = dedup(df, id_col="id", jaccard=0.6, cluster=cluster).collect()
+    local = neardup.dedup(pa.table({"id": ids, "text": texts}), id_field="id", jaccard=0.6, cluster=cluster)
+    kept, representative = spark_representatives(rows)
+    assert kept == local.kept.tolist() and not all(kept)
+    assert representative == local.representatives.tolist()
+    with pytest.raises(ConfigError, match="jaccard run on the driver on Spark, up to 10 rows"):
+        dedup(df, id_col="id", jaccard=0.6, driver_limit=10)
+    with pytest.raises(ConfigError, match="leave max_distance= out"):
+        dedup(df, jaccard=0.6, max_distance=3)

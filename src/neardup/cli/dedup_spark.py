@@ -28,7 +28,6 @@ from .._errors import ConfigError
 _LINE = "_line"
 """The column of an input line, on the JSONL-to-JSONL path."""
 _UNSUPPORTED = (
-    ("jaccard", "--jaccard"),
     ("all_pairs", "--all-pairs"),
     ("example", "--example"),
     ("lines", "--lines"),
@@ -55,10 +54,11 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
 
     from ..index.hamming import distance_for_cosine
     from ..pipeline.cosine import checked_cosine_radius, describe_cosine
-    from ..pipeline.job import open_against
-    from ..pipeline.verify import check_verify
+    from ..pipeline.job import check_threshold, open_against
+    from ..pipeline.lsh import jaccard_plan
+    from ..pipeline.verify import Verification, check_verify
     from ..spark.dedup import decide, numbered, rows_with
-    from ..spark.facts import POSITION, json_line_facts, text_facts, texts_by_position
+    from ..spark.facts import POSITION, Facts, json_line_facts, text_facts, texts_by_position
     from ..spark.splits import SplitFacts, first_record, plan_splits, split_texts, write_kept_lines
     from .options import config_from_args, read_options
 
@@ -66,12 +66,25 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     k = args.max_distance
     if args.similarity is not None:
         k = distance_for_cosine(args.similarity, config.bits)
-    plan = ""
+    plan, keyed = "", None
+    checked: Verification | None
+    for name in ("cosine", "jaccard"):
+        if getattr(args, name) is not None:
+            check_threshold(name, getattr(args, name), args.max_distance, args.similarity, verify)
     if args.cosine is not None:  # the radius that holds 95% of the pairs at T, each pair checked
         k, verify = checked_cosine_radius(args.cosine, config.bits), ("cosine", args.cosine)
         plan = f"neardup: {describe_cosine(args.cosine, config.bits)}\n"
-    checked = check_verify(verify, config, args.verify_features, args.verify_size)
+    if args.jaccard is not None:  # MinHash-LSH candidates, each pair checked
+        if args.against:
+            raise ConfigError(
+                "--against finds documents within a radius; it does not combine with --jaccard yet"
+            )
+        checked, banding, line = jaccard_plan(args.jaccard, config, args.verify_features, args.verify_size)
+        keyed, plan = (banding, checked), f"neardup: {line}\n"
+    else:
+        checked = check_verify(verify, config, args.verify_features, args.verify_size)
     against = open_against(args.against, config, k)
+    recorded = Facts(config, args.id_field, jaccard=keyed)
     conf = SparkConf().setAppName("neardup dedup")
     if args.master:
         conf.setMaster(args.master)
@@ -94,21 +107,21 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
         facts: Any
         if splits is not None:
             _check_first_line(first_record(splits), args.inputs, fields)
-            facts = SplitFacts(sc, splits, options, config)
+            facts = SplitFacts(sc, splits, options, recorded)
             texts = split_texts(sc, splits, options)
         elif lines_out:  # at a path only Spark reaches: its text source reads the lines
             lines = spark.read.text(args.inputs).select(F.col("value").alias(_LINE))
             positioned = numbered(lines.where(F.col(_LINE).rlike(r"\S")))
             first = positioned.select(_LINE).head()
             _check_first_line(first[0].encode() if first else None, args.inputs, fields)
-            facts = json_line_facts(positioned, _LINE, text, args.id_field, config)
+            facts = json_line_facts(positioned, _LINE, text, recorded)
             texts = texts_by_position(positioned, _LINE, json_field=text)
         else:
             df = _read(spark, args.inputs, fmt)
             if text not in df.columns:
                 raise ConfigError(f"the inputs have no field {text!r}; their fields: {', '.join(df.columns)}")
             positioned = numbered(df)
-            facts = text_facts(positioned, text, config, args.id_field)
+            facts = text_facts(positioned, text, recorded)
             texts = texts_by_position(positioned, text)
         # Files give the same rows in the same order when read again: the texts are read once
         # for the fingerprints and once for the kept rows, never held or shuffled.
@@ -125,6 +138,7 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             verify=checked,
             texts=texts if checked else None,
             against=against,
+            banding=keyed[0] if keyed else None,
             timings=timings,
         )
         total, kept_count = decision.documents, decision.kept

@@ -33,7 +33,7 @@ from ..io.writers import TableWriter, output_format, write_table
 from .choices import CLUSTERINGS, FEATURELESS, KEEP
 from .corpus import MemoryCorpus, open_corpus
 from .cosine import checked_cosine_radius, describe_cosine
-from .lsh import Banding, CorpusKeys, banding_for, choose_in_buckets, feature_name, stream_bucket_pairs
+from .lsh import Banding, CorpusKeys, choose_in_buckets, jaccard_plan, stream_bucket_pairs
 from .pairs import Pairs, stream_pairs
 from .selection import Collapsed, collapse, component_roots, distinct_index, keep_greedy
 from .verify import DocumentFeatures, Verification, check_verify, featureless_texts
@@ -512,24 +512,25 @@ def dedup(
         raise ConfigError(
             f"featureless={featureless!r} is not allowed; choose one of {', '.join(FEATURELESS)}"
         )
-    banding, plan_line = None, ""
+    banding: Banding | None = None
+    checked_verify: Verification | None = None
+    plan_line = ""
     if cosine is not None:
         if jaccard is not None:
             raise ConfigError("give jaccard= or cosine=, not both")
-        _check_threshold("cosine", cosine, max_distance, similarity, verify)
+        check_threshold("cosine", cosine, max_distance, similarity, verify)
         max_distance, verify = checked_cosine_radius(cosine, config.bits), ("cosine", cosine)
         plan_line = describe_cosine(cosine, config.bits)
     k = _radius(max_distance, similarity, config.bits)
     if jaccard is not None:
-        _check_threshold("jaccard", jaccard, max_distance, similarity, verify)
+        check_threshold("jaccard", jaccard, max_distance, similarity, verify)
         if against is not None:
             raise ConfigError(
                 "against= finds documents within a radius; it does not combine with jaccard= yet"
             )
-        verify = ("jaccard", jaccard)
-        verify_features = verify_features or "word-shingles"
-        banding = banding_for(float(jaccard))
-    checked_verify = check_verify(verify, config, verify_features, verify_size)
+        checked_verify, banding, plan_line = jaccard_plan(jaccard, config, verify_features, verify_size)
+    else:
+        checked_verify = check_verify(verify, config, verify_features, verify_size)
     options = ReadOptions(
         text_field=text_field,
         id_field=id_field,
@@ -549,11 +550,6 @@ def dedup(
     progress = progress or Progress(enabled=False)
     rejects = Rejects(errors)
     stats = DedupStats(input_bytes=corpus.total_bytes or 0)
-    if banding is not None:
-        assert checked_verify is not None
-        plan_line = (
-            f"--jaccard {jaccard:g} on {feature_name(checked_verify)}: candidates from {banding.describe()}"
-        )
     stats.plan = plan_line
 
     fps, lengths, rows, owners, ids, spans, no_features, corpus_keys = _fingerprint_all(
@@ -747,7 +743,7 @@ def _radius(max_distance: int | None, similarity: float | None, bits: int) -> in
     return int(max_distance)
 
 
-def _check_threshold(name: str, threshold: object, *others: object) -> None:
+def check_threshold(name: str, threshold: object, *others: object) -> None:
     """``jaccard=`` or ``cosine=`` is a number in (0, 1] and comes without a radius or verify."""
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
         raise ConfigError(f"{name}={threshold!r} must be a number in (0, 1], e.g. 0.8")

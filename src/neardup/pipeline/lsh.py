@@ -28,7 +28,7 @@ from ..fingerprint.features import FEATURE_KINDS, char_classes
 from ..fingerprint.fingerprinter import chunk_bounds
 from .pairs import Pairs
 from .selection import Collapsed, undecided
-from .verify import DocumentFeatures, FeatureTable, Verification
+from .verify import DocumentFeatures, FeatureTable, Verification, check_verify
 
 
 @dataclass(frozen=True)
@@ -156,6 +156,19 @@ def explain_jaccard(threshold: float, features: str | None = None, size: int | N
     if measured is not None:
         lines.append(f"  measured: {measured}")
     return "\n".join(lines)
+
+
+def jaccard_plan(
+    threshold: float, config: Any, features: str | None, size: int | None
+) -> tuple[Verification, Banding, str]:
+    """What ``--jaccard threshold`` runs: (the check of every candidate pair, on ``features``
+    of ``size``, word 3-shingles by default; the banding that finds the candidates; the line
+    that says so)."""
+    verification = check_verify(("jaccard", threshold), config, features or "word-shingles", size)
+    assert verification is not None
+    banding = banding_for(float(threshold))
+    line = f"--jaccard {threshold:g} on {feature_name(verification)}: candidates from {banding.describe()}"
+    return verification, banding, line
 
 
 def feature_name(verification: Verification) -> str:

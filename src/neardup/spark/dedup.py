@@ -38,10 +38,12 @@ from .._config import FingerprintConfig
 from .._errors import ConfigError
 from ..index.hamming_index import HammingIndex
 from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
+from ..pipeline.job import check_threshold
+from ..pipeline.lsh import Banding, jaccard_plan
 from ..pipeline.verify import Verification, check_verify
 from .clusters import LOCAL_LIMIT, representatives
 from .driver import DRIVER_ROWS, decide_on_driver
-from .facts import POSITION, Texts, text_facts, texts_by_position
+from .facts import POSITION, Facts, Texts, text_facts, texts_by_position
 from .fingerprints import fingerprint_columns
 from .join import GROUP_LIMIT, near_duplicate_pairs, pair_columns
 from .splits import SplitFacts
@@ -60,8 +62,8 @@ def dedup(
     (in ``keep`` order) of the kept row it duplicates (its own when kept: rows of one cluster
     share it), and ``kept``. ``.where("kept")`` gives the deduplicated rows. The options are
     :func:`dedup_with_pairs`'s, and ``verify=(metric, T)`` with ``verify_features`` and
-    ``verify_size`` as :func:`neardup.dedup` takes them (decided on the driver: up to
-    ``driver_limit`` rows)."""
+    ``verify_size``, or ``jaccard=T`` (MinHash-LSH candidates, each pair checked), as
+    :func:`neardup.dedup` takes them (decided on the driver: up to ``driver_limit`` rows)."""
     return _dedup(df, text_col, with_pairs=False, **options)[0]
 
 
@@ -128,10 +130,18 @@ def _dedup(
     verify: object = None,
     verify_features: str | None = None,
     verify_size: int | None = None,
+    jaccard: float | None = None,
     **options: Any,
 ) -> tuple[DataFrame, DataFrame | None]:
     config = config or FingerprintConfig()
-    checked = check_verify(verify, config, verify_features, verify_size)
+    keyed = None
+    checked: Verification | None
+    if jaccard is not None:
+        check_threshold("jaccard", jaccard, options.get("max_distance"), None, verify)
+        checked, banding, _ = jaccard_plan(jaccard, config, verify_features, verify_size)
+        keyed = (banding, checked)
+    else:
+        checked = check_verify(verify, config, verify_features, verify_size)
     if clash := {*fingerprint_columns(config), "cluster", "kept"} & set(df.columns):
         raise ConfigError(
             f"the DataFrame has a column named {sorted(clash)[0]!r}, which dedup adds; rename it"
@@ -146,11 +156,12 @@ def _dedup(
             f"the DataFrame has no column {id_col!r} (id_col); its columns: {', '.join(df.columns)}"
         )
     decision = decide(
-        text_facts(positioned, text_col, config, id_col),
+        text_facts(positioned, text_col, Facts(config, id_col, jaccard=keyed)),
         config=config,
         id_col=id_col,
         verify=checked,
         texts=texts_by_position(positioned, text_col) if checked else None,
+        banding=keyed[0] if keyed else None,
         **options,
     )
     ids = [id_col] if id_col else []
@@ -174,6 +185,7 @@ def decide(
     verify: Verification | None = None,
     texts: Texts | None = None,
     against: HammingIndex | None = None,
+    banding: Banding | None = None,
     timings: dict[str, float] | None = None,
 ) -> Decision:
     """The :class:`Decision` of :func:`dedup_with_pairs` from the rows' ``facts`` (see
@@ -206,7 +218,8 @@ def decide(
     facts = facts.persist(StorageLevel.MEMORY_AND_DISK)
     rows = facts.count()
     clock.lap("fingerprint")
-    on_driver = [name for name, given in (("verify", verify), ("against", against)) if given is not None]
+    driven = (("verify", verify), ("against", against), ("jaccard", banding))
+    on_driver = [name for name, given in driven if given is not None]
     if on_driver and rows > driver_limit:
         raise ConfigError(
             f"{' and '.join(on_driver)} run on the driver on Spark, up to {driver_limit:,} rows; these "
@@ -226,6 +239,7 @@ def decide(
             verify=verify,
             texts=texts,
             against=against,
+            banding=banding,
         )
         _, sizes = np.unique(table.column("cluster").to_numpy(), return_counts=True)
         decision = Decision(

@@ -24,9 +24,10 @@ from .._config import FingerprintConfig
 from .._progress import Progress
 from ..index.hamming_index import HammingIndex
 from ..pipeline.job import DedupStats, choose_representatives, drop_near_index
+from ..pipeline.lsh import Banding
 from ..pipeline.selection import distinct_index
 from ..pipeline.verify import Verification
-from .facts import POSITION, Texts
+from .facts import POSITION, Texts, band_columns
 from .fingerprints import fingerprints_of
 
 DRIVER_ROWS = 2_000_000
@@ -47,11 +48,15 @@ def decide_on_driver(
     verify: Verification | None = None,
     texts: Texts | None = None,
     against: HammingIndex | None = None,
+    banding: Banding | None = None,
 ) -> tuple[pa.Table, pa.Table | None, DedupStats]:
     """(the outcome, the pairs or None, the counts of pairs checked and of documents near
     ``against``) of ``decide`` from the collected ``facts``, as the distributed steps give them
     (``cluster`` values: the representative's rank in ``keep`` order, the position itself for
-    ``"first"``). A document near ``against`` is not kept, as the local job decides."""
+    ``"first"``). A document near ``against`` is not kept, as the local job decides.
+    With ``banding``, the candidates are the documents that share a MinHash band key (the
+    facts' ``_band_*`` columns), each pair checked by ``verify``, as
+    ``neardup.dedup(jaccard=...)`` finds them."""
     n = facts.num_rows
     position = facts.column(POSITION).to_numpy()
     fps = fingerprints_of(facts, fp)
@@ -63,6 +68,11 @@ def decide_on_driver(
     compared = np.arange(n, dtype=np.int64) if featureless == "compare" else np.flatnonzero(~no_features)
     stats = DedupStats()
     corpus = _FetchedCorpus(position, texts) if texts is not None else None
+    keys = None
+    if banding is not None:
+        assert verify is not None
+        bands = [facts.column(c).to_numpy() for c in band_columns((banding, verify))]
+        keys = np.ascontiguousarray(np.stack(bands, axis=1).view(np.uint64))
     representative, matched, collapsed, _ = choose_representatives(
         fps,
         compared,
@@ -75,6 +85,7 @@ def decide_on_driver(
         corpus,
         Progress(enabled=False),
         stats,
+        keys,
     )
     cluster_of = rank[representative]
     kept = cluster_of == rank

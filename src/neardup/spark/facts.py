@@ -5,6 +5,7 @@ A facts table has a row per input row: ``_position`` (its place in the input), `
 The texts go to Python once and never come back, so what Spark keeps, sorts and joins is a few
 longs a row, whatever the documents.
 
+- :class:`Facts` says what is recorded and makes a batch of facts from texts;
 - :func:`text_facts` takes them from a DataFrame's text column;
 - :func:`json_line_facts` from JSONL lines read as text: the task parses each Arrow batch of
   lines with pyarrow's JSON reader (as the local engine does), so Spark infers no schema and
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,14 +26,14 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import BooleanType, DataType, LongType, StringType, StructField, StructType
 
 from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._kernels.lines import gather
-from ..fingerprint.fingerprinter import Fingerprinter
-from ..pipeline.verify import featureless_texts
-from .fingerprints import _fingerprinted, _fingerprinter, fingerprint_columns
+from ..pipeline.lsh import Banding
+from ..pipeline.verify import Verification, featureless_texts
+from .fingerprints import _fingerprinter, fingerprint_columns
 
 POSITION = "_position"
 """The column numbering the input's rows."""
@@ -40,69 +42,93 @@ Texts = Callable[[np.ndarray], pa.Array]
 _NEWLINE = np.frombuffer(b"\n", dtype=np.uint8)
 
 
-def text_facts(
-    positioned: DataFrame, text_col: str, config: FingerprintConfig, id_col: str | None
-) -> DataFrame:
-    """The facts of ``positioned`` (rows numbered in ``POSITION``), texts in ``text_col``."""
-    ids = [id_col] if id_col else []
-    narrow = positioned.select(POSITION, text_col, F.octet_length(text_col).alias("_length"), *ids)
-    return _fingerprinted(narrow, text_col, config, "fingerprint", "_featureless", keep_text=False)
+@dataclass(frozen=True)
+class Facts:
+    """What is recorded of each document, and how: the fingerprints of ``config``, the id in
+    the column ``id_field`` (of ``id_type``), and with ``jaccard`` (a banding and the
+    verification whose features it keys) the document's MinHash band keys, ``_band_0`` ...,
+    for ``--jaccard``'s candidates."""
 
+    config: FingerprintConfig
+    id_field: str | None = None
+    id_type: DataType = field(default_factory=StringType)
+    jaccard: tuple[Banding, Verification] | None = None
 
-def json_line_facts(
-    positioned: DataFrame, line_col: str, text_field: str, id_field: str | None, config: FingerprintConfig
-) -> DataFrame:
-    """The facts of JSON lines (``line_col`` of ``positioned``), each an object with a string
-    field ``text_field`` (and ``id_field``, a string or an integer: given as a string, as the
-    local engine gives ids)."""
-    schema = facts_schema(config, id_field)
+    def schema(self) -> StructType:
+        """The columns of a facts table, as :meth:`batch` makes them."""
+        return StructType(
+            [
+                StructField(POSITION, LongType(), False),
+                StructField("_length", LongType(), False),
+                *([StructField(self.id_field, self.id_type, False)] if self.id_field else []),
+                *(StructField(c, LongType(), False) for c in fingerprint_columns(self.config)),
+                StructField("_featureless", BooleanType(), False),
+                *(StructField(c, LongType(), False) for c in band_columns(self.jaccard)),
+            ]
+        )
 
-    def facts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        fingerprinter = _fingerprinter(config)
-        for batch in batches:
-            texts, found = _fields(batch.column(line_col), text_field, id_field)
-            yield facts_batch(batch.column(POSITION), texts, found, id_field, fingerprinter, config)
-
-    return positioned.select(POSITION, line_col).mapInArrow(facts, schema)
-
-
-def facts_schema(config: FingerprintConfig, id_field: str | None) -> StructType:
-    """The columns of a facts table, as :func:`facts_batch` makes them."""
-    return StructType(
-        [
-            StructField(POSITION, LongType(), False),
-            StructField("_length", LongType(), False),
-            *([StructField(id_field, StringType(), False)] if id_field else []),
-            *(StructField(c, LongType(), False) for c in fingerprint_columns(config)),
-            StructField("_featureless", BooleanType(), False),
+    def batch(self, positions: Any, texts: Any, ids: Any) -> pa.RecordBatch:
+        """The facts of documents at ``positions`` with these ``texts`` (and ``ids``)."""
+        if isinstance(texts, pa.ChunkedArray):
+            texts = texts.combine_chunks()
+        if isinstance(ids, pa.ChunkedArray):
+            ids = ids.combine_chunks()
+        fps = _fingerprinter(self.config).fingerprint_batch(texts, n_jobs=1)
+        words = fps.reshape(len(texts), -1).view(np.int64)
+        keys = np.zeros((len(texts), 0), dtype=np.int64)
+        if self.jaccard is not None:
+            keys = self.jaccard[0].keys(texts, self.jaccard[1]).view(np.int64)
+        columns = [
+            pa.array(positions) if isinstance(positions, np.ndarray) else positions,
+            pc.binary_length(texts).cast(pa.int64()),
+            *([ids] if self.id_field else []),
+            *(pa.array(words[:, w]) for w in range(words.shape[1])),
+            pa.array(featureless_texts(texts, fps, self.config)),
+            *(pa.array(keys[:, b]) for b in range(keys.shape[1])),
         ]
-    )
+        return pa.RecordBatch.from_arrays(columns, names=self.schema().fieldNames())
 
 
-def facts_batch(
-    positions: Any,
-    texts: Any,
-    ids: Any,
-    id_field: str | None,
-    fingerprinter: Fingerprinter,
-    config: FingerprintConfig,
-) -> pa.RecordBatch:
-    """The facts of documents at ``positions`` with these ``texts`` (and ``ids``, strings, in
-    the column ``id_field``), in the columns of :func:`facts_schema`."""
-    if isinstance(texts, pa.ChunkedArray):
-        texts = texts.combine_chunks()
-    if isinstance(ids, pa.ChunkedArray):
-        ids = ids.combine_chunks()
-    fps = fingerprinter.fingerprint_batch(texts, n_jobs=1)
-    words = fps.reshape(len(texts), -1).view(np.int64)
-    columns = [
-        pa.array(positions) if isinstance(positions, np.ndarray) else positions,
-        pc.binary_length(texts).cast(pa.int64()),
-        *([ids] if id_field else []),
-        *(pa.array(words[:, w]) for w in range(words.shape[1])),
-        pa.array(featureless_texts(texts, fps, config)),
-    ]
-    return pa.RecordBatch.from_arrays(columns, names=facts_schema(config, id_field).fieldNames())
+def band_columns(jaccard: tuple[Banding, Verification] | None) -> list[str]:
+    """The band key columns of facts made with ``jaccard`` (none without)."""
+    return [f"_band_{b}" for b in range(jaccard[0].bands)] if jaccard else []
+
+
+def text_facts(positioned: DataFrame, text_col: str, facts: Facts) -> DataFrame:
+    """The ``facts`` of ``positioned`` (rows numbered in ``POSITION``), texts in ``text_col``
+    (string or binary; a null is an error naming the column)."""
+    if text_col not in positioned.columns:
+        raise ConfigError(
+            f"the DataFrame has no column {text_col!r}; its columns: {', '.join(positioned.columns)}"
+        )
+    ids = [facts.id_field] if facts.id_field else []
+    facts = replace(facts, id_type=positioned.schema[facts.id_field].dataType) if facts.id_field else facts
+
+    def of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            texts = batch.column(text_col)
+            if texts.null_count:
+                raise ConfigError(
+                    f"column {text_col!r} holds {texts.null_count} null texts; filter them out or "
+                    f"fill them before fingerprinting"
+                )
+            found = batch.column(facts.id_field) if facts.id_field else None
+            yield facts.batch(batch.column(POSITION), texts, found)
+
+    return positioned.select(POSITION, text_col, *ids).mapInArrow(of, facts.schema())
+
+
+def json_line_facts(positioned: DataFrame, line_col: str, text_field: str, facts: Facts) -> DataFrame:
+    """The ``facts`` of JSON lines (``line_col`` of ``positioned``), each an object with a
+    string field ``text_field`` (and ``facts.id_field``, a string or an integer: given as a
+    string, as the local engine gives ids)."""
+
+    def of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            texts, found = _fields(batch.column(line_col), text_field, facts.id_field)
+            yield facts.batch(batch.column(POSITION), texts, found)
+
+    return positioned.select(POSITION, line_col).mapInArrow(of, facts.schema())
 
 
 def _fields(lines: pa.Array, text_field: str, id_field: str | None) -> tuple[pa.Array, pa.Array | None]:

@@ -39,15 +39,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._kernels.lines import split_lines
 from ..io.batch import Batch, ReadOptions
 from ..io.lines import JsonlParser, numbered_lines, stream_blocks
 from ..io.rejects import Rejects
 from ..io.sources import Source, split_suffixes
-from .facts import POSITION, Texts, facts_batch, facts_schema
-from .fingerprints import _fingerprinter
+from .facts import POSITION, Facts, Texts
 
 LINE_BITS = 36
 """A position is ``split << LINE_BITS | line``: room for 2**36 lines in a split, 2**27 splits."""
@@ -123,27 +121,22 @@ def _files(given: str) -> list[tuple[pafs.FileSystem, str, str, int]] | None:
 
 
 class SplitFacts:
-    """The facts (``facts.py``) of the documents of ``splits``, a task a split, as
+    """The ``facts`` (``facts.py``) of the documents of ``splits`` (``facts.id_field`` read
+    as ``options`` reads ids), a task a split, as
     :func:`neardup.spark.dedup.decide` takes a facts DataFrame (``persist``, ``count``,
     ``toArrow``, ``sparkSession``). They are computed by an RDD job, not a query: Spark's SQL
     engine takes seconds to warm up, which a decision on the driver never needs. The
     distributed decision asks for them as a DataFrame (:meth:`frame`)."""
 
-    def __init__(
-        self, sc: SparkContext, splits: list[Split], options: ReadOptions, config: FingerprintConfig
-    ) -> None:
-        self.schema = facts_schema(config, options.id_field)
+    def __init__(self, sc: SparkContext, splits: list[Split], options: ReadOptions, facts: Facts) -> None:
+        self.schema = facts.schema()
 
-        def facts(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
-            fingerprinter = _fingerprinter(config)
+        def of(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
             for split in chosen:
                 for batch in _documents(split, options):
-                    positions = (split.number << LINE_BITS) | batch.rows
-                    yield facts_batch(
-                        positions, batch.texts, batch.ids, options.id_field, fingerprinter, config
-                    )
+                    yield facts.batch((split.number << LINE_BITS) | batch.rows, batch.texts, batch.ids)
 
-        self.batches = _each_split(sc, splits, facts)
+        self.batches = _each_split(sc, splits, of)
 
     @property
     def sparkSession(self) -> SparkSession:
