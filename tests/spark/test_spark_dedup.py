@@ -13,7 +13,7 @@ from neardup import ConfigError
 from neardup.pipeline.planted import planted_corpus
 from neardup.spark import dedup, dedup_with_pairs
 from neardup.spark.dedup import decide, numbered
-from neardup.spark.facts import text_facts
+from neardup.spark.facts import Facts, text_facts
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_pairs_equal_the_local_pairs(spark, texts, keep, driver_limit):
 def test_both_decisions_count_what_the_local_job_counts(spark, texts, cluster):
     """The summary's counts, from the driver's decision and from Spark's."""
     df = spark.createDataFrame([(t,) for t in texts], "text string")
-    facts = text_facts(numbered(df), "text", neardup.FingerprintConfig(), None)
+    facts = text_facts(numbered(df), "text", Facts(neardup.FingerprintConfig()))
     local = neardup.dedup(pa.table({"text": texts}), max_distance=6, cluster=cluster)
     for driver_limit in (0, 10_000):
         decision = decide(facts, max_distance=6, cluster=cluster, driver_limit=driver_limit, with_pairs=False)

@@ -33,7 +33,7 @@ from .._errors import ConfigError
 from .._kernels.lines import gather
 from ..pipeline.lsh import Banding
 from ..pipeline.verify import Verification, featureless_texts
-from .fingerprints import _fingerprinter, fingerprint_columns
+from .fingerprints import _fingerprinter, fingerprint_columns, non_null
 
 POSITION = "_position"
 """The column numbering the input's rows."""
@@ -106,12 +106,7 @@ def text_facts(positioned: DataFrame, text_col: str, facts: Facts) -> DataFrame:
 
     def of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            texts = batch.column(text_col)
-            if texts.null_count:
-                raise ConfigError(
-                    f"column {text_col!r} holds {texts.null_count} null texts; filter them out or "
-                    f"fill them before fingerprinting"
-                )
+            texts = non_null(batch.column(text_col), text_col)
             found = batch.column(facts.id_field) if facts.id_field else None
             yield facts.batch(batch.column(POSITION), texts, found)
 

@@ -61,29 +61,16 @@ def fingerprint(
         featureless: also add a boolean column of this name, true for the texts with no
             features (empty, blank or punctuation only: fingerprint 0).
     """
-    return _fingerprinted(df, text_col, config or FingerprintConfig(), name, featureless, keep_text=True)
-
-
-def _fingerprinted(
-    df: DataFrame,
-    text_col: str,
-    config: FingerprintConfig,
-    name: str,
-    featureless: str | None,
-    keep_text: bool,
-) -> DataFrame:
-    """:func:`fingerprint`; without ``keep_text`` the texts are not handed back (only what was
-    sent on to the kernels comes back from Python: for a job that needs the fingerprints alone)."""
+    config = config or FingerprintConfig()
     if text_col not in df.columns:
         raise ConfigError(f"the DataFrame has no column {text_col!r}; its columns: {', '.join(df.columns)}")
     added = fingerprint_columns(config, name)
     flags = [featureless] if featureless else []
     if clash := set(added + flags) & set(df.columns):
         raise ConfigError(f"the DataFrame already has a column {sorted(clash)[0]!r}; choose another name=")
-    kept_fields = [f for f in df.schema.fields if keep_text or f.name != text_col]
     schema = StructType(
         [
-            *kept_fields,
+            *df.schema.fields,
             *(StructField(c, LongType(), False) for c in added),
             *(StructField(c, BooleanType(), False) for c in flags),
         ]
@@ -98,25 +85,25 @@ def _fingerprinted(
     def add_fingerprints(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         fingerprinter = _fingerprinter(config)
         for batch in batches:
-            texts = batch.column(text_col)
-            if texts.null_count:
-                raise ConfigError(
-                    f"column {text_col!r} holds {texts.null_count} null texts; filter them out or "
-                    f"fill them before fingerprinting"
-                )
+            texts = non_null(batch.column(text_col), text_col)
             fps = fingerprinter.fingerprint_batch(texts, n_jobs=1)
             words = fps.reshape(len(texts), -1).view(np.int64)
-            kept = [i for i, f in enumerate(batch.schema) if keep_text or f.name != text_col]
-            columns = [
-                *(batch.column(i) for i in kept),
-                *(pa.array(words[:, w]) for w in range(words.shape[1])),
-            ]
+            columns = [*batch.columns, *(pa.array(words[:, w]) for w in range(words.shape[1]))]
             if flags:
                 columns.append(pa.array(featureless_texts(texts, fps, config)))
-            fields = [batch.schema.field(i) for i in kept]
-            yield pa.RecordBatch.from_arrays(columns, schema=pa.schema([*fields, *arrow_schema]))
+            yield pa.RecordBatch.from_arrays(columns, schema=pa.schema([*batch.schema, *arrow_schema]))
 
     return df.mapInArrow(add_fingerprints, schema)
+
+
+def non_null(texts: pa.Array, text_col: str) -> pa.Array:
+    """``texts`` (of the column ``text_col``), checked to hold no null."""
+    if texts.null_count:
+        raise ConfigError(
+            f"column {text_col!r} holds {texts.null_count} null texts; filter them out or "
+            f"fill them before fingerprinting"
+        )
+    return texts
 
 
 _FINGERPRINTERS: dict[str, Fingerprinter] = {}
