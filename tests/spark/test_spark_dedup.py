@@ -4,6 +4,8 @@ without features."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -95,6 +97,20 @@ def test_both_decisions_count_what_the_local_job_counts(spark, texts, cluster):
         assert decision.pairs is None
         counts = (decision.documents, decision.kept, decision.clusters)
         assert counts == (len(texts), len(texts) - local.stats.duplicates, local.stats.clusters)
+
+
+def test_the_driver_decides_what_only_it_can_past_driver_rows(spark, texts, monkeypatch):
+    """Past DRIVER_ROWS Spark decides, unless the outcome must be held by the driver (or only
+    the driver can check the pairs): then the driver does, as far as its memory goes."""
+    monkeypatch.setattr(importlib.import_module("neardup.spark.dedup"), "DRIVER_ROWS", 10)
+    df = spark.createDataFrame([(t,) for t in texts], "text string")
+    facts = text_facts(numbered(df), "text", Facts(neardup.FingerprintConfig()))
+    spread = decide(facts, max_distance=6, with_pairs=False)
+    held = decide(facts, max_distance=6, with_pairs=False, hold="the test")
+    assert spread.held is None and held.held is not None
+    assert (held.documents, held.kept, held.clusters) == (spread.documents, spread.kept, spread.clusters)
+    with pytest.raises(ConfigError, match="the test run on the driver on Spark, up to 5 rows"):
+        decide(facts, max_distance=6, with_pairs=False, hold="the test", driver_limit=5)
 
 
 @pytest.mark.parametrize("cluster", ["greedy", "components"])

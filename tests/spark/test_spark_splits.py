@@ -5,6 +5,7 @@ kept lines they give are the ones the file holds."""
 from __future__ import annotations
 
 import gzip
+import importlib
 import json
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from neardup import ConfigError, FingerprintConfig, Fingerprinter
 from neardup.io.batch import ReadOptions
+from neardup.spark.facts import Facts
 from neardup.spark.splits import (
     LINE_BITS,
     SplitFacts,
@@ -116,10 +118,15 @@ def test_documents_are_the_files_records_in_order(corpus):
     assert np.all(np.diff(positions) > 0)  # input order
 
 
-def test_facts_on_the_driver_and_as_a_dataframe(spark, corpus):
+@pytest.mark.parametrize("collected", ["whole", "a partition at a time"])
+def test_facts_on_the_driver_and_as_a_dataframe(spark, corpus, monkeypatch, collected):
     _, _, splits = corpus
+    if collected != "whole":
+        monkeypatch.setattr(importlib.import_module("neardup.spark.splits"), "DRIVER_ROWS", 10)
     positions, texts, ids = documents(corpus)
-    facts = SplitFacts(spark.sparkContext, splits, ReadOptions(id_field="id"), FingerprintConfig())
+    facts = SplitFacts(
+        spark.sparkContext, splits, ReadOptions(id_field="id"), Facts(FingerprintConfig(), "id")
+    )
     assert facts.count() == len(texts)
     held = facts.toArrow().sort_by("_position")
     assert held.column("_position").to_numpy().tolist() == positions.tolist()

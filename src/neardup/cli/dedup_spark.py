@@ -139,6 +139,7 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             texts=texts if checked else None,
             against=against,
             banding=keyed[0] if keyed else None,
+            hold="--save-index" if args.save_index else None,
             timings=timings,
         )
         total, kept_count = decision.documents, decision.kept
@@ -173,7 +174,7 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
         if decision.pairs is not None:
             _write(decision.pairs.toDF("id_a", "id_b", "distance"), args.pairs, None)
         if args.save_index:
-            _save_index(decision, args.save_index, against, config, k, total)
+            _save_index(decision, args.save_index, against, config, k)
         removal = f"removed {total - kept_count - decision.against_matches:,} near-duplicates"
         if decision.against_matches:
             removal += f" and {decision.against_matches:,} near-duplicates of the index"
@@ -206,20 +207,15 @@ class _LazySession:
         return getattr(SparkSession.builder.getOrCreate(), name)
 
 
-def _save_index(decision: Any, path: str, against: Any, config: Any, k: int, total: int) -> None:
+def _save_index(decision: Any, path: str, against: Any, config: Any, k: int) -> None:
     """An index of every document's fingerprint, ids in input order (after the ``against``
     index's, added to it), as the local engine saves it; built on the driver."""
     from .._atomic import atomic_path
     from ..pipeline.job import index_to_save
-    from ..spark.driver import DRIVER_ROWS
     from ..spark.facts import POSITION
     from ..spark.fingerprints import fingerprint_columns, fingerprints_of
 
-    if total > DRIVER_ROWS or decision.held is None:
-        raise ConfigError(
-            f"--save-index builds the index on the driver on Spark, up to {DRIVER_ROWS:,} documents; "
-            f"these are {total:,}: run it with the local engine"
-        )
+    assert decision.held is not None  # decide was told to hold it
     fp = fingerprint_columns(config)
     table = decision.held[1].sort_by(POSITION)  # input order
     with atomic_path(path) as target:

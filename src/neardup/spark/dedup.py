@@ -42,7 +42,7 @@ from ..pipeline.job import check_threshold
 from ..pipeline.lsh import Banding, jaccard_plan
 from ..pipeline.verify import Verification, check_verify
 from .clusters import LOCAL_LIMIT, representatives
-from .driver import DRIVER_ROWS, decide_on_driver
+from .driver import DRIVER_ROWS, decide_on_driver, driver_capacity
 from .facts import POSITION, Facts, Texts, text_facts, texts_by_position
 from .fingerprints import fingerprint_columns
 from .join import GROUP_LIMIT, near_duplicate_pairs, pair_columns
@@ -79,7 +79,7 @@ def dedup_with_pairs(
     featureless: str = "keep",
     group_limit: int = GROUP_LIMIT,
     local_limit: int = LOCAL_LIMIT,
-    driver_limit: int = DRIVER_ROWS,
+    driver_limit: int | None = None,
 ) -> tuple[DataFrame, DataFrame]:
     """(the rows of :func:`dedup`, the pairs that rebuild its clusters): the pairs have columns
     ``a``, ``b`` (``id_col``'s values, else the rows' positions in the input) and ``distance``:
@@ -101,7 +101,9 @@ def dedup_with_pairs(
         group_limit, local_limit: see :func:`near_duplicate_pairs` and
             :func:`neardup.spark.clusters.representatives`.
         driver_limit: up to this many rows, the decision is taken on the driver, by the local
-            engine's steps (``driver.py``); the texts stay on the executors.
+            engine's steps (``driver.py``); the texts stay on the executors. By default
+            ``DRIVER_ROWS`` (2M), or where only the driver can decide (``verify``,
+            ``jaccard``) as many as its memory holds (``driver_capacity()``).
     """
     rows, pairs = _dedup(
         df,
@@ -180,7 +182,8 @@ def decide(
     featureless: str = "keep",
     group_limit: int = GROUP_LIMIT,
     local_limit: int = LOCAL_LIMIT,
-    driver_limit: int = DRIVER_ROWS,
+    driver_limit: int | None = None,
+    hold: str | None = None,
     with_pairs: bool = True,
     verify: Verification | None = None,
     texts: Texts | None = None,
@@ -197,7 +200,10 @@ def decide(
     None without ``with_pairs``. With ``verify`` (on the driver only, so up to
     ``driver_limit`` rows), a pair counts only if its texts, fetched by ``texts``, are similar
     enough: as ``neardup.dedup(verify=...)`` decides. Likewise with ``against`` (an index of
-    documents seen before), a document near it is not kept."""
+    documents seen before), a document near it is not kept, and with ``banding`` (``jaccard``)
+    the candidates share a MinHash band key. ``driver_limit`` is by default ``DRIVER_ROWS``,
+    or with any of those as many rows as the driver's memory holds; so too with ``hold``, what
+    needs the outcome held by the driver (named in the error when the rows are too many)."""
     clock = _Clock(timings)
     config = config or FingerprintConfig()
     k = 3 * config.bits // 64 if max_distance is None else max_distance
@@ -218,12 +224,14 @@ def decide(
     facts = facts.persist(StorageLevel.MEMORY_AND_DISK)
     rows = facts.count()
     clock.lap("fingerprint")
-    driven = (("verify", verify), ("against", against), ("jaccard", banding))
-    on_driver = [name for name, given in driven if given is not None]
+    driven = (("verify", verify), ("against", against), ("jaccard", banding), (hold, hold))
+    on_driver = [str(name) for name, given in driven if given is not None]
+    if driver_limit is None:
+        driver_limit = driver_capacity() if on_driver else DRIVER_ROWS
     if on_driver and rows > driver_limit:
         raise ConfigError(
-            f"{' and '.join(on_driver)} run on the driver on Spark, up to {driver_limit:,} rows; these "
-            f"are {rows:,}: run without, or on the local engine"
+            f"{' and '.join(on_driver)} run on the driver on Spark, up to {driver_limit:,} rows (its "
+            f"memory); these are {rows:,}: run without, or on the local engine"
         )
     if rows <= driver_limit:
         table, listed, stats = decide_on_driver(

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from .._config import FingerprintConfig
 from .._progress import Progress
+from .._system import available_memory
 from ..index.hamming_index import HammingIndex
 from ..pipeline.job import DedupStats, choose_representatives, drop_near_index
 from ..pipeline.lsh import Banding
@@ -31,7 +32,19 @@ from .facts import POSITION, Texts, band_columns
 from .fingerprints import fingerprints_of
 
 DRIVER_ROWS = 2_000_000
-"""Rows of facts decided on the driver (about 40 bytes each collected, plus the index)."""
+"""Rows of facts decided on the driver when nothing requires it: below this the fixed cost of
+Spark's thirty jobs is more than the driver's work (about 40 bytes a row collected, plus the
+index); above it, the cluster's cores are."""
+DRIVER_ROW_BYTES = 1024
+"""The driver's memory a row of facts may take when decided there: ~270 bytes measured at
+1M rows (the facts collected, the index, the outcome), four times over."""
+
+
+def driver_capacity() -> int:
+    """The most rows the driver decides, when only it can (``verify``, ``jaccard``,
+    ``against``, a saved index): as many as a kilobyte each of the memory available now
+    holds, at least ``DRIVER_ROWS``."""
+    return max(DRIVER_ROWS, available_memory() // DRIVER_ROW_BYTES)
 
 
 def decide_on_driver(

@@ -45,6 +45,7 @@ from ..io.batch import Batch, ReadOptions
 from ..io.lines import JsonlParser, numbered_lines, stream_blocks
 from ..io.rejects import Rejects
 from ..io.sources import Source, split_suffixes
+from .driver import DRIVER_ROWS
 from .facts import POSITION, Facts, Texts
 
 LINE_BITS = 36
@@ -130,6 +131,7 @@ class SplitFacts:
 
     def __init__(self, sc: SparkContext, splits: list[Split], options: ReadOptions, facts: Facts) -> None:
         self.schema = facts.schema()
+        self.rows: int | None = None
 
         def of(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
             for split in chosen:
@@ -148,11 +150,16 @@ class SplitFacts:
         return self
 
     def count(self) -> int:
-        return int(sum(self.batches.map(lambda batch: batch.num_rows).collect()))
+        self.rows = int(sum(self.batches.map(lambda batch: batch.num_rows).collect()))
+        return self.rows
 
     def toArrow(self) -> pa.Table:
+        """The facts, collected: past ``DRIVER_ROWS`` a partition at a time, so that the
+        JVM's driver (whose memory is Spark's to set) never holds them all."""
+        many = self.rows is None or self.rows > DRIVER_ROWS
+        batches = self.batches.toLocalIterator(prefetchPartitions=True) if many else self.batches.collect()
         schema = pa.schema([field.with_nullable(True) for field in to_arrow_schema(self.schema)])
-        return pa.Table.from_batches(self.batches.collect(), schema=schema)
+        return pa.Table.from_batches(batches, schema=schema)
 
     def frame(self) -> DataFrame:
         """The facts as a DataFrame: each batch crosses to the JVM as one binary value."""
