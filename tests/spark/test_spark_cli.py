@@ -59,11 +59,8 @@ def test_spark_engine_keeps_what_the_local_engine_keeps(corpus, tmp_path):
 
 
 def test_spark_engine_refuses_what_it_cannot_do_yet(corpus, tmp_path):
-    done = run(
-        "dedup", str(corpus / "pages.jsonl"), "--pairs", "p.parquet", "--all-pairs", "--id-field",
-        "url", "--engine", "spark", cwd=tmp_path,
-    )  # fmt: skip
-    assert done.returncode != 0 and "--all-pairs does not run on --engine spark yet" in done.stderr
+    done = run("dedup", "--example", "--engine", "spark", cwd=tmp_path)
+    assert done.returncode != 0 and "--example does not run on --engine spark yet" in done.stderr
     done = run(
         "dedup", str(corpus / "pages.jsonl"), "--pairs", "p.parquet", "--engine", "spark", cwd=tmp_path
     )
@@ -117,13 +114,25 @@ def test_bad_jsonl_lines_are_named(corpus, tmp_path):
     assert not (tmp_path / "kept.jsonl").exists()
 
 
+def comparable_pairs(rows: list[dict]) -> list[tuple]:
+    """Pairs as comparable rows: (the ends in order, then the other columns)."""
+    return sorted(
+        (
+            *sorted((r["id_a"], r["id_b"])),
+            *(round(v, 9) for k, v in sorted(r.items()) if k not in ("id_a", "id_b")),
+        )
+        for r in rows
+    )
+
+
 def test_verify_keeps_what_the_local_engine_keeps(corpus, tmp_path):
     """--verify on Spark: the texts of the documents with a neighbour are fetched to the
-    driver and every pair the rule needs is checked, as the local engine checks it."""
+    driver and every pair the rule needs is checked, as the local engine checks it; --pairs
+    with --all-pairs lists every pair, with its similarity, as the local engine does."""
     common = ["--text-field", "body", "--id-field", "url", "-k", "7", "--verify", "jaccard", "0.9"]
     done = run(
-        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--engine", "spark", "--master",
-        "local[2]", *common, cwd=tmp_path,
+        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--pairs", "pairs.parquet",
+        "--all-pairs", "--engine", "spark", "--master", "local[2]", *common, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     local = neardup.dedup(
@@ -140,6 +149,10 @@ def test_verify_keeps_what_the_local_engine_keeps(corpus, tmp_path):
         in done.stderr
     )
     assert local.stats.similar_pairs < local.stats.checked_pairs  # the check removed something
+    pairs = pq.read_table(tmp_path / "pairs.parquet")
+    every = local.pairs_table(every=True)
+    assert pairs.num_rows == every.num_rows > len(local.pairs_table()) and "similarity" in pairs.column_names
+    assert comparable_pairs(pairs.to_pylist()) == comparable_pairs(every.to_pylist())
 
 
 def test_against_and_save_index_as_the_local_engine(corpus, tmp_path):
@@ -193,8 +206,8 @@ def test_jaccard_keeps_what_the_local_engine_keeps(corpus, tmp_path):
     driver: the local engine's kept documents, plan and counts."""
     common = ["--text-field", "body", "--id-field", "url", "--jaccard", "0.7"]
     done = run(
-        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--engine", "spark", "--master",
-        "local[2]", *common, cwd=tmp_path,
+        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--pairs", "pairs.parquet",
+        "--engine", "spark", "--master", "local[2]", *common, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     local = neardup.dedup(corpus / "pages.jsonl", text_field="body", id_field="url", jaccard=0.7)
@@ -210,3 +223,5 @@ def test_jaccard_keeps_what_the_local_engine_keeps(corpus, tmp_path):
         in done.stderr
     )
     assert not all(local.kept)
+    pairs = pq.read_table(tmp_path / "pairs.parquet").to_pylist()
+    assert comparable_pairs(pairs) == comparable_pairs(local.pairs_table().to_pylist()) and pairs

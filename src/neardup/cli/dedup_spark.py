@@ -5,7 +5,8 @@ Inputs are JSONL (``.jsonl``, ``.json``, ``.ndjson``; ``.gz`` and ``.bz2`` too),
 CSV files or folders of them, all of one format. Spark writes each output as a folder of part
 files: ``-o kept.parquet`` (or ``.jsonl``) the kept rows with their columns as read,
 ``--clusters`` one row per document in a cluster of several (id, cluster, kept), ``--pairs``
-(with ``--id-field``) the pairs that rebuild the clusters (id_a, id_b, distance). A local output
+(with ``--id-field``) the pairs that rebuild the clusters, or with ``--all-pairs`` every pair
+(id_a, id_b, distance, and similarity where checked). A local output
 goes to a temporary folder beside it and is renamed into place once complete.
 """
 
@@ -28,7 +29,6 @@ from .._errors import ConfigError
 _LINE = "_line"
 """The column of an input line, on the JSONL-to-JSONL path."""
 _UNSUPPORTED = (
-    ("all_pairs", "--all-pairs"),
     ("example", "--example"),
     ("lines", "--lines"),
 )
@@ -40,10 +40,6 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             raise ConfigError(f"{option} does not run on --engine spark yet; run it with the local engine")
     if args.pairs and not args.id_field:
         raise ConfigError("--pairs on --engine spark names the documents by --id-field; give it")
-    if args.pairs and verify:
-        raise ConfigError(
-            "--pairs with --verify does not run on --engine spark yet; run it with the local engine"
-        )
     started = time.perf_counter()
     import numpy as np
     import pyarrow as pa
@@ -135,6 +131,7 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             cluster=args.cluster,
             featureless=args.featureless,
             with_pairs=bool(args.pairs),
+            every_pair=args.all_pairs,
             verify=checked,
             texts=texts if checked else None,
             against=against,
@@ -172,7 +169,8 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             members = outcome.join(sizes, "cluster").select(*ids, "cluster", "kept")
             _write(members, args.clusters, None)
         if decision.pairs is not None:
-            _write(decision.pairs.toDF("id_a", "id_b", "distance"), args.pairs, None)
+            named = decision.pairs.withColumnRenamed("a", "id_a").withColumnRenamed("b", "id_b")
+            _write(named, args.pairs, None)
         if args.save_index:
             _save_index(decision, args.save_index, against, config, k)
         removal = f"removed {total - kept_count - decision.against_matches:,} near-duplicates"

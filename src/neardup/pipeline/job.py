@@ -187,26 +187,16 @@ class DedupResult:
         every pair of documents within the radius, n (n - 1) / 2 for n copies of one text.
         """
         assert self._collapsed is not None
-        if self.plan is not None:
-            assert self._keys is not None and self._verify is not None
-            return stream_bucket_pairs(
-                self.fingerprints,
-                self._collapsed,
-                self._keys,
-                self._verify,
-                self._corpus,
-                every,
-                chunk_size,
-                self._features,
-            )
-        return stream_pairs(
+        return near_pairs(
             self.fingerprints,
             self._collapsed,
             self.config.bits,
             self.max_distance,
+            self._verify,
+            self._corpus,
+            self._keys,
+            self._features,
             every=every,
-            verify=self._verify,
-            corpus=self._corpus,
             chunk_size=chunk_size,
         )
 
@@ -751,6 +741,37 @@ def check_threshold(name: str, threshold: object, *others: object) -> None:
     for other, value in (("max_distance", max_distance), ("similarity", similarity), ("verify", verify)):
         if value is not None:
             raise ConfigError(f"{name}= states the threshold and verifies it; leave {other}= out")
+
+
+def near_pairs(
+    fingerprints: np.ndarray,
+    collapsed: Collapsed,
+    bits: int,
+    max_distance: int,
+    verify: Verification | None,
+    corpus: Any,
+    keys: np.ndarray | None = None,
+    features: DocumentFeatures | None = None,
+    *,
+    every: bool = False,
+    chunk_size: int = PAIRS_CHUNK,
+) -> Iterator[Pairs]:
+    """The pairs of :meth:`DedupResult.iter_pairs`, from what :func:`choose_representatives`
+    found: within ``max_distance``, or under MinHash ``keys`` (``--jaccard``) in a shared
+    bucket; with ``verify``, checked on the texts of ``corpus`` (or the ``features`` held)."""
+    if keys is not None:
+        assert verify is not None
+        return stream_bucket_pairs(fingerprints, collapsed, keys, verify, corpus, every, chunk_size, features)
+    return stream_pairs(
+        fingerprints,
+        collapsed,
+        bits,
+        max_distance,
+        every=every,
+        verify=verify,
+        corpus=corpus,
+        chunk_size=chunk_size,
+    )
 
 
 def index_to_save(

@@ -185,6 +185,7 @@ def decide(
     driver_limit: int | None = None,
     hold: str | None = None,
     with_pairs: bool = True,
+    every_pair: bool = False,
     verify: Verification | None = None,
     texts: Texts | None = None,
     against: HammingIndex | None = None,
@@ -197,7 +198,8 @@ def decide(
     a few longs a row, whatever the texts. ``timings``, when given, gets the seconds of each
     step: ``fingerprint``, then ``join`` (ranks, copies, pairs) and ``clusters``, or ``decide
     on the driver`` for facts of at most ``driver_limit`` rows (``driver.py``). The pairs are
-    None without ``with_pairs``. With ``verify`` (on the driver only, so up to
+    None without ``with_pairs``; with ``every_pair`` (on the driver only) they are every pair
+    of rows, not just those that rebuild the clusters. With ``verify`` (on the driver only, so up to
     ``driver_limit`` rows), a pair counts only if its texts, fetched by ``texts``, are similar
     enough: as ``neardup.dedup(verify=...)`` decides. Likewise with ``against`` (an index of
     documents seen before), a document near it is not kept, and with ``banding`` (``jaccard``)
@@ -218,13 +220,14 @@ def decide(
         raise ConfigError('keep="lowest-id" needs id_col=, a column of the DataFrame')
     fp = fingerprint_columns(config)
     ids = [id_col] if id_col else []
-    if verify is not None and (texts is None or with_pairs):
-        raise ConfigError("verify on Spark needs texts= and does not list pairs yet; leave the pairs out")
+    if verify is not None and texts is None:
+        raise ConfigError("verify on Spark needs texts=, which fetches the texts it checks")
     # Kept for the steps that follow; counting them is what computes them.
     facts = facts.persist(StorageLevel.MEMORY_AND_DISK)
     rows = facts.count()
     clock.lap("fingerprint")
-    driven = (("verify", verify), ("against", against), ("jaccard", banding), (hold, hold))
+    every = "every pair" if every_pair else None
+    driven = (("verify", verify), ("against", against), ("jaccard", banding), (every, every), (hold, hold))
     on_driver = [str(name) for name, given in driven if given is not None]
     if driver_limit is None:
         driver_limit = driver_capacity() if on_driver else DRIVER_ROWS
@@ -244,6 +247,7 @@ def decide(
             cluster=cluster,
             featureless=featureless,
             with_pairs=with_pairs,
+            every_pair=every_pair,
             verify=verify,
             texts=texts,
             against=against,

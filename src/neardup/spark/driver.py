@@ -21,12 +21,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._config import FingerprintConfig
+from .._errors import TooManyPairsError
 from .._progress import Progress
 from .._system import available_memory
-from ..index.hamming_index import HammingIndex
-from ..pipeline.job import DedupStats, choose_representatives, drop_near_index
+from ..index.hamming_index import HammingIndex, pairs_memory_limit
+from ..pipeline.job import DedupStats, choose_representatives, drop_near_index, near_pairs
 from ..pipeline.lsh import Banding
-from ..pipeline.selection import distinct_index
 from ..pipeline.verify import Verification
 from .facts import POSITION, Texts, band_columns
 from .fingerprints import fingerprints_of
@@ -62,11 +62,15 @@ def decide_on_driver(
     texts: Texts | None = None,
     against: HammingIndex | None = None,
     banding: Banding | None = None,
+    every_pair: bool = False,
 ) -> tuple[pa.Table, pa.Table | None, DedupStats]:
     """(the outcome, the pairs or None, the counts of pairs checked and of documents near
     ``against``) of ``decide`` from the collected ``facts``, as the distributed steps give them
     (``cluster`` values: the representative's rank in ``keep`` order, the position itself for
-    ``"first"``). A document near ``against`` is not kept, as the local job decides.
+    ``"first"``). The pairs are the local engine's (:func:`neardup.pipeline.job.near_pairs`):
+    those that rebuild the clusters, or with ``every_pair`` every pair, with their
+    ``similarity`` under ``verify``; held, up to what the driver's memory holds. A document
+    near ``against`` is not kept, as the local job decides.
     With ``banding``, the candidates are the documents that share a MinHash band key (the
     facts' ``_band_*`` columns), each pair checked by ``verify``, as
     ``neardup.dedup(jaccard=...)`` finds them."""
@@ -86,7 +90,7 @@ def decide_on_driver(
         assert verify is not None
         bands = [facts.column(c).to_numpy() for c in band_columns((banding, verify))]
         keys = np.ascontiguousarray(np.stack(bands, axis=1).view(np.uint64))
-    representative, matched, collapsed, _ = choose_representatives(
+    representative, matched, collapsed, features = choose_representatives(
         fps,
         compared,
         order,
@@ -118,23 +122,26 @@ def decide_on_driver(
     )
     if not with_pairs:
         return outcome, None, stats
-    # Between leaders, then each copy to its leader (distance 0), as the local --pairs has them.
-    leader = collapsed.leader
-    first = second = distance = np.zeros(0, dtype=np.int64)
-    if leader.size:
-        first, second, distance = distinct_index(fps[leader], 64 * len(fp), max_distance).pairs()
-    copies = np.flatnonzero(leader[collapsed.rank] != collapsed.compared)
-    a = np.concatenate([leader[first], leader[collapsed.rank[copies]]])
-    b = np.concatenate([leader[second], collapsed.compared[copies]])
-    names = facts.column(id_col) if id_col else pa.array(position)
-    pairs = pa.table(
-        {
-            "a": names.take(pa.array(a)),
-            "b": names.take(pa.array(b)),
-            "distance": np.concatenate([distance, np.zeros(copies.size, dtype=np.int64)]),
-        }
-    )
-    return outcome, pairs, stats
+    names = facts.column(id_col).combine_chunks() if id_col else pa.array(position)
+    limit, held, batches = pairs_memory_limit(), 0, []
+    for chunk in near_pairs(
+        fps, collapsed, 64 * len(fp), max_distance, verify, corpus, keys, features, every=every_pair
+    ):
+        held += len(chunk.first)
+        if held > limit:
+            raise TooManyPairsError(
+                f"more than {held:,} near-duplicate pairs, more than the driver's memory holds; "
+                f"write them with the local engine, which streams them"
+            )
+        columns = {"a": names.take(pa.array(chunk.first)), "b": names.take(pa.array(chunk.second))}
+        columns["distance"] = pa.array(chunk.distance)
+        if chunk.similarity is not None:
+            columns["similarity"] = pa.array(chunk.similarity)
+        batches.append(pa.RecordBatch.from_pydict(columns))
+    empty = {"a": names.slice(0, 0), "b": names.slice(0, 0), "distance": pa.array([], pa.int64())}
+    if verify is not None:
+        empty["similarity"] = pa.array([], pa.float64())
+    return outcome, pa.Table.from_batches(batches or [pa.RecordBatch.from_pydict(empty)]), stats
 
 
 def _sort_keys(keep: str, id_col: str | None) -> list[tuple[str, str]]:
