@@ -37,6 +37,15 @@ def _create(target: Path, make: Callable[[Path], None]) -> Path:
     raise FileExistsError(f"no unused temporary name beside {target}")
 
 
+def fsync_file(path: str | os.PathLike) -> None:
+    """Waits until the file at ``path`` is on disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):  # not every platform can fsync a directory
         dir_fd = os.open(path, os.O_RDONLY)
@@ -55,11 +64,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp = _create(target, lambda name: os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)))
     try:
         yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_file(tmp)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

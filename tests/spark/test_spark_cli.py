@@ -21,6 +21,13 @@ def run(*args: str, cwd) -> subprocess.CompletedProcess:
     )
 
 
+def kept_urls(folder) -> list[str]:
+    """The ``url`` of every line of a folder of JSONL part files."""
+    return [
+        json.loads(line)["url"] for part in folder.glob("part-*") for line in part.read_text().splitlines()
+    ]
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     folder = tmp_path_factory.mktemp("spark_cli")
@@ -138,11 +145,7 @@ def test_verify_keeps_what_the_local_engine_keeps(corpus, tmp_path):
     local = neardup.dedup(
         corpus / "pages.jsonl", text_field="body", id_field="url", max_distance=7, verify=("jaccard", 0.9)
     )
-    kept = [
-        json.loads(line)["url"]
-        for part in (tmp_path / "kept.jsonl").glob("part-*")
-        for line in part.read_text().splitlines()
-    ]
+    kept = kept_urls(tmp_path / "kept.jsonl")
     assert sorted(kept) == sorted(np.array(local.ids)[local.kept].tolist())
     assert (
         f"{local.stats.similar_pairs:,} of {local.stats.checked_pairs:,} pairs checked passed verification"
@@ -192,11 +195,7 @@ def test_cosine_keeps_what_the_local_engine_keeps(corpus, tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     local = neardup.dedup(corpus / "pages.jsonl", text_field="body", id_field="url", cosine=0.98)
-    kept = [
-        json.loads(line)["url"]
-        for part in (tmp_path / "kept.jsonl").glob("part-*")
-        for line in part.read_text().splitlines()
-    ]
+    kept = kept_urls(tmp_path / "kept.jsonl")
     assert sorted(kept) == sorted(np.array(local.ids)[local.kept].tolist())
     assert local.stats.plan in done.stderr and 0 < local.stats.similar_pairs < local.stats.checked_pairs
 
@@ -211,11 +210,7 @@ def test_jaccard_keeps_what_the_local_engine_keeps(corpus, tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     local = neardup.dedup(corpus / "pages.jsonl", text_field="body", id_field="url", jaccard=0.7)
-    kept = [
-        json.loads(line)["url"]
-        for part in (tmp_path / "kept.jsonl").glob("part-*")
-        for line in part.read_text().splitlines()
-    ]
+    kept = kept_urls(tmp_path / "kept.jsonl")
     assert sorted(kept) == sorted(np.array(local.ids)[local.kept].tolist())
     assert local.stats.plan in done.stderr and "MinHash-LSH" in local.stats.plan
     assert (

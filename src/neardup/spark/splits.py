@@ -39,6 +39,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import BinaryType, StructField, StructType
 
+from .._atomic import fsync_file
 from .._errors import ConfigError
 from .._kernels.lines import split_lines
 from ..io.batch import Batch, ReadOptions
@@ -375,11 +376,7 @@ def _write_part(filesystem: pafs.FileSystem, path: str, pieces: Iterator[Any]) -
             return 0
         out.close()
         if isinstance(filesystem, pafs.LocalFileSystem):
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_file(tmp)
         filesystem.move(tmp, path)
     except BaseException:
         if out is not None:
