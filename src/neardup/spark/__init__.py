@@ -11,7 +11,9 @@ same near-duplicate pairs as the local engine, computed on a cluster.
 - :func:`dedup` is the local job's answer on a DataFrame, :func:`dedup_with_pairs` with the
   pairs that rebuild its clusters (``dedup.py``): it decides on a narrow table of each row's
   facts (``facts.py``), on the driver by the local engine's steps while they are few
-  (``driver.py``).
+  (``driver.py``);
+- ``splits.py`` has the tasks read JSONL files (and write the kept lines) themselves, a byte
+  range each, for ``neardup dedup --engine spark``.
 
 May import anything but ``cli``; pyspark is imported here, so only a caller of ``neardup.spark``
 needs it.

@@ -5,10 +5,12 @@ rule, the outcome), each a fixed fraction of a second, whatever the data: on hal
 rows they took 13 of 36 seconds. Below ``DRIVER_ROWS`` the facts (a few longs a row) are
 collected instead and the local job's own step decides
 (:func:`neardup.pipeline.job.choose_representatives`: copies collapsed, the distinct
-fingerprints joined by a :class:`~neardup.HammingIndex`, Manku's rule or components, and with
-``verify`` the similarity of the pairs it needs), with the same answer; the outcome goes back
-as a DataFrame. Texts come to the driver only for ``verify``, and only those of documents with
-a neighbour (:class:`_FetchedCorpus`).
+fingerprints joined by a :class:`~neardup.HammingIndex`, Manku's rule or components, or under
+``jaccard`` MinHash buckets, and with ``verify`` the similarity of the pairs it needs), with
+the same answer; the pairs are the local engine's too (:func:`~neardup.pipeline.job.near_pairs`).
+What only the driver can decide, it decides up to :func:`driver_capacity` rows. Texts come to
+the driver only for ``verify``, and only those of documents with a neighbour
+(:class:`_FetchedCorpus`).
 """
 
 from __future__ import annotations
