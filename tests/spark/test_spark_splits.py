@@ -212,3 +212,20 @@ def test_a_bad_line_is_named_by_its_file_and_place(tmp_path):
             messages.append(str(e))
     assert len(messages) == 1 and "pages.jsonl from byte" in messages[0]
     assert "field 'text' is a JSON number, not a string" in messages[0]
+
+
+def test_small_files_share_tasks(spark, tmp_path):
+    """Many small files make a few tasks (each file counted with an open cost, as Spark packs
+    them), not a task each; every split is read once."""
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"s{i:02d}.jsonl").write_text(json.dumps({"text": f"page number {i}"}) + "\n")
+    splits = plan_splits([str(folder)], 2)
+    assert splits is not None
+    tasks = [s.task for s in splits]
+    assert len(splits) == 40 and tasks == sorted(tasks) and 2 <= len(set(tasks)) < 10
+    facts = SplitFacts(spark.sparkContext, splits, ReadOptions(), Facts(FingerprintConfig()))
+    assert facts.count() == 40 and facts.batches.getNumPartitions() == len(set(tasks))
+    positions = facts.toArrow().column("_position").to_numpy()
+    assert sorted(positions >> LINE_BITS) == list(range(40))

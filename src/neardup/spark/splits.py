@@ -53,6 +53,8 @@ LINE_BITS = 36
 """A position is ``split << LINE_BITS | line``: room for 2**36 lines in a split, 2**27 splits."""
 SPLIT_BYTES = 128 << 20
 """The most bytes of a file one task reads (Spark's own ``spark.sql.files.maxPartitionBytes``)."""
+OPEN_COST = 4 << 20
+"""What opening a file costs a task, in bytes read (Spark's ``spark.sql.files.openCostInBytes``)."""
 _LINE_MASK = (1 << LINE_BITS) - 1
 _SKIP_READ = 1 << 16
 
@@ -69,6 +71,8 @@ class Split:
     start: int
     end: int
     compression: str | None
+    task: int = 0
+    """The task that reads it: small files share one, as Spark packs them."""
 
 
 def plan_splits(inputs: list[str], cores: int, split_bytes: int = SPLIT_BYTES) -> list[Split] | None:
@@ -87,12 +91,21 @@ def plan_splits(inputs: list[str], cores: int, split_bytes: int = SPLIT_BYTES) -
     pieces = -(-total // split_bytes)
     pieces = -(-pieces // cores) * cores  # every core busy until the end
     size = max(1, -(-total // pieces)) if pieces else 1
+    # A task takes splits up to this many bytes, each counted with OPEN_COST, so the small
+    # files of a folder spread over the cores but never one task each (Spark's own rule).
+    costs = sum(file_size + OPEN_COST for *_, file_size in files)
+    target = min(split_bytes, max(size, -(-costs // cores)))
     splits: list[Split] = []
+    task, packed = 0, 0
     for (filesystem, path, name, file_size), compression in zip(files, compressed):
         starts = [0] if compression else range(0, file_size, size)
         for start in starts:
             end = file_size if compression else min(start + size, file_size)
-            splits.append(Split(len(splits), filesystem, path, name, start, end, compression))
+            cost = end - start + OPEN_COST
+            if packed and packed + cost > target:
+                task, packed = task + 1, 0
+            packed += cost
+            splits.append(Split(len(splits), filesystem, path, name, start, end, compression, task))
     return splits
 
 
@@ -286,9 +299,13 @@ def first_record(splits: list[Split]) -> bytes | None:
 def _each_split(
     sc: SparkContext, splits: list[Split], work: Callable[[Iterator[Split]], Iterator[Any]]
 ) -> RDD:
-    """An RDD of what ``work`` gives for each of ``splits``, a task a split."""
-    numbers = sc.parallelize(range(len(splits)), max(len(splits), 1))
-    return numbers.mapPartitions(lambda chosen: work(splits[k] for k in chosen))
+    """An RDD of what ``work`` gives for ``splits``, each task given its own (``Split.task``)."""
+    tasks: dict[int, list[Split]] = {}
+    for split in splits:
+        tasks.setdefault(split.task, []).append(split)
+    grouped = list(tasks.values())
+    numbers = sc.parallelize(range(len(grouped)), max(len(grouped), 1))
+    return numbers.mapPartitions(lambda chosen: work(split for k in chosen for split in grouped[k]))
 
 
 def _documents(split: Split, options: ReadOptions) -> Iterator[Batch]:
