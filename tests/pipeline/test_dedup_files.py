@@ -155,6 +155,17 @@ def test_kept_jsonl_is_the_kept_lines_whatever_the_blocks(
     assert result.kept.sum() == len({(t, i % 3) for i, (t, _) in enumerate(docs)})
 
 
+def test_a_path_given_as_a_str_is_the_file(tmp_path):
+    """As documented: a path, str or Path, names files (only a list of str is texts)."""
+    lines = [json.dumps({"text": f"the same words here {i % 2}", "i": i}) for i in range(6)]
+    (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
+    by_str = neardup.dedup(str(tmp_path / "in.jsonl"))
+    by_path = neardup.dedup(tmp_path / "in.jsonl")
+    assert by_str.kept.tolist() == by_path.kept.tolist() == [True, True] + [False] * 4
+    by_str.write(tmp_path / "out.jsonl")
+    assert (tmp_path / "out.jsonl").read_text().splitlines() == lines[:2]
+
+
 def test_lines_and_one_document_files(tmp_path):
     (tmp_path / "docs.txt").write_text("a b c d e\n\nA B C D E\nf g h i j\n")
     result = neardup.dedup(tmp_path / "docs.txt", lines=True)

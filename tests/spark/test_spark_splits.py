@@ -14,8 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import neardup
 from neardup import ConfigError, FingerprintConfig, Fingerprinter
 from neardup.io.batch import ReadOptions
+from neardup.spark.dedup import decide
 from neardup.spark.facts import Facts
 from neardup.spark.splits import (
     LINE_BITS,
@@ -229,3 +231,24 @@ def test_small_files_share_tasks(spark, tmp_path):
     assert facts.count() == 40 and facts.batches.getNumPartitions() == len(set(tasks))
     positions = facts.toArrow().column("_position").to_numpy()
     assert sorted(positions >> LINE_BITS) == list(range(40))
+
+
+@pytest.mark.parametrize("driver_limit", [0, None])
+def test_split_facts_decide_and_write_as_the_local_engine(spark, corpus, tmp_path, driver_limit):
+    """The CLI's JSONL path at scale: facts of the splits decided by Spark (or the driver), the
+    kept lines written by the tasks from the outcome: the local engine's kept lines."""
+    path, _, splits = corpus
+    options = ReadOptions(id_field="id")
+    facts = SplitFacts(spark.sparkContext, splits, options, Facts(FingerprintConfig(), "id"))
+    decision = decide(
+        facts, max_distance=3, keep="longest", id_col="id", driver_limit=driver_limit, with_pairs=False
+    )
+    assert (decision.held is None) == (driver_limit == 0)
+    chosen = decision.positions(kept=False)
+    written = write_kept_lines(spark.sparkContext, splits, options, chosen, True, str(tmp_path / "kept"))
+    local = neardup.dedup(Path(path), id_field="id", max_distance=3, keep="longest")
+    records = [line for line in Path(path).read_bytes().splitlines(keepends=True) if line.strip()]
+    expected = b"".join(line for line, k in zip(records, local.kept) if k)
+    kept = b"".join(p.read_bytes() for p in sorted((tmp_path / "kept").glob("part-*")))
+    assert kept == expected and written == decision.kept
+    assert local.stats.duplicates > 0 and decision.kept == int(local.kept.sum())

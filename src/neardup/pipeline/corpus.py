@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -95,8 +96,8 @@ def open_corpus(
     """The corpus of ``data``: a path (str or ``os.PathLike``) or a list of ``Path`` objects
     are files; a list of texts, a pandas or polars DataFrame or a pyarrow Table (column
     ``text_field``, ids from ``id_field``) are in memory."""
-    if isinstance(data, (str, os.PathLike)):
-        data = [data]
+    if isinstance(data, (str, os.PathLike)):  # one path, even as a str (a list of str is texts)
+        data = [Path(data)]
     if isinstance(data, (list, tuple)) and data and all(isinstance(d, os.PathLike) for d in data):
         sources = find_sources(
             [os.fspath(d) for d in data], format=input_format, compression=compression, lines=lines
