@@ -162,13 +162,16 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             timings[f"write {os.path.basename(args.output.rstrip('/'))}"] = (
                 time.perf_counter() - write_started
             )
-        if args.clusters:
-            ids = [args.id_field] if args.id_field else []
+        ids = [args.id_field] if args.id_field else []
+        held = decision.held
+        # What the driver holds it writes itself, where pyarrow reaches: no query, no session.
+        if args.clusters and not (held and _write_held(_members(held.outcome, ids), args.clusters)):
             outcome = decision.outcome
             sizes = outcome.groupBy("cluster").count().where("count > 1").select("cluster")
             members = outcome.join(sizes, "cluster").select(*ids, "cluster", "kept")
             _write(members, args.clusters, None)
-        if decision.pairs is not None:
+        if args.pairs and not (held and held.pairs and _write_held(_named(held.pairs), args.pairs)):
+            assert decision.pairs is not None
             named = decision.pairs.withColumnRenamed("a", "id_a").withColumnRenamed("b", "id_b")
             _write(named, args.pairs, None)
         if args.save_index:
@@ -196,6 +199,34 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     return 0
 
 
+def _members(outcome: Any, ids: list[str]) -> Any:
+    """The rows of ``outcome`` (an Arrow table) in clusters of several: ids, cluster, kept."""
+    import numpy as np
+    import pyarrow as pa
+
+    _, cluster, sizes = np.unique(
+        outcome.column("cluster").to_numpy(), return_inverse=True, return_counts=True
+    )
+    return outcome.select([*ids, "cluster", "kept"]).filter(pa.array(sizes[cluster] > 1))
+
+
+def _named(pairs: Any) -> Any:
+    """``pairs`` (an Arrow table) with their ends named as ``--pairs`` names them."""
+    return pairs.rename_columns(["id_a", "id_b", *pairs.column_names[2:]])
+
+
+def _write_held(table: Any, path: str) -> bool:
+    """``table`` (held by the driver) as a folder of one part file at ``path``, written
+    through pyarrow; False where pyarrow does not reach ``path`` (then Spark writes it)."""
+    from ..spark.folders import file_system, write_table
+
+    if file_system(path) is None:
+        return False
+    with _output_folder(path) as target:
+        write_table(table, target, _format(path))
+    return True
+
+
 class _LazySession:
     """The SQL session, made when an attribute of it is first asked for."""
 
@@ -215,7 +246,7 @@ def _save_index(decision: Any, path: str, against: Any, config: Any, k: int) -> 
 
     assert decision.held is not None  # decide was told to hold it
     fp = fingerprint_columns(config)
-    table = decision.held[1].sort_by(POSITION)  # input order
+    table = decision.held.outcome.sort_by(POSITION)  # input order
     with atomic_path(path) as target:
         index_to_save(fingerprints_of(table, fp), against, config, k).save(target)
 

@@ -13,7 +13,8 @@ same near-duplicate pairs as the local engine, computed on a cluster.
   facts (``facts.py``), on the driver by the local engine's steps while they are few
   (``driver.py``);
 - ``splits.py`` has the tasks read JSONL files (and write the kept lines) themselves, a byte
-  range each, for ``neardup dedup --engine spark``.
+  range each, for ``neardup dedup --engine spark``; ``folders.py`` writes folders of part
+  files through pyarrow's file systems.
 
 May import anything but ``cli``; pyspark is imported here, so only a caller of ``neardup.spark``
 needs it.

@@ -256,14 +256,14 @@ def decide(
         _, sizes = np.unique(table.column("cluster").to_numpy(), return_counts=True)
         decision = Decision(
             None,
-            facts.sparkSession.createDataFrame(listed) if listed is not None else None,
+            None,
             table.num_rows,
             int(pc.sum(table.column("kept").cast("int64")).as_py() or 0),
             int(np.count_nonzero(sizes > 1)),
             stats.checked_pairs,
             stats.similar_pairs,
             stats.against_matches,
-            held=(lambda: facts.sparkSession, table),
+            held=Held(lambda: facts.sparkSession, table, listed),
         )
         clock.lap("decide on the driver")
         return decision
@@ -346,8 +346,19 @@ def decide(
                 .withColumnRenamed(f"{end}_id", end)
             )
         pairs = pairs.select("a", "b", "distance")
-    decision.pairs = pairs
+    decision.spread_pairs = pairs
     return decision
+
+
+@dataclass
+class Held:
+    """What the driver holds of a decision it took: the ``outcome`` and the ``pairs`` (when
+    asked for) as Arrow tables, and how to get the ``session`` to make DataFrames of them in
+    (made only when first needed)."""
+
+    session: Callable[[], SparkSession]
+    outcome: pa.Table
+    pairs: pa.Table | None
 
 
 @dataclass
@@ -356,8 +367,8 @@ class Decision:
 
     computed: DataFrame | None
     """The outcome, when decided by Spark; else see ``held``."""
-    pairs: DataFrame | None
-    """The pairs that rebuild the clusters (``a``, ``b``, ``distance``), when asked for."""
+    spread_pairs: DataFrame | None
+    """The pairs, when decided by Spark and asked for; else see ``held``."""
     documents: int
     kept: int
     clusters: int
@@ -367,9 +378,8 @@ class Decision:
     """With ``verify``: the pairs whose similarity was computed, and those that passed."""
     against_matches: int = 0
     """With ``against``: the documents not kept for being near it."""
-    held: tuple[Callable[[], SparkSession], pa.Table] | None = None
-    """The outcome, when decided on the driver (``driver.py``), which holds it: (the session
-    to make ``outcome`` in, an Arrow table of its columns)."""
+    held: Held | None = None
+    """What the driver holds, when it decided (``driver.py``)."""
 
     @property
     def outcome(self) -> DataFrame:
@@ -377,15 +387,23 @@ class Decision:
         (and the id column). Made from the table ``held`` when first asked for."""
         if self.computed is None:
             assert self.held is not None
-            session, table = self.held
-            self.computed = session().createDataFrame(table)
+            self.computed = self.held.session().createDataFrame(self.held.outcome)
         return self.computed
+
+    @property
+    def pairs(self) -> DataFrame | None:
+        """The pairs (``a``, ``b``, ``distance``; ``similarity`` where checked), when asked
+        for: those that rebuild the clusters, or every pair. Made from the table ``held`` when
+        first asked for."""
+        if self.spread_pairs is None and self.held is not None and self.held.pairs is not None:
+            self.spread_pairs = self.held.session().createDataFrame(self.held.pairs)
+        return self.spread_pairs
 
     def positions(self, kept: bool) -> np.ndarray | DataFrame:
         """The positions of the kept rows (or of the others): an array where the driver holds
         the outcome, else a DataFrame of ``POSITION``."""
         if self.held is not None:
-            table = self.held[1]
+            table = self.held.outcome
             flags = table.column("kept").to_numpy(zero_copy_only=False)
             return table.column(POSITION).to_numpy()[flags == kept]
         return self.outcome.where(F.col("kept") == kept).select(POSITION)

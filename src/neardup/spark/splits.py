@@ -22,9 +22,6 @@ both themselves, so the texts never pass through the JVM:
 
 from __future__ import annotations
 
-import contextlib
-import os
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +36,6 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from .._atomic import fsync_file
 from .._errors import ConfigError
 from .._kernels.lines import split_lines
 from ..io.batch import Batch, ReadOptions
@@ -48,6 +44,7 @@ from ..io.rejects import Rejects
 from ..io.sources import Source, split_suffixes
 from .driver import DRIVER_ROWS
 from .facts import POSITION, Facts, Texts
+from .folders import empty_folder, file_system, write_part
 
 LINE_BITS = 36
 """A position is ``split << LINE_BITS | line``: room for 2**36 lines in a split, 2**27 splits."""
@@ -112,18 +109,19 @@ def plan_splits(inputs: list[str], cores: int, split_bytes: int = SPLIT_BYTES) -
 def _files(given: str) -> list[tuple[pafs.FileSystem, str, str, int]] | None:
     """(file system, path, name, size) of each non-empty JSONL file of ``given``, sorted;
     None for a glob (Spark's reader expands them) or a scheme pyarrow does not know."""
-    if any(c in given for c in "*?[{"):
+    opened = file_system(given)
+    if opened is None:
         return None
+    filesystem, root = opened
     try:
-        filesystem, root = pafs.FileSystem.from_uri(given if "://" in given else os.path.abspath(given))
         info = filesystem.get_file_info(root)
-    except (pa.ArrowException, OSError, ValueError):  # a scheme pyarrow has no file system for
+    except (pa.ArrowException, OSError):  # e.g. hdfs:// where this machine has no libhdfs
         return None
     if info.type == pafs.FileType.NotFound:
         raise ConfigError(f"{given}: no such file or folder")
     if info.type == pafs.FileType.File:
         return [(filesystem, root, given, info.size)] if info.size else []
-    found = []
+    found: list[tuple[pafs.FileSystem, str, str, int]] = []
     for entry in sorted(
         filesystem.get_file_info(pafs.FileSelector(root, recursive=True)), key=lambda e: e.path
     ):
@@ -240,16 +238,14 @@ def write_kept_lines(
 
     ``chosen`` is an array held by the driver (each task is sent its split's), or a
     ``POSITION`` column of a DataFrame (sent to the tasks by a shuffle on the split)."""
-    filesystem, root = pafs.FileSystem.from_uri(folder if "://" in folder else os.path.abspath(folder))
-    filesystem.create_dir(root, recursive=True)
-    filesystem.delete_dir_contents(root)
+    filesystem, root = empty_folder(folder)
 
     def write(split: Split, rows: np.ndarray) -> int:
         stream, first = _open(split)
         with stream:
             blocks = stream_blocks(stream, _source(split, first), options, Rejects("skip"))
             pieces = numbered_lines(blocks, rows, leave_out=leave_out)
-            return _write_part(filesystem, f"{root}/part-{split.number:05d}.jsonl", pieces)
+            return write_part(filesystem, f"{root}/part-{split.number:05d}.jsonl", pieces)
 
     if isinstance(chosen, np.ndarray):  # each task is sent its split's, by an RDD job
         held = np.sort(chosen)
@@ -376,29 +372,3 @@ class _SplitLines:
 
     def __exit__(self, *exc: object) -> None:
         self.file.close()
-
-
-def _write_part(filesystem: pafs.FileSystem, path: str, pieces: Iterator[Any]) -> int:
-    """Writes ``pieces`` to ``path`` (not at all when there are none) by way of a temporary
-    file beside it, synced to disk when local; the lines written."""
-    tmp = f"{path.rsplit('/', 1)[0]}/.{path.rsplit('/', 1)[1]}.{uuid.uuid4().hex[:8]}.tmp"
-    out, lines = None, 0
-    try:
-        for piece in pieces:
-            if out is None:
-                out = filesystem.open_output_stream(tmp)
-            out.write(piece)
-            lines += int(np.count_nonzero(np.frombuffer(piece, dtype=np.uint8) == 10))
-        if out is None:
-            return 0
-        out.close()
-        if isinstance(filesystem, pafs.LocalFileSystem):
-            fsync_file(tmp)
-        filesystem.move(tmp, path)
-    except BaseException:
-        if out is not None:
-            with contextlib.suppress(Exception):
-                out.close()
-                filesystem.delete_file(tmp)
-        raise
-    return lines
