@@ -220,3 +220,25 @@ def test_jaccard_keeps_what_the_local_engine_keeps(corpus, tmp_path):
     assert not all(local.kept)
     pairs = pq.read_table(tmp_path / "pairs.parquet").to_pylist()
     assert comparable_pairs(pairs) == comparable_pairs(local.pairs_table().to_pylist()) and pairs
+
+
+def test_decided_by_spark_as_the_local_engine(corpus, tmp_path):
+    """--driver-limit 0: Spark takes the decision (ranks, the join, the rule in rounds); the
+    tasks write the kept lines from its outcome and Spark the clusters: the local engine's."""
+    common = ["--text-field", "body", "--id-field", "url", "-k", "5", "--keep", "longest"]
+    done = run(
+        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--clusters", "clusters.parquet",
+        "--engine", "spark", "--master", "local[2]", "--driver-limit", "0", *common, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    local = neardup.dedup(
+        corpus / "pages.jsonl", text_field="body", id_field="url", max_distance=5, keep="longest"
+    )
+    assert sorted(kept_urls(tmp_path / "kept.jsonl")) == sorted(np.array(local.ids)[local.kept].tolist())
+    assert pq.read_table(tmp_path / "clusters.parquet").num_rows == len(local.clusters_table())
+    assert ", join " in done.stderr and "decide on the driver" not in done.stderr
+    done = run(
+        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--engine", "spark", "--master",
+        "local[2]", "--driver-limit", "0", "--verify", "jaccard", "0.9", *common, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode != 0 and "verify run on the driver on Spark, up to 0 rows" in done.stderr

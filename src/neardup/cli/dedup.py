@@ -173,6 +173,15 @@ def add_command(commands: Any) -> None:
         metavar="URL",
         help="with --engine spark: the Spark master (default: spark-submit's, else local[*])",
     )
+    engine.add_argument(
+        "--driver-limit",
+        type=int,
+        metavar="N",
+        help="with --engine spark: decide on the driver up to N documents, by the local engine's "
+        "steps, and past it on the cluster (default: 2,000,000; as many as the driver's memory "
+        "holds where only it can decide: --verify, --cosine, --jaccard, --against, --save-index, "
+        "--all-pairs)",
+    )
     add_config_arguments(dedup)
 
 
@@ -194,6 +203,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
     for name in ("jaccard", "cosine"):
         if getattr(args, name) is not None and args.verify:
             parser.error(f"--{name} T verifies every pair at T already; leave --verify out")
+    if args.driver_limit is not None and (args.engine != "spark" or args.driver_limit < 0):
+        parser.error("--driver-limit N (N >= 0) says where --engine spark decides; give it with that")
     if args.all_pairs and not args.pairs:
         parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
     if args.verify is None:

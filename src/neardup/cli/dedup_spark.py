@@ -137,6 +137,7 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             against=against,
             banding=keyed[0] if keyed else None,
             hold="--save-index" if args.save_index else None,
+            driver_limit=args.driver_limit,
             timings=timings,
         )
         total, kept_count = decision.documents, decision.kept

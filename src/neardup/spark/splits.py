@@ -183,7 +183,7 @@ class SplitFacts:
 
         packed = self.batches.map(lambda batch: (_packed(batch),))
         binary = StructType([StructField("_batch", BinaryType(), False)])
-        return packed.toDF(binary).mapInArrow(unpacked, self.schema)
+        return self.sparkSession.createDataFrame(packed, binary).mapInArrow(unpacked, self.schema)
 
 
 def _packed(batch: pa.RecordBatch) -> bytes:
