@@ -242,3 +242,24 @@ def test_decided_by_spark_as_the_local_engine(corpus, tmp_path):
         "local[2]", "--driver-limit", "0", "--verify", "jaccard", "0.9", *common, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode != 0 and "verify run on the driver on Spark, up to 0 rows" in done.stderr
+
+
+def test_the_default_radius_serves_against_and_save_index(corpus, tmp_path):
+    """Without -k the radius is the local default (3 bits a 64) for --against and
+    --save-index too (they once met None there)."""
+    common = ["--text-field", "body", "--id-field", "url", "--engine", "spark", "--master", "local[2]"]
+    first = run("dedup", str(corpus / "pages.jsonl"), "--save-index", "seen.idx", *common, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert neardup.HammingIndex.open(tmp_path / "seen.idx").max_distance == 3
+    again = run(
+        "dedup",
+        str(corpus / "pages.jsonl"),
+        "-o",
+        "kept.jsonl",
+        "--against",
+        "seen.idx",
+        *common,
+        cwd=tmp_path,
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert not kept_urls(tmp_path / "kept.jsonl")  # every page is in the index already

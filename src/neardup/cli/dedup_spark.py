@@ -41,46 +41,18 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     if args.pairs and not args.id_field:
         raise ConfigError("--pairs on --engine spark names the documents by --id-field; give it")
     started = time.perf_counter()
-    import numpy as np
-    import pyarrow as pa
     from py4j.protocol import Py4JJavaError
     from pyspark import SparkConf, SparkContext
     from pyspark.errors import PythonException
-    from pyspark.sql import functions as F
 
-    from ..index.hamming import distance_for_cosine
-    from ..pipeline.cosine import checked_cosine_radius, describe_cosine
-    from ..pipeline.job import check_threshold, open_against
-    from ..pipeline.lsh import jaccard_plan
-    from ..pipeline.verify import Verification, check_verify
-    from ..spark.dedup import decide, numbered, rows_with
-    from ..spark.facts import POSITION, Facts, json_line_facts, text_facts, texts_by_position
-    from ..spark.splits import SplitFacts, first_record, plan_splits, split_texts, write_kept_lines
-    from .options import config_from_args, read_options
+    from ..pipeline.job import open_against
+    from ..spark.dedup import decide
+    from ..spark.facts import Facts
+    from .options import config_from_args
 
     config = config_from_args(args)
-    k = args.max_distance
-    if args.similarity is not None:
-        k = distance_for_cosine(args.similarity, config.bits)
-    plan, keyed = "", None
-    checked: Verification | None
-    for name in ("cosine", "jaccard"):
-        if getattr(args, name) is not None:
-            check_threshold(name, getattr(args, name), args.max_distance, args.similarity, verify)
-    if args.cosine is not None:  # the radius that holds 95% of the pairs at T, each pair checked
-        k, verify = checked_cosine_radius(args.cosine, config.bits), ("cosine", args.cosine)
-        plan = f"neardup: {describe_cosine(args.cosine, config.bits)}\n"
-    if args.jaccard is not None:  # MinHash-LSH candidates, each pair checked
-        if args.against:
-            raise ConfigError(
-                "--against finds documents within a radius; it does not combine with --jaccard yet"
-            )
-        checked, banding, line = jaccard_plan(args.jaccard, config, args.verify_features, args.verify_size)
-        keyed, plan = (banding, checked), f"neardup: {line}\n"
-    else:
-        checked = check_verify(verify, config, args.verify_features, args.verify_size)
+    k, checked, keyed, plan = _matching(args, config, verify)
     against = open_against(args.against, config, k)
-    recorded = Facts(config, args.id_field, jaccard=keyed)
     conf = SparkConf().setAppName("neardup dedup")
     if args.master:
         conf.setMaster(args.master)
@@ -89,41 +61,11 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     # The SQL session is made only when first needed: the JVM takes a second or two to make
     # one, and JSONL decided on the driver never needs it (the tasks run as RDD jobs).
     sc = SparkContext.getOrCreate(conf)
-    spark: Any = _LazySession()
     try:
-        text = args.text_field or "text"
-        fields = [text, *([args.id_field] if args.id_field else [])]
-        fmt = _input_format(args.inputs)
-        lines_out = fmt == "jsonl" and (not args.output or _format(args.output, args.format) == "jsonl")
-        # JSONL to JSONL: the kept lines are copied as read, as the local engine copies them,
-        # so no schema is needed and only the text and id fields are parsed. Files pyarrow
-        # opens are read (and the kept lines written) by the tasks themselves, a split each.
-        splits = plan_splits(args.inputs, sc.defaultParallelism) if lines_out else None
-        options = read_options(args)
-        facts: Any
-        if splits is not None:
-            _check_first_line(first_record(splits), args.inputs, fields)
-            facts = SplitFacts(sc, splits, options, recorded)
-            texts = split_texts(sc, splits, options)
-        elif lines_out:  # at a path only Spark reaches: its text source reads the lines
-            lines = spark.read.text(args.inputs).select(F.col("value").alias(_LINE))
-            positioned = numbered(lines.where(F.col(_LINE).rlike(r"\S")))
-            first = positioned.select(_LINE).head()
-            _check_first_line(first[0].encode() if first else None, args.inputs, fields)
-            facts = json_line_facts(positioned, _LINE, text, recorded)
-            texts = texts_by_position(positioned, _LINE, json_field=text)
-        else:
-            df = _read(spark, args.inputs, fmt)
-            if text not in df.columns:
-                raise ConfigError(f"the inputs have no field {text!r}; their fields: {', '.join(df.columns)}")
-            positioned = numbered(df)
-            facts = text_facts(positioned, text, recorded)
-            texts = texts_by_position(positioned, text)
-        # Files give the same rows in the same order when read again: the texts are read once
-        # for the fingerprints and once for the kept rows, never held or shuffled.
+        inputs = _Inputs(args, sc, Facts(config, args.id_field, jaccard=keyed))
         timings: dict[str, float] = {}
         decision = decide(
-            facts,
+            inputs.facts,
             config=config,
             max_distance=k,
             keep=args.keep,
@@ -133,63 +75,24 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
             with_pairs=bool(args.pairs),
             every_pair=args.all_pairs,
             verify=checked,
-            texts=texts if checked else None,
+            texts=inputs.texts if checked else None,
             against=against,
             banding=keyed[0] if keyed else None,
             hold="--save-index" if args.save_index else None,
             driver_limit=args.driver_limit,
             timings=timings,
         )
-        total, kept_count = decision.documents, decision.kept
         if args.output:
-            # Whichever of the removed and the kept positions are fewer picks the rows.
-            leave_out = total - kept_count <= kept_count
-            chosen = decision.positions(kept=not leave_out)
             write_started = time.perf_counter()
-            if splits is not None:
-                with _output_folder(args.output) as target:
-                    written = write_kept_lines(sc, splits, options, chosen, leave_out, target)
-                if written != kept_count:
-                    raise ConfigError(
-                        f"{', '.join(args.inputs)}: {written:,} lines were written where {kept_count:,} "
-                        f"documents were kept; did the inputs change during the run?"
-                    )
-            else:
-                if isinstance(chosen, np.ndarray):
-                    chosen = spark.createDataFrame(pa.table({POSITION: chosen}))
-                fewer = min(total - kept_count, kept_count)
-                how = "left_anti" if leave_out else "left_semi"
-                _write(rows_with(positioned, chosen, fewer, how).drop(POSITION), args.output, args.format)
+            inputs.write_kept(decision, args.output, args.format)
             timings[f"write {os.path.basename(args.output.rstrip('/'))}"] = (
                 time.perf_counter() - write_started
             )
-        ids = [args.id_field] if args.id_field else []
-        held = decision.held
-        # What the driver holds it writes itself, where pyarrow reaches: no query, no session.
-        if args.clusters and not (held and _write_held(_members(held.outcome, ids), args.clusters)):
-            outcome = decision.outcome
-            sizes = outcome.groupBy("cluster").count().where("count > 1").select("cluster")
-            members = outcome.join(sizes, "cluster").select(*ids, "cluster", "kept")
-            _write(members, args.clusters, None)
-        if args.pairs and not (held and held.pairs and _write_held(_named(held.pairs), args.pairs)):
-            assert decision.pairs is not None
-            named = decision.pairs.withColumnRenamed("a", "id_a").withColumnRenamed("b", "id_b")
-            _write(named, args.pairs, None)
+        _write_clusters_and_pairs(decision, args)
         if args.save_index:
             _save_index(decision, args.save_index, against, config, k)
-        removal = f"removed {total - kept_count - decision.against_matches:,} near-duplicates"
-        if decision.against_matches:
-            removal += f" and {decision.against_matches:,} near-duplicates of the index"
-        steps = [f"{step} {t:.2f} s" for step, t in timings.items()]
-        steps.append(f"total {time.perf_counter() - started:.2f} s")
         if not args.quiet:
-            print(
-                f"neardup: read {total:,} documents on Spark ({sc.master})\n{plan}"
-                f"neardup: {decision.clusters:,} clusters of near-duplicates{_checked(decision)}\n"
-                f"neardup: {removal}, kept {kept_count:,} documents\n"
-                f"neardup: time: {', '.join(steps)}",
-                file=sys.stderr,
-            )
+            print(_summary(decision, sc.master, plan, timings, started), file=sys.stderr)
     except (PythonException, Py4JJavaError) as e:  # raised in a task: its message, not the JVM's trace
         found = re.search(r"neardup\._errors\.\w+Error: (.*)", str(e))
         if found is None:
@@ -198,6 +101,134 @@ def run_on_spark(args: argparse.Namespace, verify: tuple[str, float] | None = No
     finally:
         sc.stop()
     return 0
+
+
+def _matching(
+    args: argparse.Namespace, config: Any, verify: tuple[str, float] | None
+) -> tuple[int, Any, Any, str]:
+    """(the radius, the check of each pair or None, the MinHash banding and its check under
+    ``--jaccard`` or None, the summary's plan line) that the options ask for."""
+    from ..pipeline.cosine import checked_cosine_radius, describe_cosine
+    from ..pipeline.job import check_threshold, radius
+    from ..pipeline.lsh import jaccard_plan
+    from ..pipeline.verify import check_verify
+
+    for name in ("cosine", "jaccard"):
+        if getattr(args, name) is not None:
+            check_threshold(name, getattr(args, name), args.max_distance, args.similarity, verify)
+    k, plan = radius(args.max_distance, args.similarity, config.bits), ""
+    if args.cosine is not None:  # the radius that holds 95% of the pairs at T, each pair checked
+        k, verify = checked_cosine_radius(args.cosine, config.bits), ("cosine", args.cosine)
+        plan = f"neardup: {describe_cosine(args.cosine, config.bits)}\n"
+    if args.jaccard is None:
+        return k, check_verify(verify, config, args.verify_features, args.verify_size), None, plan
+    if args.against:  # MinHash-LSH candidates, each pair checked
+        raise ConfigError("--against finds documents within a radius; it does not combine with --jaccard yet")
+    checked, banding, line = jaccard_plan(args.jaccard, config, args.verify_features, args.verify_size)
+    return k, checked, (banding, checked), f"neardup: {line}\n"
+
+
+class _Inputs:
+    """The inputs as the decision takes them (``facts``, ``texts``), and how their kept rows
+    are written: JSONL to JSONL copies the kept lines as read, as the local engine does, so no
+    schema is needed and only the text and id fields are parsed. Files pyarrow opens are read
+    (and the kept lines written) by the tasks themselves, a split each; other paths by Spark.
+    Files give the same rows in the same order when read again: the texts are read once for
+    the fingerprints and once for the kept rows, never held or shuffled."""
+
+    def __init__(self, args: argparse.Namespace, sc: Any, recorded: Any) -> None:
+        from pyspark.sql import functions as F
+
+        from ..spark.dedup import numbered
+        from ..spark.facts import json_line_facts, text_facts, texts_by_position
+        from ..spark.splits import SplitFacts, first_record, plan_splits, split_texts
+        from .options import read_options
+
+        self.sc, self.inputs, self.spark = sc, args.inputs, _LazySession()
+        text = args.text_field or "text"
+        fields = [text, *([args.id_field] if args.id_field else [])]
+        fmt = _input_format(args.inputs)
+        lines_out = fmt == "jsonl" and (not args.output or _format(args.output, args.format) == "jsonl")
+        self.splits = plan_splits(args.inputs, sc.defaultParallelism) if lines_out else None
+        self.options = read_options(args)
+        self.facts: Any
+        if self.splits is not None:
+            _check_first_line(first_record(self.splits), args.inputs, fields)
+            self.facts = SplitFacts(sc, self.splits, self.options, recorded)
+            self.texts = split_texts(sc, self.splits, self.options)
+        elif lines_out:  # at a path only Spark reaches: its text source reads the lines
+            lines = self.spark.read.text(args.inputs).select(F.col("value").alias(_LINE))
+            self.positioned = numbered(lines.where(F.col(_LINE).rlike(r"\S")))
+            first = self.positioned.select(_LINE).head()
+            _check_first_line(first[0].encode() if first else None, args.inputs, fields)
+            self.facts = json_line_facts(self.positioned, _LINE, text, recorded)
+            self.texts = texts_by_position(self.positioned, _LINE, json_field=text)
+        else:
+            df = _read(self.spark, args.inputs, fmt)
+            if text not in df.columns:
+                raise ConfigError(f"the inputs have no field {text!r}; their fields: {', '.join(df.columns)}")
+            self.positioned = numbered(df)
+            self.facts = text_facts(self.positioned, text, recorded)
+            self.texts = texts_by_position(self.positioned, text)
+
+    def write_kept(self, decision: Any, output: str, given: str | None) -> None:
+        """The kept rows, to ``output``: picked by whichever of the removed and the kept
+        positions are fewer."""
+        import numpy as np
+        import pyarrow as pa
+
+        from ..spark.dedup import rows_with
+        from ..spark.facts import POSITION
+        from ..spark.splits import write_kept_lines
+
+        total, kept = decision.documents, decision.kept
+        leave_out = total - kept <= kept
+        chosen = decision.positions(kept=not leave_out)
+        if self.splits is not None:
+            with _output_folder(output) as target:
+                written = write_kept_lines(self.sc, self.splits, self.options, chosen, leave_out, target)
+            if written != kept:
+                raise ConfigError(
+                    f"{', '.join(self.inputs)}: {written:,} lines were written where {kept:,} "
+                    f"documents were kept; did the inputs change during the run?"
+                )
+            return
+        if isinstance(chosen, np.ndarray):
+            chosen = self.spark.createDataFrame(pa.table({POSITION: chosen}))
+        how = "left_anti" if leave_out else "left_semi"
+        _write(rows_with(self.positioned, chosen, min(total - kept, kept), how).drop(POSITION), output, given)
+
+
+def _write_clusters_and_pairs(decision: Any, args: argparse.Namespace) -> None:
+    """``--clusters`` and ``--pairs``: what the driver holds it writes itself where pyarrow
+    reaches (no query, no session); the rest Spark writes."""
+    ids = [args.id_field] if args.id_field else []
+    held = decision.held
+    if args.clusters and not (held and _write_held(_members(held.outcome, ids), args.clusters)):
+        outcome = decision.outcome
+        sizes = outcome.groupBy("cluster").count().where("count > 1").select("cluster")
+        members = outcome.join(sizes, "cluster").select(*ids, "cluster", "kept")
+        _write(members, args.clusters, None)
+    if args.pairs and not (held and held.pairs and _write_held(_named(held.pairs), args.pairs)):
+        assert decision.pairs is not None
+        named = decision.pairs.withColumnRenamed("a", "id_a").withColumnRenamed("b", "id_b")
+        _write(named, args.pairs, None)
+
+
+def _summary(decision: Any, master: str | None, plan: str, timings: dict[str, float], started: float) -> str:
+    """The lines ``neardup dedup`` prints at the end, as the local engine prints them."""
+    total, kept = decision.documents, decision.kept
+    removal = f"removed {total - kept - decision.against_matches:,} near-duplicates"
+    if decision.against_matches:
+        removal += f" and {decision.against_matches:,} near-duplicates of the index"
+    steps = [f"{step} {t:.2f} s" for step, t in timings.items()]
+    steps.append(f"total {time.perf_counter() - started:.2f} s")
+    return (
+        f"neardup: read {total:,} documents on Spark ({master})\n{plan}"
+        f"neardup: {decision.clusters:,} clusters of near-duplicates{_checked(decision)}\n"
+        f"neardup: {removal}, kept {kept:,} documents\n"
+        f"neardup: time: {', '.join(steps)}"
+    )
 
 
 def _members(outcome: Any, ids: list[str]) -> Any:

@@ -511,7 +511,7 @@ def dedup(
         check_threshold("cosine", cosine, max_distance, similarity, verify)
         max_distance, verify = checked_cosine_radius(cosine, config.bits), ("cosine", cosine)
         plan_line = describe_cosine(cosine, config.bits)
-    k = _radius(max_distance, similarity, config.bits)
+    k = radius(max_distance, similarity, config.bits)
     if jaccard is not None:
         check_threshold("jaccard", jaccard, max_distance, similarity, verify)
         if against is not None:
@@ -717,7 +717,9 @@ def _table_format(path: str | os.PathLike) -> str:
     return fmt
 
 
-def _radius(max_distance: int | None, similarity: float | None, bits: int) -> int:
+def radius(max_distance: int | None, similarity: float | None, bits: int) -> int:
+    """The Hamming radius asked for: ``max_distance``, or the one ``similarity`` (cosine)
+    gives, or by default 3 bits per 64."""
     if max_distance is not None and similarity is not None:
         raise ConfigError("give max_distance or similarity, not both")
     if similarity is not None:
