@@ -38,16 +38,25 @@ def corpus(tmp_path_factory):
     return folder
 
 
-def test_spark_engine_keeps_what_the_local_engine_keeps(corpus, tmp_path):
-    common = ["--text-field", "body", "--id-field", "url", "-k", "5", "--keep", "longest"]
-    done = run(
-        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.parquet", "--clusters", "clusters.parquet",
-        "--pairs", "pairs.parquet", "--engine", "spark", "--master", "local[2]", *common, cwd=tmp_path,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    local = neardup.dedup(
+LONGEST = ["--text-field", "body", "--id-field", "url", "-k", "5", "--keep", "longest"]
+"""The options of the runs that :func:`longest` repeats on the local engine."""
+
+
+@pytest.fixture(scope="module")
+def longest(corpus):
+    """The local engine's run with ``LONGEST``, to compare Spark's with."""
+    return neardup.dedup(
         corpus / "pages.jsonl", text_field="body", id_field="url", max_distance=5, keep="longest"
     )
+
+
+def test_spark_engine_keeps_what_the_local_engine_keeps(corpus, longest, tmp_path):
+    done = run(
+        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.parquet", "--clusters", "clusters.parquet",
+        "--pairs", "pairs.parquet", "--engine", "spark", "--master", "local[2]", *LONGEST, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    local = longest
     kept = pq.read_table(tmp_path / "kept.parquet")  # a folder of part files
     assert sorted(kept.column("url").to_pylist()) == sorted(np.array(local.ids)[local.kept].tolist())
     assert set(kept.column_names) == {"url", "body", "n"}  # the rows as read
@@ -222,24 +231,20 @@ def test_jaccard_keeps_what_the_local_engine_keeps(corpus, tmp_path):
     assert comparable_pairs(pairs) == comparable_pairs(local.pairs_table().to_pylist()) and pairs
 
 
-def test_decided_by_spark_as_the_local_engine(corpus, tmp_path):
+def test_decided_by_spark_as_the_local_engine(corpus, longest, tmp_path):
     """--driver-limit 0: Spark takes the decision (ranks, the join, the rule in rounds); the
     tasks write the kept lines from its outcome and Spark the clusters: the local engine's."""
-    common = ["--text-field", "body", "--id-field", "url", "-k", "5", "--keep", "longest"]
     done = run(
         "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--clusters", "clusters.parquet",
-        "--engine", "spark", "--master", "local[2]", "--driver-limit", "0", *common, cwd=tmp_path,
+        "--engine", "spark", "--master", "local[2]", "--driver-limit", "0", *LONGEST, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    local = neardup.dedup(
-        corpus / "pages.jsonl", text_field="body", id_field="url", max_distance=5, keep="longest"
-    )
-    assert sorted(kept_urls(tmp_path / "kept.jsonl")) == sorted(np.array(local.ids)[local.kept].tolist())
-    assert pq.read_table(tmp_path / "clusters.parquet").num_rows == len(local.clusters_table())
+    assert sorted(kept_urls(tmp_path / "kept.jsonl")) == sorted(np.array(longest.ids)[longest.kept].tolist())
+    assert pq.read_table(tmp_path / "clusters.parquet").num_rows == len(longest.clusters_table())
     assert ", join " in done.stderr and "decide on the driver" not in done.stderr
     done = run(
         "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--engine", "spark", "--master",
-        "local[2]", "--driver-limit", "0", "--verify", "jaccard", "0.9", *common, cwd=tmp_path,
+        "local[2]", "--driver-limit", "0", "--verify", "jaccard", "0.9", *LONGEST, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode != 0 and "verify run on the driver on Spark, up to 0 rows" in done.stderr
 

@@ -353,16 +353,10 @@ def numbered_lines(
         if chosen.size:
             after = np.append(starts[1:], buf.size)  # each line runs to the next one's start
             breaks = np.flatnonzero(np.diff(chosen) != 1) + 1  # runs of consecutive lines
-            firsts = chosen[np.append(0, breaks)]
-            lasts = chosen[np.append(breaks - 1, chosen.size - 1)]
-            if firsts.size > _MAX_SLICES:  # many short runs: one copy beats many writes
-                data, _ = gather(buf, starts[firsts], after[lasts], np.arange(firsts.size), _NO_BYTES)
-                yield memoryview(data)
-            else:  # a few long runs: written straight from the block read
-                view = memoryview(block.data)
-                for first, end in zip(starts[firsts].tolist(), after[lasts].tolist()):
-                    yield view[first:end]
-            last = block.data[int(after[lasts[-1]]) - 1 : int(after[lasts[-1]])]
+            firsts = starts[chosen[np.append(0, breaks)]]
+            lasts = after[chosen[np.append(breaks - 1, chosen.size - 1)]]
+            yield from _runs(block.data, firsts, lasts)
+            last = block.data[int(lasts[-1]) - 1 : int(lasts[-1])]
     if last != b"\n":
         yield memoryview(b"\n")
 
@@ -399,20 +393,24 @@ def copy_spans(source: Source, spans: np.ndarray, options: ReadOptions) -> Itera
             if stop > run:
                 firsts = np.maximum(run_starts[run:stop], offset) - offset
                 lasts = np.minimum(run_ends[run:stop], end) - offset
-                if stop - run > _MAX_SLICES:  # many short runs: one copy beats many writes
-                    data, _ = gather(
-                        np.frombuffer(block, dtype=np.uint8), firsts, lasts, np.arange(stop - run), _NO_BYTES
-                    )
-                    yield memoryview(data)
-                else:  # a few long runs: written straight from the block read
-                    view = memoryview(block)
-                    for first, after in zip(firsts.tolist(), lasts.tolist()):
-                        yield view[first:after]
+                yield from _runs(block, firsts, lasts)
                 last = block[int(lasts[-1]) - 1 : int(lasts[-1])] if lasts[-1] > 0 else last
             run += int(np.searchsorted(run_ends[run:stop], end, side="right"))
             offset = end
     if last != b"\n":
         yield b"\n"
+
+
+def _runs(block: bytes, firsts: np.ndarray, lasts: np.ndarray) -> Iterator[memoryview]:
+    """The bytes ``block[firsts[i]:lasts[i]]`` of each run, in order, to be written."""
+    if firsts.size > _MAX_SLICES:  # many short runs: one copy beats many writes
+        buf = np.frombuffer(block, dtype=np.uint8)
+        data, _ = gather(buf, firsts, lasts, np.arange(firsts.size), _NO_BYTES)
+        yield memoryview(data)
+    else:  # a few long runs: written straight from the block read
+        view = memoryview(block)
+        for first, end in zip(firsts.tolist(), lasts.tolist()):
+            yield view[first:end]
 
 
 def kept_records(source: Source, options: ReadOptions, rows: np.ndarray) -> Iterator[pa.RecordBatch]:

@@ -241,9 +241,9 @@ def write_kept_lines(
     filesystem, root = empty_folder(folder)
 
     def write(split: Split, rows: np.ndarray) -> int:
-        stream, first = _open(split)
+        stream, source = _open(split)
         with stream:
-            blocks = stream_blocks(stream, _source(split, first), options, Rejects("skip"))
+            blocks = stream_blocks(stream, source, options, Rejects("skip"))
             pieces = numbered_lines(blocks, rows, leave_out=leave_out)
             return write_part(filesystem, f"{root}/part-{split.number:05d}.jsonl", pieces)
 
@@ -281,9 +281,9 @@ def first_record(splits: list[Split]) -> bytes | None:
     for split in splits:
         if split.start:
             continue
-        stream, first = _open(split)
+        stream, source = _open(split)
         with stream:
-            for block in stream_blocks(stream, _source(split, first), ReadOptions(), Rejects("raise")):
+            for block in stream_blocks(stream, source, ReadOptions(), Rejects("raise")):
                 buf = np.frombuffer(block.data, dtype=np.uint8)
                 starts, ends, blank = split_lines(buf)
                 if (~blank).any():
@@ -307,8 +307,7 @@ def _each_split(
 def _documents(split: Split, options: ReadOptions) -> Iterator[Batch]:
     """The documents of ``split``, read as the local engine reads a JSONL file; a bad line
     raises, named by its file and its line counted from the split's first."""
-    stream, first = _open(split)
-    source = _source(split, first)
+    stream, source = _open(split)
     rejects = Rejects("raise")
     parser = JsonlParser(source, options, rejects)
     with stream:
@@ -317,20 +316,19 @@ def _documents(split: Split, options: ReadOptions) -> Iterator[Batch]:
                 yield batch
 
 
-def _source(split: Split, first: int) -> Source:
-    """``split`` as the local reader names a file: from its first line's byte when that is not
-    the file's first (``pages.jsonl from byte 134217788:12`` is line 12 from there)."""
-    name = split.name if first == 0 else f"{split.name} from byte {first}"
-    return Source(Path(split.path), name, "jsonl", split.compression, split.end - split.start, split.name)
-
-
-def _open(split: Split) -> tuple[Any, int]:
-    """(a stream of the lines ``split`` owns, the offset of its first line in the file)."""
+def _open(split: Split) -> tuple[Any, Source]:
+    """(a stream of the lines ``split`` owns, the split as the local reader names a file):
+    named from its first line's byte when that is not the file's first (``pages.jsonl from
+    byte 134217788:12`` is line 12 from there)."""
+    stream: Any
     if split.compression is not None:
-        return split.filesystem.open_input_stream(split.path, compression=split.compression), 0
-    file = split.filesystem.open_input_file(split.path)
-    lines = _SplitLines(file, split.start, split.end)
-    return lines, lines.position
+        stream, first = split.filesystem.open_input_stream(split.path, compression=split.compression), 0
+    else:
+        stream = _SplitLines(split.filesystem.open_input_file(split.path), split.start, split.end)
+        first = stream.position
+    name = split.name if first == 0 else f"{split.name} from byte {first}"
+    source = Source(Path(split.path), name, "jsonl", split.compression, split.end - split.start, split.name)
+    return stream, source
 
 
 class _SplitLines:
