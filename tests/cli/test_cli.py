@@ -175,16 +175,30 @@ def test_folder(tmp_path):
         "a.txt": b"plain text file\nwith two lines",
         "B.txt": b"capital name sorts first",
         "sub/b.txt": b"a nested file",
-        "sub/deeper/empty.txt": b"",
+        "sub/deeper/marked.txt": b"\xef\xbb\xbfa byte-order mark is not text",
         "sub/deeper/z.txt.gz": b"gzip in a folder is read decompressed",
     }
     for name, data in files.items():
         path = corpus / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    (corpus / ".hidden").write_bytes(b"left out")
+    (corpus / "_SUCCESS").write_bytes(b"")
     result = run("fingerprint", "corpus", cwd=tmp_path)
     ids = sorted(files)
-    check_ok(result, ids, [files[i] for i in ids])
+    texts = [files[i].removeprefix(b"\xef\xbb\xbf") for i in ids]
+    check_ok(result, [f"corpus/{i}" for i in ids], texts)
+
+
+def test_an_empty_file_in_a_folder_is_a_bad_record(tmp_path):
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "a.txt").write_bytes(b"a page of text")
+    (tmp_path / "corpus" / "empty.txt").write_bytes(b"")
+    failed = run("fingerprint", "corpus", cwd=tmp_path)
+    assert failed.returncode == 1 and failed.stderr.startswith("FormatError: corpus/empty.txt: an empty file")
+    skipped = run("fingerprint", "corpus", "--on-error", "skip", cwd=tmp_path)
+    check_ok(skipped, ["corpus/a.txt"], [b"a page of text"])
+    assert "skipped 1 file that could not be read as documents" in skipped.stderr
 
 
 def test_stdin(tmp_path):

@@ -56,7 +56,9 @@ def test_folder_of_mixed_formats_and_several_inputs(tmp_path):
 
     folder = run("fingerprint", "corpus", cwd=tmp_path)
     texts = ["first, in a CSV", "second in a CSV", "from gzip JSONL", b"one whole file\nof two lines"]
-    check_ok(folder, ["a.csv:1", "a.csv:2", "sub/b.jsonl.gz:1", "sub/c.txt"], texts)
+    check_ok(
+        folder, ["corpus/a.csv:1", "corpus/a.csv:2", "corpus/sub/b.jsonl.gz:1", "corpus/sub/c.txt"], texts
+    )
 
     several = run("fingerprint", "corpus/sub", "more.txt", cwd=tmp_path)
     ids = ["corpus/sub/b.jsonl.gz:1", "corpus/sub/c.txt", "more.txt:1", "more.txt:2"]
@@ -65,9 +67,44 @@ def test_folder_of_mixed_formats_and_several_inputs(tmp_path):
     as_lines = run("fingerprint", "corpus/sub", "--lines", "--input-format", "lines", cwd=tmp_path)
     check_ok(
         as_lines,
-        ["b.jsonl.gz:1", "c.txt:1", "c.txt:2"],
+        ["corpus/sub/b.jsonl.gz:1", "corpus/sub/c.txt:1", "corpus/sub/c.txt:2"],
         ['{"text": "from gzip JSONL"}', "one whole file", "of two lines"],
     )
+
+
+def test_a_folder_gives_fingerprint_and_dedup_the_same_documents(tmp_path):
+    files = {
+        "a.txt": b"a plain page of text\nover two lines\n",
+        "marked.txt": b"\xef\xbb\xbfa page saved with a byte-order mark",
+        "sub/c.txt.gz": gzip.compress("a compressed page, café".encode()),
+        "empty.txt": b"",
+        "bad.txt": b"not UTF-8 \xff here",
+        "wide.txt": "a page saved as UTF-16".encode("utf-16"),
+        ".hidden.txt": b"a hidden file",
+        "_SUCCESS": b"",
+        ".git/config": b"[core]",
+    }
+    for name, data in files.items():
+        (tmp_path / "corpus" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "corpus" / name).write_bytes(data)
+    skip = ("--on-error", "skip")
+    fingerprint = run("fingerprint", "corpus", *skip, cwd=tmp_path)
+    dedup = run("dedup", "corpus", "-o", "kept.jsonl", "-k", "0", *skip, cwd=tmp_path)
+    assert dedup.returncode == 0, dedup.stderr
+    kept = [json.loads(line) for line in (tmp_path / "kept.jsonl").read_text(encoding="utf-8").splitlines()]
+    ids, texts = [r["id"] for r in kept], [r["text"] for r in kept]
+    assert ids == ["corpus/a.txt", "corpus/marked.txt", "corpus/sub/c.txt.gz"]
+    assert texts == [
+        "a plain page of text\nover two lines\n",
+        "a page saved with a byte-order mark",
+        "a compressed page, café",
+    ]
+    check_ok(fingerprint, ids, texts)
+    for command in (fingerprint, dedup):
+        skipped = [
+            name for name in ("empty.txt", "bad.txt", "wide.txt") if f"corpus/{name}" in command.stderr
+        ]
+        assert skipped == ["empty.txt", "bad.txt", "wide.txt"], command.stderr
 
 
 def test_old_format_flag_is_an_alias(tmp_path):
@@ -76,7 +113,9 @@ def test_old_format_flag_is_an_alias(tmp_path):
     check_ok(result, ["1"], ["json in a file without a suffix"])
     (tmp_path / "folder").mkdir()
     (tmp_path / "folder" / "x.txt").write_text("one\ntwo\n")
-    check_ok(run("fingerprint", "folder", "--format", "files", cwd=tmp_path), ["x.txt"], [b"one\ntwo\n"])
+    check_ok(
+        run("fingerprint", "folder", "--format", "files", cwd=tmp_path), ["folder/x.txt"], [b"one\ntwo\n"]
+    )
     both = run("fingerprint", "docs.data", "--format", "jsonl", "--input-format", "jsonl", cwd=tmp_path)
     assert both.returncode == 2 and "--format is the older name of --input-format" in both.stderr
 

@@ -72,11 +72,13 @@ inputs:
   `neardup dedup` reads them (blank JSONL lines are skipped); '-' is stdin: lines, or
   JSONL with --input-format jsonl.
   Any other file named as INPUT holds one document per line, every line, blank ones too
-  (the line ending is not part of it); any other file in a folder is one document, or one
-  per line with --lines. --input-format and --compression override the names.
+  (the line ending is not part of it); any other file in a folder is one document, as dedup
+  reads it (its UTF-8 text, a byte-order mark left out; an empty file or one not UTF-8 is a
+  bad record), or one per line with --lines. Files and folders named .* or _* in a folder
+  are left out. --input-format and --compression override the names.
   Ids are --id-field's values, else: with one INPUT file, the line (JSONL, lines) or row
-  (CSV, TSV, Parquet) number; with one folder, the file's path in it (PATH:LINE for a file
-  of many documents); with several INPUTs, FILE:LINE, FILE:ROW or FILE.
+  (CSV, TSV, Parquet) number; otherwise the ids `neardup dedup` gives: FILE:LINE, FILE:ROW
+  or FILE, FILE a folder's path joined with the file's path in it.
 """
 
 FINGERPRINTS_HELP = f"""\

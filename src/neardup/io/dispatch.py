@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .._prefetch import prefetch
 from .batch import Batch, ReadOptions
-from .files import read_file_bytes, read_text_files
+from .files import document_bytes, read_text_files
 from .lines import copy_spans, kept_records, read_jsonl, read_lines
 from .rejects import Rejects
 from .sources import Source
@@ -67,7 +67,7 @@ def write_kept(
             copy_file(source, folder, written)
             return
         assert writer is not None  # the caller makes a writer wherever it makes no folder
-        text = read_file_bytes(source).decode("utf-8")
+        text = document_bytes(source).decode("utf-8")
         writer.write(pa.RecordBatch.from_pydict({"id": [source.name], options.text_field: [text]}))
         return
     assert writer is not None

@@ -1,20 +1,20 @@
 """Documents one at a time, as ``neardup fingerprint``, ``pairs`` and ``index build`` read
 them: batches of (ids, texts) from files, folders or stdin, in bounded memory.
 
-JSONL, CSV, TSV and Parquet are read by :func:`.dispatch.read_documents`, with a dedup's
-checks and messages. Text is read so that a fingerprint file keeps one row per input line or
-file, as it always had:
+JSONL, CSV, TSV, Parquet and one-document files are read by :func:`.dispatch.read_documents`,
+with a dedup's rules, checks and messages. Text read as lines is read so that a fingerprint
+file keeps one row per input line, as it always had:
 
 - a text file named as an input (or stdin) holds one document per line; a text file found in
-  a folder is one document, unless ``lines``;
-- every line is a document, blank ones too, and a file read whole may be empty;
+  a folder is one document (``files.py``'s rule), unless ``lines``;
+- every line is a document, blank ones too;
 - bytes are not checked for UTF-8: the fingerprinter repairs invalid ones as the spec says.
-  A line or file over ``max_document_bytes`` is still a bad record.
+  A line over ``max_document_bytes`` is still a bad record.
 
-Ids, without an id field, are what a reader can name: the line or row number when one file
-(or stdin) is read; the path inside the folder when one folder is (``path:line`` for a file of
-many documents); dedup's ``file:line`` (``file`` for one-document files) when several inputs
-are. An id holding a tab or a line break is a bad record: a fingerprint file cannot hold it.
+Ids, without an id field, are the line or row number when one file (or stdin) is read;
+otherwise dedup's ``file:line`` (``file`` for one-document files), so that a folder's
+documents have the ids ``neardup dedup`` gives them. An id holding a tab or a line break is a
+bad record: a fingerprint file cannot hold it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .._kernels.lines import gather, split_lines
 from .._prefetch import prefetch
 from .batch import Batch, ReadOptions
 from .dispatch import read_documents
-from .files import read_file_bytes
+from .encoding import UTF8_MARK
 from .lines import Block, JsonlParser, line_blocks, stream_blocks
 from .rejects import Rejects
 from .sources import COMPRESSIONS, Source, find_sources
@@ -43,8 +43,6 @@ STDIN_FORMATS = ("lines", "jsonl")
 
 _STDIN_NAME = "<stdin>"
 _NO_BYTES = np.zeros(0, dtype=np.uint8)
-_BOM = b"\xef\xbb\xbf"
-_MAX_FILES = 4096
 
 
 class DocumentBatch(NamedTuple):
@@ -100,10 +98,8 @@ class DocumentReader:
             self.sources += find_sources(
                 [given], format=input_format, compression=compression, lines=lines or direct
             )
-        if len(inputs) > 1:
-            self._naming = "name"
-        else:
-            self._naming = "row" if inputs[0] == STDIN or not Path(inputs[0]).is_dir() else "relative"
+        # One file (or stdin) numbers its documents; otherwise ids are those dedup gives.
+        self._numbered = len(inputs) == 1 and (inputs[0] == STDIN or not Path(inputs[0]).is_dir())
 
     @property
     def unit(self) -> str:
@@ -123,38 +119,40 @@ class DocumentReader:
     def _batches(self, rejects: Rejects) -> Iterator[DocumentBatch]:
         position = 0
         while position < len(self.sources):
-            source = self.sources[position]
-            if source.format == "text":
-                end = position
-                while end < len(self.sources) and self.sources[end].format == "text":
+            end = position + 1
+            owned: Iterator[tuple[Batch, list[Source]]]
+            if self._as_lines(position):
+                source = self.sources[position]
+                owned = ((batch, [source] * len(batch)) for batch in self._lines(position, rejects))
+            else:  # dedup's readers, over the files up to the next one read as lines
+                while end < len(self.sources) and not self._as_lines(end):
                     end += 1
-                for batch, owners in _text_files(self.sources[position:end], self.options, rejects):
-                    yield self._named(batch, owners, rejects)
-                position = end
-                continue
-            if position == self._stdin_at:
-                batches = _stdin_batches(source, self.stdin, self.options, rejects)
-            elif source.format == "lines":
-                batches = (
-                    _lines_batch(block, source, self.options, rejects)
-                    for block in line_blocks(source, self.options, rejects)
-                )
-            else:
-                batches = (batch for batch, _ in read_documents([source], self.options, rejects))
-            for batch in batches:
+                owned = _owned(self.sources[position:end], self.options, rejects)
+            for batch, owners in owned:
                 if len(batch):
-                    yield self._named(batch, [source] * len(batch), rejects)
-            position += 1
+                    yield self._named(batch, owners, rejects)
+            position = end
+
+    def _as_lines(self, position: int) -> bool:
+        """Whether the source at ``position`` is read by this module's own line readers."""
+        return position == self._stdin_at or self.sources[position].format == "lines"
+
+    def _lines(self, position: int, rejects: Rejects) -> Iterator[Batch]:
+        source = self.sources[position]
+        if position == self._stdin_at:
+            return _stdin_batches(source, self.stdin, self.options, rejects)
+        return (
+            _lines_batch(block, source, self.options, rejects)
+            for block in line_blocks(source, self.options, rejects)
+        )
 
     def _named(self, batch: Batch, owners: list[Source], rejects: Rejects) -> DocumentBatch:
         """The batch with its ids; ids a fingerprint file cannot hold are rejected."""
         rows = batch.rows.tolist()
         if batch.ids is not None:
             ids = [str(i) for i in batch.ids.to_pylist()]
-        elif self._naming == "name":
+        elif not self._numbered:
             ids = [s.name if r == 0 else f"{s.name}:{r}" for s, r in zip(owners, rows)]
-        elif self._naming == "relative":
-            ids = [s.relative if r == 0 else f"{s.relative}:{r}" for s, r in zip(owners, rows)]
         elif batch.rows.all():
             return DocumentBatch([str(r) for r in rows], batch.texts)  # numbers: nothing to check
         else:
@@ -172,6 +170,17 @@ class DocumentReader:
         keep = np.ones(len(ids), dtype=bool)
         keep[bad] = False
         return DocumentBatch([i for i, k in zip(ids, keep.tolist()) if k], batch.texts.filter(pa.array(keep)))
+
+
+def _owned(
+    sources: list[Source], options: ReadOptions, rejects: Rejects
+) -> Iterator[tuple[Batch, list[Source]]]:
+    """The batches dedup reads from ``sources``, each with the source of each document."""
+    for batch, where in read_documents(sources, options, rejects):
+        if isinstance(where, np.ndarray):  # one-document files, read in groups
+            yield batch, [sources[w] for w in where.tolist()]
+        else:
+            yield batch, [sources[where]] * len(batch)
 
 
 def _stdin_source(input_format: str | None, compression: str | None) -> Source:
@@ -194,8 +203,8 @@ def _lines_batch(block: Block, source: Source, options: ReadOptions, rejects: Re
     size limit; a byte order mark opening the file is not part of the first line."""
     buf = np.frombuffer(block.data, dtype=np.uint8)
     starts, ends, _ = split_lines(buf)
-    if block.offset == 0 and block.data.startswith(_BOM):
-        starts[0] += len(_BOM)
+    if block.offset == 0 and block.data.startswith(UTF8_MARK):
+        starts[0] += len(UTF8_MARK)
     sizes = ends - starts
     over = np.flatnonzero(sizes > options.max_document_bytes)
     for r in over.tolist():
@@ -211,41 +220,6 @@ def _lines_batch(block: Block, source: Source, options: ReadOptions, rejects: Re
         pa.large_binary(), records.size, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )
     return Batch(texts, block.first_line + records, None, block.consumed)
-
-
-def _text_files(
-    sources: list[Source], options: ReadOptions, rejects: Rejects
-) -> Iterator[tuple[Batch, list[Source]]]:
-    """Files that are one document each, a group of at most ``block_bytes`` or 4096 files at
-    a time, with the source of each document."""
-    texts: list[bytes] = []
-    owners: list[Source] = []
-    size = consumed = 0
-    for source in sources:
-        consumed += source.size
-        # An uncompressed file's size is known before it is read: a huge one is never held.
-        huge = source.compression is None and source.size > options.max_document_bytes
-        data = b"" if huge else read_file_bytes(source)
-        if huge or len(data) > options.max_document_bytes:
-            rejects.reject(
-                source.name,
-                f"a document of {max(len(data), source.size) / 2**20:.1f} MiB, over the limit of "
-                f"{options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
-                "document too large",
-            )
-            continue
-        texts.append(data)
-        owners.append(source)
-        size += len(data)
-        if size >= options.block_bytes or len(texts) >= _MAX_FILES:
-            yield _files_batch(texts, consumed), owners
-            texts, owners, size = [], [], 0
-    if texts:
-        yield _files_batch(texts, consumed), owners
-
-
-def _files_batch(texts: list[bytes], consumed: int) -> Batch:
-    return Batch(pa.array(texts, pa.large_binary()), np.zeros(len(texts), dtype=np.int64), None, consumed)
 
 
 def _stdin_batches(

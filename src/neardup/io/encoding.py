@@ -8,6 +8,9 @@ from .rejects import Rejects
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
+UTF8_MARK = b"\xef\xbb\xbf"
+"""The UTF-8 byte-order mark: it may open a file, and is not part of its first document."""
+
 
 def encode_text(text: str) -> bytes:
     """UTF-8 bytes of ``text``, with lone surrogates (which UTF-8 cannot hold) made U+FFFD."""

@@ -73,9 +73,10 @@ def find_sources(
     inputs: list[str], *, format: str | None = None, compression: str | None = None, lines: bool = False
 ) -> list[Source]:
     """The input files of ``inputs`` (files and folders, walked recursively and sorted), in
-    order. A file's format comes from its suffix (``.jsonl``, ``.parquet``, ``.csv``,
-    ``.tsv``, ...); any other file is text, one document per file, or one per line when
-    ``lines``. ``format`` and ``compression`` override what the names say, for every file."""
+    order; a folder's files and folders named ``.*`` or ``_*`` are left out. A file's format
+    comes from its suffix (``.jsonl``, ``.parquet``, ``.csv``, ``.tsv``, ...); any other file
+    is text, one document per file, or one per line when ``lines``. ``format`` and
+    ``compression`` override what the names say, for every file."""
     if format is not None and format not in INPUT_FORMATS:
         raise ConfigError(f"input format {format!r} is not known; choose one of {', '.join(INPUT_FORMATS)}")
     if compression is not None and compression not in COMPRESSIONS:
@@ -90,7 +91,9 @@ def find_sources(
         if root.is_dir():
             files = _regular_files(root)
             if not files:
-                raise ConfigError(f"{given}: the folder holds no files")
+                raise ConfigError(
+                    f"{given}: the folder holds no files (names starting with . or _ are left out)"
+                )
             named = [(root / relative, f"{given.rstrip('/')}/{relative}", relative) for relative in files]
         elif root.exists():
             named = [(root, given, root.name)]
@@ -120,11 +123,18 @@ def _source(
 
 def _regular_files(root: Path) -> list[str]:
     """Relative POSIX paths of the regular files under ``root`` (symlinks to files count;
-    symlinked folders are not entered), sorted so that runs are repeatable."""
+    symlinked folders are not entered), sorted so that runs are repeatable. Files and folders
+    whose names start with ``.`` or ``_`` are left out, as Spark's readers leave them out (and
+    so does ``spark/splits.py``): ``.DS_Store``, ``.git/``, a Spark output's ``_SUCCESS``."""
     found = []
-    for folder, _, names in os.walk(root):
+    for folder, folders, names in os.walk(root):
+        folders[:] = [name for name in folders if not _hidden(name)]
         for name in names:
             path = Path(folder, name)
-            if path.is_file():
+            if not _hidden(name) and path.is_file():
                 found.append(path.relative_to(root).as_posix())
     return sorted(found)
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith((".", "_"))
