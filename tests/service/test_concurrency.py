@@ -11,7 +11,8 @@ import pytest
 from neardup.index import hamming_index
 from neardup.index.hamming_index import HammingIndex
 from neardup.io.fingerprint_files import format_hex
-from neardup.service.app import Batch, DocumentIn, Service
+from neardup.service.models import Batch, DocumentIn
+from neardup.service.state import Service
 from neardup.service.store import Store
 
 

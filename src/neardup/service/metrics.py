@@ -1,0 +1,25 @@
+"""What ``/metrics`` reports: the service's Prometheus counters, one registry per app."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+
+class Metrics:
+    """The counters of one app: its own registry, so two apps in one process count apart."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "neardup_requests", "HTTP requests", ["route", "status"], registry=self.registry
+        )
+        self.stored = Counter("neardup_documents_stored", "documents stored", registry=self.registry)
+        self.queried = Counter("neardup_documents_looked_up", "documents looked up", registry=self.registry)
+        self.size = Gauge("neardup_documents", "documents stored now", registry=self.registry)
+        self.latency = Histogram(
+            "neardup_request_seconds", "request latency", ["route"], registry=self.registry
+        )
+
+    def text(self) -> str:
+        """The Prometheus text exposition of every counter."""
+        return generate_latest(self.registry).decode()

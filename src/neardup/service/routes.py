@@ -1,0 +1,119 @@
+"""The HTTP API's routes: each one checks what the request asks against the service's settings
+and limits, calls :class:`Service`, counts what it did and answers."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import PlainTextResponse, Response
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from .asgi import invalid_json, token_ok
+from .metrics import Metrics
+from .models import Batch, Limits, Results, fingerprint_hex, results_json
+from .state import Service
+
+
+def add_routes(app: FastAPI, service: Service, metrics: Metrics, limits: Limits, token: str | None) -> None:
+    """Every route of the API on ``app``; ``token`` guards every one but ``/healthz``."""
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> Response:
+        """422 naming each field's path and what is wrong, without echoing the input."""
+        return Response(invalid_json(error.errors()), status_code=422, media_type="application/json")
+
+    async def authorized(request: Request) -> None:  # async: no thread hop per request
+        if token is None:
+            return
+        if not token_ok(request.headers.get("authorization", ""), token):
+            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+
+    @app.post("/documents", response_model=Results, dependencies=[Depends(authorized)])
+    def add(batch: Batch) -> Response:
+        """Look each document up, then store it (unless ``store`` is false, or
+        ``skip_if_duplicate`` and a near-duplicate was found); answered once on disk."""
+        k = radius(service, limits, batch)
+        for p, d in enumerate(batch.documents):
+            if d.id is None and batch.store:
+                raise HTTPException(422, f"documents[{p}].id is required to store a document")
+        fps = service.fingerprints(batch.documents, limits)
+        found, keep = service.add(batch, fps, k)
+        metrics.stored.inc(sum(keep))
+        metrics.queried.inc(len(fps))
+        metrics.size.set(len(service.index))
+        return Response(results_json(batch, fps, found, keep), media_type="application/json")
+
+    answer = functools.partial(answer_query, service, metrics, limits)
+
+    @app.post("/query", response_model=Results, dependencies=[Depends(authorized)])
+    async def query(batch: Batch) -> Response:
+        """The same lookup, storing nothing."""
+        # Requests are answered by asgi.QueryLane; this route describes /query in the OpenAPI
+        # document and answers the same where the lane is bypassed.
+        return Response(await run_in_threadpool(answer, batch), media_type="application/json")
+
+    @app.get("/documents/{doc_id}", dependencies=[Depends(authorized)])
+    def get(doc_id: str) -> dict[str, Any]:
+        row = service.store.get(doc_id)
+        if row is None:
+            raise HTTPException(404, f"no document {doc_id!r}")
+        words = np.array(row.words, dtype=np.int64).view(np.uint64)
+        return {"id": row.id, "fingerprint": fingerprint_hex(words), "metadata": row.metadata}
+
+    @app.delete("/documents/{doc_id}", dependencies=[Depends(authorized)])
+    def delete(doc_id: str) -> dict[str, Any]:
+        if not service.delete(doc_id):
+            raise HTTPException(404, f"no document {doc_id!r}")
+        metrics.size.set(len(service.index))
+        return {"id": doc_id, "deleted": True}
+
+    @app.get("/stats", dependencies=[Depends(authorized)])
+    def stats() -> dict[str, Any]:
+        settings = service.settings
+        return {
+            "documents": len(service.index),
+            "bits": settings.config.bits,
+            "max_distance": settings.max_distance,
+            "config": settings.config.to_dict(),
+            "index_bytes": service.index.nbytes,
+            "started_from": service.started_from,
+        }
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/metrics", dependencies=[Depends(authorized)])
+    def metrics_text() -> PlainTextResponse:
+        return PlainTextResponse(metrics.text(), media_type=CONTENT_TYPE_LATEST)
+
+
+def answer_query(service: Service, metrics: Metrics, limits: Limits, batch: Batch) -> bytes:
+    """The answer to ``POST /query``: the same lookup as ``/documents``, storing nothing."""
+    k = radius(service, limits, batch)
+    fps = service.fingerprints(batch.documents, limits)
+    found = service.lookup(fps, k)  # no lock: a reader never waits for a writer
+    metrics.queried.inc(len(fps))
+    return results_json(batch, fps, found, [False] * len(fps))
+
+
+def radius(service: Service, limits: Limits, batch: Batch) -> int:
+    """The Hamming radius ``batch`` asks for, once its bits, radius and size are allowed."""
+    settings = service.settings
+    if batch.bits is not None and batch.bits != settings.config.bits:
+        raise HTTPException(
+            409, f"bits={batch.bits}: this service stores {settings.config.bits}-bit fingerprints"
+        )
+    k = settings.max_distance if batch.max_distance is None else batch.max_distance
+    if k > settings.max_distance:
+        raise HTTPException(409, f"max_distance={k}: this service serves {settings.max_distance} at most")
+    if len(batch.documents) > limits.max_batch:
+        raise HTTPException(
+            413, f"{len(batch.documents):,} documents: the batch limit is {limits.max_batch:,}"
+        )
+    return k

@@ -1,0 +1,229 @@
+"""The state behind ``neardup serve``: the store (the record of truth) and the in-memory index
+of what it holds, rebuilt from it (or from the last snapshot) at start."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import numpy as np
+from fastapi import HTTPException
+
+from .._errors import FormatError
+from ..fingerprint.fingerprinter import Fingerprinter
+from ..index.hamming_index import HammingIndex
+from .models import Batch, DocumentIn, Limits, parse_fingerprint
+from .store import Store
+
+SNAPSHOT = "index.idx"
+"""The index snapshot beside the store, saved at every clean stop."""
+
+
+class Service:
+    """The state behind the app: the store (the record of truth) and the index of what it holds.
+
+    Readers never wait for writers. Writers take turns (``write_lock``): a batch is looked up,
+    committed to the store (the fsync, the slow part), and only then made visible by swapping
+    in a changed :meth:`HammingIndex.copy` of the index: one reference assignment, so a reader
+    sees the index before the batch or after it, never half of it, and never waits for a
+    commit. Lookups read ids through the store's per-thread read connections (SQLite WAL:
+    readers proceed during a commit). When the index's delta grows past its compaction size, a
+    copy is compacted on a background thread while reads and writes go on, saved as the
+    snapshot (so a restart after a crash reads only the rows since), and swapped in once the
+    writes made meanwhile are replayed onto it.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.settings = store.settings
+        self.fingerprinter = Fingerprinter(self.settings.config)
+        self.snapshot_path = store.folder / SNAPSHOT
+        restored = self._restored()
+        self.started_from = "snapshot" if restored is not None else "store"
+        self.index = restored if restored is not None else self._loaded()
+        self.index.auto_compact = False  # compaction runs in the background (compact_soon)
+        self.write_lock = threading.RLock()
+        self._snapshot_lock = threading.Lock()
+        # The changes made while a copy is compacted, to replay onto it; None when none is.
+        self._replay: list[tuple[str, np.ndarray, np.ndarray | None]] | None = None
+        self._compactor: threading.Thread | None = None
+        self.compactions = 0
+
+    def change(
+        self,
+        removed: np.ndarray | None = None,
+        added: np.ndarray | None = None,
+        keys: np.ndarray | None = None,
+    ) -> None:
+        """Make a committed change visible: ``removed`` keys leave the index, ``added``
+        fingerprints with ``keys`` join it. Call with ``write_lock`` held."""
+        index = self.index.copy()
+        if removed is not None and removed.size:
+            index.remove(removed)
+        if added is not None and added.shape[0]:
+            index.add(added, ids=keys)
+        self.index = index  # the swap: readers see the change whole
+        if self._replay is not None:
+            if removed is not None and removed.size:
+                self._replay.append(("remove", removed, None))
+            if added is not None and added.shape[0]:
+                self._replay.append(("add", added, keys))
+        elif index.compaction_due:
+            self.compact_soon()
+
+    def compact_soon(self) -> None:
+        """Compact a copy of the index on a background thread (unless one is running)."""
+        with self.write_lock:
+            if self._replay is not None:
+                return
+            self._replay = []
+            base, marks = self.index.copy(), self.store.marks()
+            self._compactor = threading.Thread(
+                target=self._compact, args=(base, marks), name="neardup-compact", daemon=True
+            )
+            self._compactor.start()
+
+    def _compact(self, base: HammingIndex, marks: tuple[int, int]) -> None:
+        try:
+            base.compact()  # seconds at 10M: reads and writes go on meanwhile
+            # Also the snapshot a crash restarts from: it then reads only the rows since.
+            self._save(base, marks)
+        except BaseException:
+            with self.write_lock:
+                self._replay = None  # the live index still holds everything; a later change retries
+            raise
+        with self.write_lock:
+            assert self._replay is not None
+            for operation, values, keys in self._replay:
+                if operation == "remove":
+                    base.remove(values)
+                else:
+                    base.add(values, ids=keys)
+            self.index = base
+            self._replay = None
+            self.compactions += 1
+
+    def wait_for_compaction(self, timeout: float | None = None) -> None:
+        """Block until a background compaction, if one is running, has been swapped in."""
+        thread = self._compactor
+        if thread is not None:
+            thread.join(timeout)
+
+    def _loaded(self) -> HammingIndex:
+        """The index of every stored row."""
+        index = HammingIndex(
+            bits=self.settings.config.bits,
+            max_distance=self.settings.max_distance,
+            fingerprint_config=self.settings.config.to_dict(),  # recorded in the snapshot
+        )
+        keys, fps = self.store.load()
+        if keys.size:
+            index.add(fps, ids=keys)
+            index.compact()
+        return index
+
+    def _restored(self) -> HammingIndex | None:
+        """The last snapshot (memory-mapped) plus the rows added and removed since; None when
+        there is no usable snapshot."""
+        marks = self.store.snapshot()
+        if marks is None or not self.snapshot_path.exists():
+            return None
+        try:
+            index = HammingIndex.open(self.snapshot_path, fingerprint_config=self.settings.config.to_dict())
+        except (FormatError, OSError) as error:
+            # A damaged or foreign snapshot: the store holds everything.
+            logging.getLogger("neardup.serve").warning(
+                "not using %s (%s); loading every row", self.snapshot_path, error
+            )
+            return None
+        # The snapshot file is written before its marks, so it may be newer than they say (a
+        # crash between the two): keys are never reused, so remove the removed keys it still
+        # holds and add the later rows it lacks.
+        gone = np.unique(self.store.removed_after(marks["seq"]))
+        keys, fps = self.store.load(after=marks["key"])
+        held = index.ids if gone.size or keys.size else np.zeros(0, np.int64)
+        gone = gone[np.isin(gone, held)]
+        if gone.size:
+            index.remove(gone)
+        new = ~np.isin(keys, held)
+        if new.any():
+            index.add(fps[new], ids=keys[new])
+        return index
+
+    def snapshot(self) -> None:
+        """Save the index beside the store (atomically) and record where it stands, so the next
+        start reads only what came after (a clean stop)."""
+        with self.write_lock:
+            self._save(self.index, self.store.marks())
+
+    def _save(self, index: HammingIndex, marks: tuple[int, int]) -> None:
+        """Write ``index`` (the store's state at ``marks``) as the snapshot: the file first,
+        then its marks, one save at a time."""
+        with self._snapshot_lock:
+            index.save(self.snapshot_path)
+            self.store.set_snapshot(*marks)
+
+    def fingerprints(self, documents: list[DocumentIn], limits: Limits) -> np.ndarray:
+        bits = self.settings.config.bits
+        words = bits // 64
+        out = np.zeros((len(documents), words), dtype=np.uint64)
+        texts = [(p, d.text) for p, d in enumerate(documents) if d.text is not None]
+        for p, text in texts:
+            if len(text.encode("utf-8", "surrogatepass")) > limits.max_text_bytes:
+                raise HTTPException(
+                    413, f"documents[{p}].text is over the limit of {limits.max_text_bytes:,} bytes"
+                )
+        if texts:
+            fps = self.fingerprinter.fingerprint_batch([t for _, t in texts], n_jobs=1)
+            out[[p for p, _ in texts]] = fps.reshape(len(texts), words)
+        for p, d in enumerate(documents):
+            if d.fingerprint is not None:
+                out[p] = parse_fingerprint(d.fingerprint, bits, f"documents[{p}].fingerprint")
+        return out
+
+    def add(self, batch: Batch, fps: np.ndarray, k: int) -> tuple[list[list[dict[str, Any]]], list[bool]]:
+        """Look each fingerprint up, then store the documents the batch asks to store: (each
+        one's near-duplicates, whether it was stored), answered once on disk."""
+        with self.write_lock:
+            found = self.lookup(fps, k)
+            keep = [batch.store and not (batch.skip_if_duplicate and dups) for dups in found]
+            chosen = [p for p, ok in enumerate(keep) if ok]
+            new = [(str(batch.documents[p].id), _words(fps[p]), batch.documents[p].metadata) for p in chosen]
+            if new:
+                keys, replaced = self.store.add(new)  # committed: on disk from here
+                rows = fps[chosen]
+                self.change(
+                    np.array(replaced, dtype=np.int64),
+                    rows if rows.shape[1] == 2 else rows[:, 0],
+                    np.array(keys, dtype=np.int64),
+                )
+        return found, keep
+
+    def delete(self, doc_id: str) -> bool:
+        """Remove a document from the store, then from the index; False when there was none."""
+        with self.write_lock:
+            key = self.store.delete(doc_id)
+            if key is None:
+                return False
+            self.change(removed=np.array([key], dtype=np.int64))
+        return True
+
+    def lookup(
+        self, fps: np.ndarray, k: int, index: HammingIndex | None = None
+    ) -> list[list[dict[str, Any]]]:
+        """Each fingerprint's stored near-duplicates (id, distance), nearest first, in ``index``
+        (default the one visible now; a reader takes no lock)."""
+        index = self.index if index is None else index
+        query = fps if fps.shape[1] == 2 else fps[:, 0]
+        offsets, found, distance = index.query_batch(np.ascontiguousarray(query), max_distance=k)
+        names = self.store.by_keys(sorted(set(found.tolist())))
+        found_ids, found_distances = found.tolist(), distance.tolist()
+        return [
+            [{"id": names[f], "distance": d} for f, d in zip(found_ids[a:b], found_distances[a:b])]
+            for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())
+        ]
+
+
+def _words(fp: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(w) for w in fp.view(np.int64))
