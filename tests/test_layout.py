@@ -11,7 +11,17 @@ import neardup
 
 PACKAGE = Path(neardup.__file__).parent
 LAYERS = ["io", "fingerprint", "index", "pipeline", "report", "spark", "service", "cli"]
-SHARED = {"_config", "_errors", "_atomic", "_progress", "_prefetch", "_version", "_system", "_kernels"}
+SHARED = {
+    "_config",
+    "_errors",
+    "_extras",
+    "_atomic",
+    "_progress",
+    "_prefetch",
+    "_version",
+    "_system",
+    "_kernels",
+}
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

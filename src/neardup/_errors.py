@@ -4,7 +4,8 @@
     ├── ConfigError (ValueError) a setting outside what is allowed; says what is
     ├── FormatError (ValueError) a file neardup cannot read: wrong version, config or contents
     ├── TooManyPairsError (MemoryError) a pair list larger than memory; names the streaming way
-    └── ServiceError             a ``neardup serve`` answered a request with an error
+    ├── ServiceError             a ``neardup serve`` answered a request with an error
+    └── MissingExtraError (ImportError) an optional dependency is missing; names the pip extra
 
 Non-text documents raise the built-in ``TypeError``, naming their position and type.
 """
@@ -31,3 +32,8 @@ class TooManyPairsError(NeardupError, MemoryError):
 
 class ServiceError(NeardupError):
     """A ``neardup serve`` answered with an error (4xx or 5xx); the message holds its reason."""
+
+
+class MissingExtraError(NeardupError, ImportError):
+    """An optional dependency is not installed; the message names the pip extra that installs it
+    (``pip install "neardup[serve]"``). Raised by ``neardup._extras.require``."""

@@ -183,7 +183,9 @@ def test_missing_matplotlib_names_the_extra(tmp_path, monkeypatch):
     pairs = write(tmp_path / "p.csv", PAIRS)
     for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.setitem(sys.modules, name, None)
-    with pytest.raises(ImportError, match=r"pip install 'neardup\[report\]'"):
+    with pytest.raises(
+        ImportError, match=r'"report" extra \(matplotlib is not installed\): pip install "neardup\[report\]"'
+    ):
         write_report(tmp_path / "r", pairs=pairs)
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from .options import add_input_arguments
@@ -47,10 +49,21 @@ def _add_server_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+@contextlib.contextmanager
+def _connected(args: argparse.Namespace, **options: Any) -> Iterator[Any]:
+    """A client of the service at ``--url``."""
+    from .._extras import require
+
+    require("serve", "httpx", needed_by="neardup client")
+    from ..service.client import Client
+
+    with Client(args.url, token=args.token, **options) as client:
+        yield client
+
+
 def run_add(args: argparse.Namespace) -> int:
     from .._progress import Progress
     from ..io.rejects import Rejects
-    from ..service.client import Client
     from .fingerprint import open_documents, report_skipped
 
     reader = open_documents(args)
@@ -58,7 +71,7 @@ def run_add(args: argparse.Namespace) -> int:
     progress = Progress(enabled=sys.stderr.isatty())
     stored = sent = 0
     with (
-        Client(args.url, token=args.token, batch_size=args.batch_size) as client,
+        _connected(args, batch_size=args.batch_size) as client,
         progress.stage("add", unit="docs") as stage,
     ):
         for batch in reader.batches(rejects):
@@ -81,9 +94,7 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_query(args: argparse.Namespace) -> int:
-    from ..service.client import Client
-
-    with Client(args.url, token=args.token) as client:
+    with _connected(args) as client:
         for text, result in zip(args.texts, client.query([{"text": t} for t in args.texts])):
             print(json.dumps({"text": text[:60], "duplicates": result["duplicates"]}, ensure_ascii=False))
     return 0

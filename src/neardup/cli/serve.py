@@ -50,6 +50,9 @@ def add_command(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .._extras import require
+
+    require("serve", "fastapi", "uvicorn", needed_by="neardup serve")
     import uvicorn
 
     from .._config import FingerprintConfig

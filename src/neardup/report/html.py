@@ -20,11 +20,11 @@ import numpy as np
 
 from .._atomic import atomic_write
 from .._errors import FormatError
+from .._extras import require
 
 CLUSTER_COLUMNS = {"id": "str", "cluster": "int", "representative": "str", "distance": "int"}
 PAIR_COLUMNS = {"id_a": "str", "id_b": "str", "distance": "int"}
 _SAMPLE_CHARS = 300
-_EXTRA = "pip install 'neardup[report]'"
 
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;color:#222}
 h1,h2,h3{font-weight:600}table{border-collapse:collapse;margin:.5em 0 1.5em}
@@ -34,30 +34,22 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}.rep{background:#eef5ff}
 img{max-width:100%;margin:.5em 0}.muted{color:#777}"""
 
 
-def _need(module: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as e:
-        raise ImportError(f"the report needs {module.split('.')[0]}, which is not installed: {_EXTRA}") from e
-
-
 def _read(
     path: str | os.PathLike, columns: dict[str, str], optional: dict[str, str], what: str
 ) -> dict[str, np.ndarray]:
     """The named columns of a Parquet or CSV file as numpy arrays: ids as str (object), integers
     as int64, floats as float64 (null -> NaN). A missing column raises FormatError."""
-    pa = _need("pyarrow")
+    import pyarrow as pa
+    import pyarrow.csv as csv
+    import pyarrow.parquet as pq
+
     path = Path(path)
     wanted = {**columns, **optional}
     try:
         if path.suffix.lower() == ".parquet":
-            pq = _need("pyarrow.parquet")
             names = pq.read_schema(path).names
             table = pq.read_table(path, columns=[c for c in wanted if c in names])
         elif path.suffix.lower() in (".csv", ".tsv"):
-            csv = _need("pyarrow.csv")
             types = {c: pa.string() for c, kind in wanted.items() if kind == "str"}
             delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
             table = csv.read_csv(
@@ -111,7 +103,7 @@ def _number(x: Any) -> str:
 
 def _png(draw: Any, values: np.ndarray, title: str, xlabel: str, ylabel: str) -> bytes:
     """One plot as PNG bytes, drawn on a Figure of its own (no pyplot, no global state)."""
-    _need("matplotlib")
+    require("report", "matplotlib", needed_by="the report (neardup report, neardup.write_report)")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
