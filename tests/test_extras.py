@@ -91,3 +91,18 @@ def test_report_without_matplotlib(tmp_path, monkeypatch, capsys):
         'MissingExtraError: the report (neardup report, neardup.write_report) needs the "report" extra '
         '(matplotlib is not installed): pip install "neardup[report]"\n'
     )
+
+
+def test_the_cli_names_the_extra_of_any_optional_import_that_fails(tmp_path, monkeypatch, capsys):
+    # --engine spark imports pyspark (and py4j) inside the job; main() names the extra of any
+    # optional module whose import fails, wherever it is imported.
+    (tmp_path / "docs.jsonl").write_text('{"text": "one small document"}\n')
+    hide(monkeypatch, "pyspark", "py4j")
+    for name in [m for m in sys.modules if m.startswith(("neardup.spark", "neardup.cli.dedup_spark"))]:
+        monkeypatch.delitem(sys.modules, name)  # imported by an earlier test, with pyspark bound
+    argv = ["dedup", str(tmp_path / "docs.jsonl"), "-o", str(tmp_path / "kept.jsonl"), "--engine", "spark"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith('MissingExtraError: neardup dedup needs the "spark" extra (py')
+    assert err.endswith(' is not installed): pip install "neardup[spark]"\n')
+    assert not (tmp_path / "kept.jsonl").exists()

@@ -51,14 +51,28 @@ def _add_server_arguments(parser: argparse.ArgumentParser) -> None:
 
 @contextlib.contextmanager
 def _connected(args: argparse.Namespace, **options: Any) -> Iterator[Any]:
-    """A client of the service at ``--url``."""
+    """A client of the service at ``--url``; httpx's failures to reach it become errors that say
+    what to check."""
     from .._extras import require
 
     require("serve", "httpx", needed_by="neardup client")
+    import httpx
+
+    from .._errors import ConfigError
     from ..service.client import Client
 
-    with Client(args.url, token=args.token, **options) as client:
-        yield client
+    try:
+        with Client(args.url, token=args.token, **options) as client:
+            yield client
+    except httpx.InvalidURL as e:
+        raise ConfigError(
+            f"--url {args.url!r} is not a URL ({e}); give one like http://127.0.0.1:8000"
+        ) from e
+    except httpx.TransportError as e:
+        raise ConnectionError(
+            f"{args.url}: no `neardup serve` answered there ({e}); start one (neardup serve --data DIR) "
+            f"or give its address with --url"
+        ) from e
 
 
 def run_add(args: argparse.Namespace) -> int:

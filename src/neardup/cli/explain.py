@@ -36,7 +36,9 @@ def run(args: argparse.Namespace) -> int:
         texts = corpus_texts(args, {a, b})
         missing = [doc_id for doc_id in (a, b) if doc_id not in texts]
         if missing:
-            raise KeyError(
+            from .._errors import ConfigError
+
+            raise ConfigError(
                 f"no document with id {missing[0]!r} in {' '.join(args.corpus)}; ids are "
                 f"--id-field's values, else FILE:LINE or FILE:ROW"
             )

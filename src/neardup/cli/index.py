@@ -95,7 +95,9 @@ def run_query(args: argparse.Namespace) -> int:
     index = HammingIndex.open(args.index)
     if args.text is not None:
         if index.fingerprint_config is None:
-            raise ValueError(
+            from .._errors import ConfigError
+
+            raise ConfigError(
                 f"{args.index} does not record the fingerprint config it was built "
                 f"with; query it with --fingerprint HEX"
             )

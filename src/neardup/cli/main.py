@@ -2,6 +2,11 @@
 
 Command handlers import the library, so ``neardup --help`` and ``neardup --version`` never
 import numba or pyarrow.
+
+Exit status: 0 done; 1 an error in what was asked or in the inputs (neardup's own errors, a
+file that cannot be opened or written, a missing optional dependency), shown as one line
+``ErrorName: message``; 2 a usage error (argparse's); 70 (``EX_SOFTWARE``) a bug in neardup,
+shown with its traceback; 130 interrupted. ``--debug`` shows the traceback of any error.
 """
 
 from __future__ import annotations
@@ -9,14 +14,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 
 from .._config import FINGERPRINT_VERSION
+from .._errors import NeardupError
+from .._extras import extra_of, missing
 from .._version import __version__
 from . import client, dedup, explain, fingerprint, index, pairs, report, serve
 from .options import check_config_args
 
 COMMANDS = (fingerprint, pairs, index, dedup, report, explain, serve, client)
 """The command modules, in the order ``--help`` lists them; each has ``add_command``."""
+
+EX_SOFTWARE = 70
+"""The exit status of a bug (BSD's sysexits.h), apart from 1, a bad input or setting."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,5 +69,42 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         if args.debug:
             raise
-        print(f"{type(e).__name__}: {e}", file=sys.stderr)
+        shown = for_people(e, f"neardup {args.command}")
+        if shown is None:
+            traceback.print_exception(type(e), e, e.__traceback__)
+            print(
+                f"neardup: this is a bug in neardup {__version__}, not in your input; please report it "
+                f"with the traceback above and the output of `neardup --version`",
+                file=sys.stderr,
+            )
+            return EX_SOFTWARE
+        print(shown, file=sys.stderr)
         return 1
+
+
+def for_people(error: Exception, command: str) -> str | None:
+    """``error`` as one line for the person who ran ``command``, or None if it is a bug.
+
+    Only errors raised on purpose qualify: neardup's own (a ConfigError or FormatError is a
+    ValueError, but a plain ValueError or TypeError is not ours: it gets a traceback), the
+    operating system's about a file, and a missing optional dependency."""
+    if isinstance(error, ModuleNotFoundError) and (extra := extra_of(error)):
+        error = missing(extra, error, command)
+    if isinstance(error, NeardupError):
+        return f"{type(error).__name__}: {error}"
+    if isinstance(error, OSError):
+        return f"{type(error).__name__}: {_os_message(error)}"
+    if isinstance(error, MemoryError):
+        return f"MemoryError: out of memory{f' ({error})' if str(error) else ''}"
+    return None
+
+
+def _os_message(error: OSError) -> str:
+    """``PATH: reason`` where the error names a file ("[Errno 2] No such file or directory:
+    'x'" says the same, less readably); else the error's own message."""
+    if error.filename is None or not error.strerror:
+        return str(error)
+    where = os.fsdecode(error.filename)
+    if error.filename2 is not None:
+        where += f" -> {os.fsdecode(error.filename2)}"
+    return f"{where}: {error.strerror}"

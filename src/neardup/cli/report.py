@@ -29,7 +29,9 @@ def run(args: argparse.Namespace) -> int:
     from ..report.html import write_report
 
     if args.clusters is None and args.pairs is None:
-        raise ValueError("give --clusters FILE and/or --pairs FILE, outputs of `neardup dedup`")
+        from .._errors import ConfigError
+
+        raise ConfigError("give --clusters FILE and/or --pairs FILE, outputs of `neardup dedup`")
     texts = None
     if args.corpus:
         import pyarrow.csv as pa_csv

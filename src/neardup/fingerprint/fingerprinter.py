@@ -11,6 +11,7 @@ import numba
 import numpy as np
 
 from .._config import FingerprintConfig
+from .._errors import ConfigError
 from .._kernels import simhash as kernels
 from ..io.encoding import encode_text
 from .buffers import UNCHECKED, TextBuffer, prepare, prepare_bytes, prepare_str, raw_buffers, stand_in_table
@@ -39,7 +40,7 @@ def _resolve_threads(n_jobs: int | None) -> int:
     if n_jobs is None or n_jobs == -1:
         return available
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
-        raise ValueError(f"n_jobs={n_jobs!r} must be a positive integer, -1 or None (all cores)")
+        raise ConfigError(f"n_jobs={n_jobs!r} must be a positive integer, -1 or None (all cores)")
     return min(n_jobs, available)
 
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+import string
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._config import FINGERPRINT_VERSION, FingerprintConfig
-from .._errors import FormatError
+from .._errors import ConfigError, FormatError
 
 FORMAT = "neardup fingerprints"
 FORMAT_VERSION = 1
@@ -47,7 +48,9 @@ def parse_hex(value: str, bits: int) -> np.ndarray:
     """One fingerprint from its hex (16 or 32 digits as ``bits`` says): uint64, shape (words,)."""
     digits = bits // 4
     if len(value) != digits:
-        raise ValueError(f"{value!r} has {len(value)} hex digits; a {bits}-bit fingerprint has {digits}")
+        raise ConfigError(f"{value!r} has {len(value)} hex digits; a {bits}-bit fingerprint has {digits}")
+    if not set(value) <= set(string.hexdigits):
+        raise ConfigError(f"{value!r} is not a fingerprint: it holds characters other than hex digits")
     number = int(value, 16)
     return np.array([(number >> (64 * w)) & (2**64 - 1) for w in range(bits // 64)], dtype=np.uint64)
 

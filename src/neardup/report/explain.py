@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._config import FingerprintConfig
+from .._errors import ConfigError
 from .._kernels.simhash import feature_spans
 from ..fingerprint.buffers import prepare_bytes, prepare_str
 from ..fingerprint.features import FEATURE_KINDS, char_classes
@@ -138,7 +139,7 @@ def explain(
     from ..fingerprint.fingerprinter import Fingerprinter
 
     if isinstance(top, bool) or not isinstance(top, int) or top < 0:
-        raise ValueError(f"top={top!r} must be an integer >= 0")
+        raise ConfigError(f"top={top!r} must be an integer >= 0")
     fingerprinter = Fingerprinter(config, **options)
     config = fingerprinter.config
     hashes_a, texts_a = document_features(a, config)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write
-from .._errors import FormatError
+from .._errors import ConfigError, FormatError
 from .._extras import require
 
 CLUSTER_COLUMNS = {"id": "str", "cluster": "int", "representative": "str", "distance": "int"}
@@ -203,7 +203,7 @@ def write_report(
     A file without a needed column raises FormatError naming the file and column.
     """
     if clusters is None and pairs is None:
-        raise ValueError("write_report needs clusters=, pairs= or both")
+        raise ConfigError("write_report needs clusters=, pairs= or both")
     if (
         isinstance(top, bool)
         or not isinstance(top, int)
@@ -212,7 +212,7 @@ def write_report(
         or not isinstance(members, int)
         or members < 1
     ):
-        raise ValueError(f"top={top!r} must be an integer >= 0 and members={members!r} >= 1")
+        raise ConfigError(f"top={top!r} must be an integer >= 0 and members={members!r} >= 1")
     summary: list[tuple[str, Any]] = []
     plots: list[tuple[str, bytes]] = []
     body = ""
