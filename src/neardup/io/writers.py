@@ -7,6 +7,7 @@ renames it once everything succeeded.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -88,8 +89,7 @@ class TableWriter:
             batch = self._conform(batch)
         self.rows += batch.num_rows
         if self.format == "jsonl":
-            lines = [json.dumps(row, ensure_ascii=False, default=str) for row in batch.to_pylist()]
-            self._sink.write("".join(f"{line}\n" for line in lines).encode())
+            self._sink.write(_json_lines(batch))
         elif self.format == "lines":
             texts = batch.column(self.text_field).to_pylist()
             if any("\n" in text for text in texts):
@@ -131,10 +131,7 @@ class TableWriter:
                     f"field {nested[0].name!r} holds {nested[0].type}, which "
                     f"{self.format.upper()} cannot; write JSONL or Parquet instead"
                 )
-            options = pa_csv.WriteOptions(
-                delimiter="\t" if self.format == "tsv" else ",", quoting_style="needed"
-            )
-            self._writer = pa_csv.CSVWriter(self._sink, schema, write_options=options)
+            self._writer = pa_csv.CSVWriter(self._sink, schema, write_options=_csv_options(self.format))
 
     def _conform(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         schema = self.schema
@@ -177,15 +174,37 @@ def copy_file(source: Source, folder: Path, written: set[str]) -> None:
     shutil.copyfile(source.path, target)
 
 
-def write_table(table: pa.Table, path: Path, format: str) -> None:
-    """One whole table (clusters, pairs) as Parquet, CSV or TSV."""
+TABLE_FORMATS = ("parquet", "csv", "tsv", "jsonl")
+"""The formats :func:`write_table` writes."""
+
+
+def write_table(table: pa.Table, sink: str | os.PathLike | pa.NativeFile, format: str) -> None:
+    """One whole table (clusters, pairs) as Parquet, CSV, TSV or JSONL (an object a row), to
+    the file ``sink`` or into an open pyarrow output stream (left open: its opener closes it)."""
+    if format not in TABLE_FORMATS:
+        raise ConfigError(f"a table is written as {', '.join(TABLE_FORMATS)}, not {format}")
+    where = sink if isinstance(sink, pa.NativeFile) else str(sink)
     if format == "parquet":
-        pq.write_table(table, str(path))
+        pq.write_table(table, where)
     elif format in ("csv", "tsv"):
-        pa_csv.write_csv(
-            table,
-            str(path),
-            pa_csv.WriteOptions(delimiter="\t" if format == "tsv" else ",", quoting_style="needed"),
-        )
+        pa_csv.write_csv(table, where, _csv_options(format))
+    elif isinstance(where, pa.NativeFile):
+        _write_json_lines(table, where)
     else:
-        raise ConfigError(f"{path.name}: write clusters and pairs as .parquet, .csv or .tsv, not {format}")
+        with pa.output_stream(where) as out:
+            _write_json_lines(table, out)
+
+
+def _write_json_lines(table: pa.Table, out: pa.NativeFile) -> None:
+    for batch in table.to_batches(max_chunksize=65536):  # a bounded piece of text at a time
+        out.write(_json_lines(batch))
+
+
+def _json_lines(batch: pa.RecordBatch) -> bytes:
+    """A JSON object a row, each on its own line; what JSON has no type for is written as text."""
+    lines = [json.dumps(row, ensure_ascii=False, default=str) for row in batch.to_pylist()]
+    return "".join(f"{line}\n" for line in lines).encode()
+
+
+def _csv_options(format: str) -> pa_csv.WriteOptions:
+    return pa_csv.WriteOptions(delimiter="\t" if format == "tsv" else ",", quoting_style="needed")

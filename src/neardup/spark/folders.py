@@ -7,7 +7,7 @@ A part file is written beside its name, synced to disk when local, and renamed i
 from __future__ import annotations
 
 import contextlib
-import json
+import itertools
 import os
 import uuid
 from collections.abc import Iterable, Iterator
@@ -15,12 +15,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pa_csv
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from .._atomic import fsync_file
 from .._errors import ConfigError
+from ..io import writers
 
 
 def file_system(path: str) -> tuple[pafs.FileSystem, str] | None:
@@ -47,49 +46,43 @@ def empty_folder(path: str) -> tuple[pafs.FileSystem, str]:
 
 
 def write_part(filesystem: pafs.FileSystem, path: str, pieces: Iterable[Any]) -> int:
-    """Writes ``pieces`` (bytes-like) to ``path``, not at all when there are none, by way of a
-    temporary file beside it; the lines (``\\n``) written."""
-    folder, name = path.rsplit("/", 1)
-    tmp = f"{folder}/.{name}.{uuid.uuid4().hex[:8]}.tmp"
-    out, lines = None, 0
-    try:
-        for piece in pieces:
-            if out is None:
-                out = filesystem.open_output_stream(tmp)
+    """Writes ``pieces`` (bytes-like) to ``path``, not at all when there are none; the lines
+    (``\\n``) written."""
+    pieces = iter(pieces)
+    first = next(pieces, None)
+    if first is None:
+        return 0
+    lines = 0
+    with _part_file(filesystem, path) as out:
+        for piece in itertools.chain([first], pieces):
             out.write(piece)
             lines += int(np.count_nonzero(np.frombuffer(piece, dtype=np.uint8) == 10))
-        if out is None:
-            return 0
-        out.close()
-        if isinstance(filesystem, pafs.LocalFileSystem):
-            fsync_file(tmp)
-        filesystem.move(tmp, path)
-    except BaseException:
-        if out is not None:
-            with contextlib.suppress(Exception):
-                out.close()
-                filesystem.delete_file(tmp)
-        raise
     return lines
 
 
 def write_table(table: pa.Table, folder: str, fmt: str) -> None:
     """``table`` as the folder ``folder`` of one part file of ``fmt`` (``parquet``, ``csv``,
-    or ``jsonl``: an object a row)."""
+    ``tsv`` or ``jsonl``), written by :func:`neardup.io.writers.write_table`."""
     filesystem, root = empty_folder(folder)
-    suffix = {"parquet": "parquet", "csv": "csv", "jsonl": "jsonl"}[fmt]
-    write_part(filesystem, f"{root}/part-00000.{suffix}", _encoded(table, fmt))
+    with _part_file(filesystem, f"{root}/part-00000.{fmt}") as out:
+        writers.write_table(table, out, fmt)
 
 
-def _encoded(table: pa.Table, fmt: str) -> Iterator[Any]:
-    if fmt == "jsonl":
-        for batch in table.to_batches(max_chunksize=65536):
-            rows = batch.to_pylist()
-            yield "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
-        return
-    sink = pa.BufferOutputStream()
-    if fmt == "parquet":
-        pq.write_table(table, sink)
-    else:
-        pa_csv.write_csv(table, sink)
-    yield sink.getvalue()
+@contextlib.contextmanager
+def _part_file(filesystem: pafs.FileSystem, path: str) -> Iterator[pa.NativeFile]:
+    """An output stream to a temporary file beside ``path``, moved to ``path`` once the block
+    ends without error (synced to disk first when local), else deleted."""
+    folder, name = path.rsplit("/", 1)
+    tmp = f"{folder}/.{name}.{uuid.uuid4().hex[:8]}.tmp"
+    out = filesystem.open_output_stream(tmp)
+    try:
+        yield out
+        out.close()
+        if isinstance(filesystem, pafs.LocalFileSystem):
+            fsync_file(tmp)
+        filesystem.move(tmp, path)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            out.close()
+            filesystem.delete_file(tmp)
+        raise
