@@ -107,17 +107,30 @@ def test_a_folder_gives_fingerprint_and_dedup_the_same_documents(tmp_path):
         assert skipped == ["empty.txt", "bad.txt", "wide.txt"], command.stderr
 
 
-def test_old_format_flag_is_an_alias(tmp_path):
+def test_format_for_the_input_is_deprecated_for_input_format(tmp_path):
     (tmp_path / "docs.data").write_text('{"text": "json in a file without a suffix"}\n')
-    result = run("fingerprint", "docs.data", "--format", "jsonl", cwd=tmp_path)
-    check_ok(result, ["1"], ["json in a file without a suffix"])
-    (tmp_path / "folder").mkdir()
-    (tmp_path / "folder" / "x.txt").write_text("one\ntwo\n")
-    check_ok(
-        run("fingerprint", "folder", "--format", "files", cwd=tmp_path), ["folder/x.txt"], [b"one\ntwo\n"]
+    warning = (
+        "neardup: DeprecationWarning: --format for the input is now --input-format; "
+        "--format names the output format"
     )
+    new = run("fingerprint", "docs.data", "--input-format", "jsonl", cwd=tmp_path)
+    check_ok(new, ["1"], ["json in a file without a suffix"])
+    assert warning not in new.stderr
+    old = run("fingerprint", "docs.data", "--format", "jsonl", cwd=tmp_path)
+    check_ok(old, ["1"], ["json in a file without a suffix"])
+    assert old.stdout == new.stdout and warning in old.stderr.splitlines()
     both = run("fingerprint", "docs.data", "--format", "jsonl", "--input-format", "jsonl", cwd=tmp_path)
-    assert both.returncode == 2 and "--format is the older name of --input-format" in both.stderr
+    assert both.returncode == 2 and "--format for the input is now --input-format" in both.stderr
+    files = run("fingerprint", "docs.data", "--format", "files", cwd=tmp_path)  # never released
+    assert files.returncode == 2 and "invalid choice: 'files'" in files.stderr
+
+
+def test_format_names_the_output_format_of_dedup(tmp_path):
+    (tmp_path / "in.jsonl").write_text('{"text": "one page of words"}\n')
+    result = run("dedup", "in.jsonl", "-o", "kept.data", "--format", "csv", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "kept.data").read_text().splitlines() == ['"text"', '"one page of words"']
+    assert "DeprecationWarning" not in result.stderr
 
 
 def test_compressed_stdin(tmp_path):

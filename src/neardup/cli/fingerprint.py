@@ -62,8 +62,11 @@ EXAMPLE_DOCUMENTS = (
 """The corpus of ``neardup fingerprint --example``: short sentences, some of them edited copies
 of another (re-cased, re-punctuated, a word changed or added), as a crawler finds them."""
 
-OLD_FORMATS = {"lines": "lines", "jsonl": "jsonl", "files": "text"}
-"""``--format``, the older name of ``--input-format``, and what its values mean now."""
+FORMAT_MOVED = "--format for the input is now --input-format; --format names the output format"
+"""What ``neardup fingerprint --format`` says: it named the input format, as ``--input-format``
+does in every command, while ``--format`` names the output format (``dedup``). ``fingerprint``
+has one output format, so its ``--format`` can only mean the input: it still works, with this
+warning, for one release."""
 
 INPUTS_HELP = """\
 inputs:
@@ -89,7 +92,7 @@ FINGERPRINTS_HELP = f"""\
 """The epilog of the commands that take a fingerprint file or documents (``pairs``, ``index build``)."""
 
 _EPILOG = f"""\
-{INPUTS_HELP}  --format lines|jsonl|files is the older name of --input-format lines|jsonl|text.
+{INPUTS_HELP}  --format FORMAT, the input format, is deprecated: give --input-format FORMAT.
 
 output:
   a header line '# neardup fingerprints v1 {{config as JSON}}', then one line per
@@ -124,9 +127,7 @@ def add_command(commands: Any) -> None:
     )
     read = add_input_arguments(fp)
     read.add_argument(
-        "--format",
-        choices=[*OLD_FORMATS, *(f for f in INPUT_FORMATS if f not in OLD_FORMATS)],
-        help="the older name of --input-format ('files' is 'text')",
+        "--format", choices=INPUT_FORMATS, help="deprecated: the input format; give --input-format"
     )
     read.add_argument(
         "--batch-size",
@@ -151,8 +152,11 @@ def run(args: argparse.Namespace) -> int:
         parser.error("--example fingerprints a built-in corpus; give it without INPUT")
     if not args.example and not args.inputs:
         parser.error("INPUT is required (a file, a folder or '-'), unless --example is given")
-    if args.format is not None and args.input_format is not None:
-        parser.error("--format is the older name of --input-format; give one of them")
+    if args.format is not None:
+        if args.input_format is not None:
+            parser.error(f"{FORMAT_MOVED}; give --input-format alone")
+        print(f"neardup: DeprecationWarning: {FORMAT_MOVED}", file=sys.stderr)
+        args.input_format = args.format
 
     from ..fingerprint.fingerprinter import Fingerprinter  # numba loads here, not for --help
     from ..io.documents import DocumentBatch
@@ -188,13 +192,10 @@ def open_documents(args: argparse.Namespace) -> DocumentReader:
     """The reader of ``args.inputs`` as the input options say."""
     from ..io.documents import DocumentReader
 
-    input_format = args.input_format
-    if getattr(args, "format", None) is not None:
-        input_format = OLD_FORMATS.get(args.format, args.format)
     return DocumentReader(
         args.inputs,
         read_options(args),
-        input_format=input_format,
+        input_format=args.input_format,
         compression=args.compression,
         lines=args.lines,
         stdin=sys.stdin.buffer,
