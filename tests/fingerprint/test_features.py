@@ -128,7 +128,7 @@ def test_prepared_buffers_hold_the_normalised_text(data):
     gives each document's normalised UTF-8, whatever mix of documents a batch holds."""
     import pyarrow as pa
 
-    from neardup.fingerprint.buffers import iter_buffers
+    from neardup.fingerprint.text_buffers import iter_buffers
     from neardup.io.encoding import decode_bytes
 
     _, keep, replace = _table_lists()

@@ -104,7 +104,7 @@ def test_large_lists_of_mixed_text_equal_one_text_at_a_time():
     """A list of over ``_PYARROW_MIN_CHARS`` characters goes through pyarrow: ASCII str,
     other str (a lone surrogate too), bytes (ill-formed too) and None (named or skipped) each
     give what they give one text at a time."""
-    from neardup.fingerprint.buffers import _PYARROW_MIN_CHARS
+    from neardup.fingerprint.text_buffers import _PYARROW_MIN_CHARS
 
     rng = random.Random(3)
     pool = [
@@ -135,7 +135,7 @@ def test_large_lists_of_mixed_text_equal_one_text_at_a_time():
 def test_kernels_replace_what_they_can_in_place():
     # A replacement as long as its code point (capitals, ß -> ss) or with no token character
     # in it (full-width punctuation) is made by the kernels; the rest are handed back.
-    from neardup.fingerprint.buffers import raw_buffers
+    from neardup.fingerprint.text_buffers import raw_buffers
     from neardup.fingerprint.features import normalization_table
 
     docs = ["ÉCOLE Straße ЖУК Ω a\uff0cb", "ﬁne", "x\u0301", "ＡＢ", "plain"]

@@ -14,7 +14,7 @@ from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._kernels import simhash as kernels
 from ..io.encoding import encode_text
-from .buffers import UNCHECKED, TextBuffer, prepare, prepare_bytes, prepare_str, raw_buffers, stand_in_table
+from .text_buffers import UNCHECKED, TextBuffer, prepare, prepare_bytes, prepare_str, raw_buffers, stand_in_table
 from .features import (
     FEATURE_KINDS,
     KEEP,

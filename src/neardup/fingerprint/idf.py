@@ -105,7 +105,7 @@ def fit_idf(
     or keyword ``options`` for one. Texts are read in batches of ``batch_size``, so an iterator
     over a large corpus works in bounded memory (plus the distinct features)."""
     from .._config import FingerprintConfig
-    from .buffers import to_buffers
+    from .text_buffers import to_buffers
 
     if config is None:
         config = FingerprintConfig(**options)

@@ -23,7 +23,7 @@ from .._kernels.buckets import components_in_buckets, greedy_in_buckets, pairs_i
 from .._kernels.minhash import band_keys, text_band_keys
 from .._progress import Progress
 from .._system import available_memory
-from ..fingerprint.buffers import iter_buffers
+from ..fingerprint.text_buffers import iter_buffers
 from ..fingerprint.features import FEATURE_KINDS, char_classes
 from ..fingerprint.fingerprinter import chunk_bounds
 from .pairs import Pairs

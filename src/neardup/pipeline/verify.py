@@ -20,7 +20,7 @@ from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._kernels.simhash import feature_counts
 from .._kernels.similarity import pair_similarity
-from ..fingerprint.buffers import iter_buffers
+from ..fingerprint.text_buffers import iter_buffers
 from ..fingerprint.features import FEATURE_KINDS, char_classes
 from ..fingerprint.fingerprinter import chunk_bounds
 from ..io.rejects import Rejects

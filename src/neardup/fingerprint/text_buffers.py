@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._kernels.buffers import AS_IS, PYTHON, rebuild, triage
+from .._kernels.buffer_triage import AS_IS, PYTHON, rebuild, triage
 from ..io.encoding import decode_bytes, encode_text
 from .features import NormalizationTable, normalization_table, normalize
 
