@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import tempfile
+from pathlib import Path
+
 import numpy as np
 
+from .._kernels._jit import mark_warm
 from ..fingerprint.fingerprinter import _CHUNK_BYTES, Fingerprinter
 from ..index.hamming_index import HammingIndex
 from .clustering import clusters
@@ -22,6 +27,20 @@ def warmup() -> None:
             fingerprinter.fingerprint_batch(large)  # the parallel kernel
             fingerprints = fingerprinter.fingerprint_batch([f"doc {i} of the warm-up" for i in range(128)])
         _warm_index(fingerprints, bits)
+    _warm_reading_and_checks()
+    mark_warm()  # the cache now holds them all: commands need not say they compile
+
+
+def _warm_reading_and_checks() -> None:
+    """The JSONL reader's kernels, and the pair checks of --verify and --jaccard (MinHash)."""
+    from .job import dedup
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "warmup.jsonl"
+        texts = [f"document {i % 50} of the warm-up, with a few more words" for i in range(100)]
+        path.write_text("".join(json.dumps({"text": text}) + "\n" for text in texts))
+        for options in ({}, {"jaccard": 0.8}, {"verify": ("jaccard", 0.8)}, {"cosine": 0.98}):
+            dedup([path], **options)
 
 
 def _warm_index(fingerprints: np.ndarray, bits: int) -> None:
