@@ -10,6 +10,7 @@ import neardup
 EXPECTED = [
     "Client",
     "ConfigError",
+    "DedupOptions",
     "DedupResult",
     "Explanation",
     "FINGERPRINT_VERSION",

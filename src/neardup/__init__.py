@@ -29,14 +29,17 @@ if TYPE_CHECKING:
     from .index.hamming_index import HammingIndex
     from .index.plan import IndexPlan
     from .pipeline.clustering import clusters
-    from .pipeline.job import DedupResult, dedup
+    from .pipeline.job import dedup
+    from .pipeline.options import DedupOptions
+    from .pipeline.result import DedupResult
     from .pipeline.warmup import warmup
     from .report.explain import Explanation, explain
     from .report.html import write_report
 
 # Public name -> the module that defines it, imported on first use.
 _LAZY = {
-    "DedupResult": "pipeline.job",
+    "DedupOptions": "pipeline.options",
+    "DedupResult": "pipeline.result",
     "Explanation": "report.explain",
     "Fingerprinter": "fingerprint.fingerprinter",
     "HammingIndex": "index.hamming_index",
@@ -55,6 +58,7 @@ _LAZY = {
 __all__ = [  # sorted case-insensitively (tests/test_public_api.py)
     "Client",
     "ConfigError",
+    "DedupOptions",
     "DedupResult",
     "Explanation",
     "FINGERPRINT_VERSION",

@@ -74,16 +74,27 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_dir(path: str | os.PathLike, *, replace: bool = False) -> Iterator[Path]:
     """A temporary folder beside ``path``, renamed to ``path`` once the block ends without
-    error (else removed with its contents). ``path`` must not exist, or be an empty folder."""
+    error (else removed with its contents).
+
+    ``path`` must not exist, or be an empty folder: a folder of one document per file may be
+    the user's own. With ``replace``, for a folder that stands for one output file (Spark's
+    folder of part files, which ``-o kept.parquet`` names), an existing one is replaced as a
+    file would be: swapped out only once the new one is complete."""
     target = Path(path)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+    if not replace and target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise FileExistsError(f"{target} exists and is not an empty folder; remove it or write elsewhere")
     tmp = _create(target, lambda name: os.mkdir(name, 0o777))
     try:
         yield tmp
-        os.replace(tmp, target)
+        if replace and os.path.lexists(target):
+            old = _create(target, lambda name: os.mkdir(name, 0o777))
+            os.replace(target, old / target.name)
+            os.replace(tmp, target)
+            shutil.rmtree(old)
+        else:
+            os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -63,7 +63,7 @@ def test_thresholds_the_index_cannot_serve_are_refused_with_what_to_do():
         neardup.dedup(["a b c d"], cosine=0.9)
     with pytest.raises(ConfigError, match="not both"):
         neardup.dedup(["a b c d"], cosine=0.99, jaccard=0.8)
-    with pytest.raises(ConfigError, match="leave max_distance"):
+    with pytest.raises(ConfigError, match="leave out max_distance"):
         neardup.dedup(["a b c d"], cosine=0.99, max_distance=3)
     assert "dedup refuses" in explain_cosine(0.9, 128)
     assert "refuses" not in explain_cosine(0.98, 128)

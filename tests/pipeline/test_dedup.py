@@ -212,7 +212,7 @@ def test_bad_items_in_a_list_are_named_or_skipped():
 
 
 def test_summary_sizes_use_a_unit_that_fits():
-    from neardup.pipeline.job import format_bytes
+    from neardup.pipeline.stats import format_bytes
 
     assert [format_bytes(n) for n in (0, 812, 3500, 2**20 - 1, 5 * 2**30)] == [
         "0 B",
@@ -401,7 +401,7 @@ def test_pairs_stream_in_chunks_and_the_default_ones_rebuild_every_cluster(skewe
 
 
 def test_every_pair_held_at_once_raises_a_clear_error_past_memory(skewed, monkeypatch):
-    from neardup.pipeline import job
+    from neardup.pipeline import result as job
 
     result = neardup.dedup(skewed, max_distance=8)
     monkeypatch.setattr(job, "pairs_memory_limit", lambda: 1000)

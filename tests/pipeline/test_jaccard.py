@@ -375,8 +375,8 @@ def test_pairs_of_a_jaccard_dedup_are_the_verified_candidates(corpus, threshold)
 @pytest.mark.parametrize(
     "options, message",
     [
-        (dict(jaccard=0.8, max_distance=3), "leave max_distance"),
-        (dict(jaccard=0.8, verify=("jaccard", 0.5)), "leave verify"),
+        (dict(jaccard=0.8, max_distance=3), "leave out max_distance"),
+        (dict(jaccard=0.8, verify=("jaccard", 0.5)), "leave out verify"),
         (dict(jaccard=0), r"\(0, 1\]"),
         (dict(jaccard=True), r"\(0, 1\]"),
         (dict(jaccard=0.8, verify_features="bogus"), "not known"),

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..io.sources import OUTPUT_FORMATS
 from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
-from .options import add_config_arguments, add_input_arguments, config_from_args
+from .options import add_config_arguments, add_input_arguments, config_from_args, read_options
 
 _EPILOG = """\
 inputs:
@@ -186,6 +186,8 @@ def add_command(commands: Any) -> None:
 
 
 def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, float] | None:
+    """Usage errors of the command line itself; what the options allow together is
+    ``DedupOptions``'s to say, for both engines and the library alike."""
     if args.explain_plan:
         if args.jaccard is None and args.cosine is None:
             parser.error("--explain-plan explains a --jaccard or --cosine run; give one")
@@ -196,17 +198,14 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         parser.error("name INPUT files or folders, or give --example")
     if not args.example and not (args.output or args.clusters or args.pairs or args.save_index):
         parser.error("nothing to write: give -o OUTPUT (and/or --clusters, --pairs, --save-index)")
-    if (args.verify_features or args.verify_size) and not (args.verify or args.jaccard is not None):
-        parser.error(
-            "--verify-features and --verify-size say what --verify or --jaccard compares; give one too"
-        )
-    for name in ("jaccard", "cosine"):
-        if getattr(args, name) is not None and args.verify:
-            parser.error(f"--{name} T verifies every pair at T already; leave --verify out")
     if args.driver_limit is not None and (args.engine != "spark" or args.driver_limit < 0):
         parser.error("--driver-limit N (N >= 0) says where --engine spark decides; give it with that")
     if args.all_pairs and not args.pairs:
         parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
+    if args.engine == "spark":
+        for given, option in ((args.example, "--example"), (args.lines, "--lines")):
+            if given:
+                parser.error(f"{option} does not run on --engine spark yet; run it with the local engine")
     if args.verify is None:
         return None
     metric, threshold = args.verify
@@ -214,6 +213,26 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         return metric, float(threshold)
     except ValueError:
         parser.error(f"--verify {metric} {threshold}: the threshold must be a number in [0, 1]")
+
+
+def dedup_options(args: argparse.Namespace, verify: tuple[str, float] | None) -> Any:
+    """The :class:`~neardup.DedupOptions` the flags ask for, checked once for either engine."""
+    from ..pipeline.options import DedupOptions
+
+    return DedupOptions(
+        config=config_from_args(args),
+        max_distance=args.max_distance,
+        similarity=args.similarity,
+        jaccard=args.jaccard,
+        cosine=args.cosine,
+        verify=verify,
+        verify_features=args.verify_features,
+        verify_size=args.verify_size,
+        keep=args.keep,
+        cluster=args.cluster,
+        featureless=args.featureless,
+        against=args.against,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -228,10 +247,25 @@ def run(args: argparse.Namespace) -> int:
 
             print(explain_jaccard(args.jaccard, args.verify_features, args.verify_size))
         return 0
+    options = dedup_options(args, verify)
     if args.engine == "spark":
-        from .dedup_spark import run_on_spark
+        from ..spark.job import run as run_on_spark
 
-        return run_on_spark(args, verify)
+        stats = run_on_spark(
+            args.inputs,
+            options,
+            read=read_options(args),
+            output=args.output,
+            output_format=args.format,
+            clusters=args.clusters,
+            pairs=args.pairs,
+            every_pair=args.all_pairs,
+            save_index=args.save_index,
+            master=args.master,
+            driver_limit=args.driver_limit,
+        )
+        _summarise(stats, args)
+        return 0
     from pathlib import Path
 
     from .._progress import Progress
@@ -258,18 +292,9 @@ def run(args: argparse.Namespace) -> int:
             output_format(args.output, args.format, sources)
     result = dedup(
         data,
-        max_distance=args.max_distance,
-        similarity=args.similarity,
-        keep=args.keep,
-        verify=verify,
-        jaccard=args.jaccard,
-        cosine=args.cosine,
-        verify_features=args.verify_features,
-        verify_size=args.verify_size,
-        against=args.against,
+        options,
         text_field=args.text_field,
         id_field=id_field,
-        config=config_from_args(args),
         n_jobs=args.n_jobs,
         errors=args.on_error,
         input_format=args.input_format,
@@ -277,8 +302,6 @@ def run(args: argparse.Namespace) -> int:
         lines=args.lines,
         max_document_mb=args.max_document_mb,
         block_mb=args.block_mb,
-        featureless=args.featureless,
-        cluster=args.cluster,
         progress=progress,
     )
     result.write(
@@ -290,11 +313,16 @@ def run(args: argparse.Namespace) -> int:
         save_index=args.save_index,
         progress=progress,
     )
-    if not args.quiet:
-        print("neardup: " + result.stats.format().replace("\n", "\nneardup: "), file=sys.stderr)
+    _summarise(result.stats, args)
     if args.example:
         _show_example(result, documents)
     return 0
+
+
+def _summarise(stats: Any, args: argparse.Namespace) -> None:
+    """The run's summary on stderr, as both engines give it."""
+    if not args.quiet:
+        print("neardup: " + stats.format().replace("\n", "\nneardup: "), file=sys.stderr)
 
 
 def _show_example(result: Any, documents: list[Any]) -> None:

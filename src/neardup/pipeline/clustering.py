@@ -1,12 +1,13 @@
-"""Clusters of near-duplicates: connected components of the pairs from
-:meth:`neardup.HammingIndex.pairs`, by union-find (kernel in ``_kernels/cluster.py``)."""
+"""Clusters of near-duplicates from a list of pairs (:func:`neardup.clusters`): the items ranked
+by the representative asked for, then the components rule of ``index/components.py``, the one
+:meth:`neardup.HammingIndex.clusters` and dedup's ``--cluster components`` use."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .._errors import ConfigError
-from .._kernels.cluster import components
+from ..index.components import linked_roots
 
 
 def _int64(x: object, name: str) -> np.ndarray:
@@ -69,8 +70,8 @@ def clusters(
     priority = _priority(all_ids, by_id, representative, lengths)
     rank = np.empty(all_ids.size, dtype=np.int64)
     rank[priority] = np.arange(all_ids.size, dtype=np.int64)
-    # The union-find keeps the smallest rank as each component's root: its representative.
-    root = components(rank[ends[0]], rank[ends[1]], all_ids.size)
+    # Each component's root is its smallest rank: its representative.
+    root = linked_roots(all_ids.size, [(rank[ends[0]], rank[ends[1]])]).roots
     return all_ids[priority[root[rank]]]
 
 

@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..index.hamming_index import PAIRS_CHUNK, HammingIndex
-from .selection import Collapsed, distinct_index
+from ..index.hamming_index import PAIRS_CHUNK, HammingIndex, distinct_index
+from .selection import Collapsed
 from .verify import DocumentFeatures, Verification
 
 

@@ -15,6 +15,9 @@ distinct fingerprints ranked by their leaders:
 - ``"components"``: connected components of the near-duplicate pairs between distinct
   fingerprints (union-find), each represented by its best member. Components chain: a removed
   document may lie far from the kept one.
+
+Collapsing and components are the index's (``index/components.py``: one rule with
+:meth:`HammingIndex.clusters` and :func:`neardup.clusters`); the greedy rule is here.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernels.cluster import KEPT, REMOVED, flatten, keep_in_order, same_root, union_pairs
+from .._kernels.cluster import KEPT, REMOVED, keep_in_order
+from ..index.components import Accept
 from ..index.hamming_index import HammingIndex
 
 _MATCH_BUDGET = 1 << 22
@@ -46,41 +50,6 @@ class Collapsed:
     """int64, shape (c,): the rank of each one's fingerprint among the distinct ones."""
     leader: np.ndarray
     """int64, shape (m,): the position of each rank's best member (first in ``--keep`` order)."""
-
-
-def collapse(fps: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Identical fingerprints as one entry each.
-
-    Args:
-        fps: uint64, shape (n,) or (n, 2).
-        order: int64, shape (n,): positions, best to keep first.
-
-    Returns ``(distinct, rank, leader)``: the distinct fingerprints ranked by their best member
-    (shape (m,) or (m, 2)); int64 shape (n,), the rank of each document's fingerprint; int64
-    shape (m,), the position of each rank's best member.
-    """
-    ranked = fps[order]
-    axis = None if ranked.ndim == 1 else 0  # rows of a 128-bit batch
-    values, first, inverse = np.unique(ranked, axis=axis, return_index=True, return_inverse=True)
-    by_leader = np.argsort(first, kind="stable")
-    rank_of_value = np.empty(by_leader.size, dtype=np.int64)
-    rank_of_value[by_leader] = np.arange(by_leader.size, dtype=np.int64)
-    rank = np.empty(fps.shape[0], dtype=np.int64)
-    rank[order] = rank_of_value[inverse.reshape(-1)]
-    return values[by_leader], rank, order[first[by_leader]]
-
-
-Accept = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
-"""Which pairs of ranks (first, second, distance) count as near-duplicates: bool, one per pair
-(``--verify``'s similarity test). Without one, every pair within the radius counts."""
-
-
-def distinct_index(distinct: np.ndarray, bits: int, max_distance: int) -> HammingIndex:
-    """An index of the distinct fingerprints from :func:`collapse`, whose ids are their ranks."""
-    index = HammingIndex(bits=bits, max_distance=max_distance)
-    index.add(distinct)
-    index.compact()
-    return index
 
 
 @dataclass
@@ -107,8 +76,8 @@ def keep_greedy(
     accept: Accept | None = None,
     lonely: np.ndarray | None = None,
 ) -> Greedy:
-    """Manku's rule over ``distinct`` fingerprints ranked best first (from :func:`collapse`,
-    stored in ``index`` by :func:`distinct_index`).
+    """Manku's rule over ``distinct`` fingerprints ranked best first (from
+    ``components.collapse``, stored in ``index`` by ``hamming_index.distinct_index``).
 
     ``blocked``, bool shape (m,), marks fingerprints removed beforehand (near an index of what
     was seen): never kept, they remove nothing. ``accept`` keeps only the pairs it passes as
@@ -209,37 +178,3 @@ def undecided(m: int, blocked: np.ndarray | None) -> tuple[np.ndarray, np.ndarra
         state[blocked] = REMOVED
         representative[blocked] = -1
     return state, representative, np.zeros(m, dtype=np.int64)
-
-
-@dataclass
-class Components:
-    """The outcome of :func:`component_roots`."""
-
-    roots: np.ndarray
-    """int64, shape (m,): the best (lowest) rank of each rank's connected component."""
-    pairs: int
-    """Pairs within the radius streamed through the union-find."""
-
-
-def component_roots(
-    index: HammingIndex,
-    accept: Accept | None = None,
-    on_progress: Callable[[int], None] | None = None,
-) -> Components:
-    """Connected components of the pairs between the ranks stored in ``index`` (from
-    :func:`distinct_index`), without a pair list: the self-join streams into a union-find a
-    chunk at a time. With ``accept``, only the pairs it passes link, and it is asked only about
-    pairs whose ends are not linked yet (a pair inside a component adds nothing)."""
-    parent = np.arange(len(index), dtype=np.int64)
-    streamed = 0
-    for first, second, distance in index.iter_pairs():
-        streamed += len(first)
-        if accept is not None:
-            apart = ~same_root(parent, first, second)
-            first, second, distance = first[apart], second[apart], distance[apart]
-            good = accept(first, second, distance)
-            first, second = first[good], second[good]
-        union_pairs(parent, first, second)
-        if on_progress is not None:
-            on_progress(streamed)
-    return Components(flatten(parent), streamed)

@@ -47,7 +47,8 @@ def check_verify(
     if verify is None:
         if features is not None or size is not None:
             raise ConfigError(
-                "verify_features and verify_size say what verify compares; give verify=(metric, T) too"
+                "verify_features= (--verify-features) and verify_size= (--verify-size) say what a "
+                "check compares; give verify= (--verify), jaccard= (--jaccard) or cosine= (--cosine) too"
             )
         return None
     if not (isinstance(verify, tuple) and len(verify) == 2):

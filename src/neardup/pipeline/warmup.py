@@ -10,9 +10,10 @@ import numpy as np
 
 from .._kernels._jit import mark_warm
 from ..fingerprint.fingerprinter import _CHUNK_BYTES, Fingerprinter
+from ..index.components import component_roots
 from ..index.hamming_index import HammingIndex
 from .clustering import clusters
-from .selection import component_roots, keep_greedy
+from .selection import keep_greedy
 
 
 def warmup() -> None:

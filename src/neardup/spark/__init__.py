@@ -12,9 +12,11 @@ same near-duplicate pairs as the local engine, computed on a cluster.
   pairs that rebuild its clusters (``dedup.py``): it decides on a narrow table of each row's
   facts (``facts.py``), on the driver by the local engine's steps while they are few
   (``driver.py``);
-- ``splits.py`` has the tasks read JSONL files (and write the kept lines) themselves, a byte
-  range each, for ``neardup dedup --engine spark``; ``folders.py`` writes folders of part
-  files through pyarrow's file systems.
+- :func:`run` is the whole job on files, as ``neardup dedup --engine spark`` runs it: the
+  inputs read (``inputs.py``), the session, the decision, the outputs and the summary
+  (``job.py``); ``splits.py`` has the tasks read JSONL files (and write the kept lines)
+  themselves, a byte range each; ``folders.py`` writes folders of part files through
+  pyarrow's file systems.
 
 May import anything but ``cli``; pyspark is imported here, so only a caller of ``neardup.spark``
 needs it.
@@ -25,6 +27,7 @@ from __future__ import annotations
 from .clusters import representatives
 from .dedup import dedup, dedup_with_pairs
 from .fingerprints import fingerprint, fingerprint_columns
+from .job import run
 from .join import near_duplicate_pairs
 
 __all__ = [
@@ -34,4 +37,5 @@ __all__ = [
     "fingerprint_columns",
     "near_duplicate_pairs",
     "representatives",
+    "run",
 ]

@@ -34,13 +34,9 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from .._config import FingerprintConfig
 from .._errors import ConfigError
 from ..index.hamming_index import HammingIndex
-from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
-from ..pipeline.job import check_threshold
-from ..pipeline.lsh import Banding, jaccard_plan
-from ..pipeline.verify import Verification, check_verify
+from ..pipeline.options import DedupOptions
 from .clusters import LOCAL_LIMIT, representatives
 from .driver import DRIVER_ROWS, decide_on_driver, driver_capacity
 from .facts import POSITION, Facts, Texts, text_facts, texts_by_position
@@ -54,32 +50,17 @@ the rows: a few hundred MB at most on each executor."""
 
 
 def dedup(
-    df: DataFrame,
-    text_col: str = "text",
-    **options: Any,
+    df: DataFrame, text_col: str = "text", options: DedupOptions | None = None, **keywords: Any
 ) -> DataFrame:
     """Every row of ``df`` with its fingerprint column(s) and two more: ``cluster``, the rank
     (in ``keep`` order) of the kept row it duplicates (its own when kept: rows of one cluster
     share it), and ``kept``. ``.where("kept")`` gives the deduplicated rows. The options are
-    :func:`dedup_with_pairs`'s, and ``verify=(metric, T)`` with ``verify_features`` and
-    ``verify_size``, or ``jaccard=T`` (MinHash-LSH candidates, each pair checked), as
-    :func:`neardup.dedup` takes them (decided on the driver: up to ``driver_limit`` rows)."""
-    return _dedup(df, text_col, with_pairs=False, **options)[0]
+    :func:`dedup_with_pairs`'s."""
+    return _dedup(df, text_col, options, with_pairs=False, **keywords)[0]
 
 
 def dedup_with_pairs(
-    df: DataFrame,
-    text_col: str = "text",
-    *,
-    config: FingerprintConfig | None = None,
-    max_distance: int | None = None,
-    keep: str = "first",
-    id_col: str | None = None,
-    cluster: str = "greedy",
-    featureless: str = "keep",
-    group_limit: int = GROUP_LIMIT,
-    local_limit: int = LOCAL_LIMIT,
-    driver_limit: int | None = None,
+    df: DataFrame, text_col: str = "text", options: DedupOptions | None = None, **keywords: Any
 ) -> tuple[DataFrame, DataFrame]:
     """(the rows of :func:`dedup`, the pairs that rebuild its clusters): the pairs have columns
     ``a``, ``b`` (``id_col``'s values, else the rows' positions in the input) and ``distance``:
@@ -89,62 +70,37 @@ def dedup_with_pairs(
 
     Args:
         df: the documents, one per row, text in ``text_col`` (no nulls).
-        config: fingerprint settings (default :class:`FingerprintConfig`).
-        max_distance: the radius in bits, 0 to 7 (default 3 at 64 bits, 6 at 128).
-        keep: which row of a cluster stays: ``"first"`` (input order), ``"longest"``,
-            ``"shortest"`` (text length in bytes; ties in input order) or ``"lowest-id"``
-            (``id_col``'s order).
-        cluster: ``"greedy"`` (Manku's rule: every removed row has a kept one within the
-            radius) or ``"components"``, as :func:`neardup.dedup` has them.
-        featureless: rows whose text has no features (fingerprint 0): ``"keep"`` each,
-            compared with nothing; ``"drop"`` them; or ``"compare"`` them as any other.
+        options: a :class:`~neardup.DedupOptions` (the radius, ``keep``, ``cluster``,
+            ``featureless``, ``verify``, ``jaccard``, ``cosine``, the fingerprint ``config``),
+            or its fields as keywords, as :func:`neardup.dedup` takes them. ``keep="lowest-id"``
+            orders by ``id_col``.
+        id_col: the column of the ids (optional).
         group_limit, local_limit: see :func:`near_duplicate_pairs` and
             :func:`neardup.spark.clusters.representatives`.
         driver_limit: up to this many rows, the decision is taken on the driver, by the local
             engine's steps (``driver.py``); the texts stay on the executors. By default
-            ``DRIVER_ROWS`` (2M), or where only the driver can decide (``verify``,
+            ``DRIVER_ROWS`` (2M), or where only the driver can decide (a check of each pair,
             ``jaccard``) as many as its memory holds (``driver_capacity()``).
     """
-    rows, pairs = _dedup(
-        df,
-        text_col,
-        config=config,
-        max_distance=max_distance,
-        keep=keep,
-        id_col=id_col,
-        cluster=cluster,
-        featureless=featureless,
-        group_limit=group_limit,
-        local_limit=local_limit,
-        driver_limit=driver_limit,
-        with_pairs=True,
-    )
+    rows, pairs = _dedup(df, text_col, options, with_pairs=True, **keywords)
     assert pairs is not None
     return rows, pairs
 
 
+_ENGINE_KEYWORDS = ("id_col", "group_limit", "local_limit", "driver_limit")
+"""What the Spark engine takes beside the options."""
+
+
 def _dedup(
-    df: DataFrame,
-    text_col: str,
-    *,
-    config: FingerprintConfig | None = None,
-    id_col: str | None = None,
-    verify: object = None,
-    verify_features: str | None = None,
-    verify_size: int | None = None,
-    jaccard: float | None = None,
-    **options: Any,
+    df: DataFrame, text_col: str, options: DedupOptions | None, *, with_pairs: bool, **keywords: Any
 ) -> tuple[DataFrame, DataFrame | None]:
-    config = config or FingerprintConfig()
-    keyed = None
-    checked: Verification | None
-    if jaccard is not None:
-        check_threshold("jaccard", jaccard, options.get("max_distance"), None, verify)
-        checked, banding, _ = jaccard_plan(jaccard, config, verify_features, verify_size)
-        keyed = (banding, checked)
-    else:
-        checked = check_verify(verify, config, verify_features, verify_size)
-    if clash := {*fingerprint_columns(config), "cluster", "kept"} & set(df.columns):
+    engine = {name: keywords.pop(name) for name in _ENGINE_KEYWORDS if name in keywords}
+    if options is None:
+        options = DedupOptions.from_keywords(**keywords)
+    elif keywords:
+        raise ConfigError(f"pass options= or its fields as keywords, not both: {', '.join(sorted(keywords))}")
+    id_col = engine.get("id_col")
+    if clash := {*fingerprint_columns(options.config), "cluster", "kept"} & set(df.columns):
         raise ConfigError(
             f"the DataFrame has a column named {sorted(clash)[0]!r}, which dedup adds; rename it"
         )
@@ -158,13 +114,12 @@ def _dedup(
             f"the DataFrame has no column {id_col!r} (id_col); its columns: {', '.join(df.columns)}"
         )
     decision = decide(
-        text_facts(positioned, text_col, Facts(config, id_col, jaccard=keyed)),
-        config=config,
-        id_col=id_col,
-        verify=checked,
-        texts=texts_by_position(positioned, text_col) if checked else None,
-        banding=keyed[0] if keyed else None,
-        **options,
+        text_facts(positioned, text_col, Facts(options.config, id_col, jaccard=options.bands)),
+        options,
+        texts=texts_by_position(positioned, text_col) if options.check else None,
+        against=options.open_against(),
+        with_pairs=with_pairs,
+        **engine,
     )
     ids = [id_col] if id_col else []
     rows = rows_with(positioned, decision.outcome.drop(*ids), decision.documents)
@@ -173,49 +128,44 @@ def _dedup(
 
 def decide(
     facts: DataFrame | SplitFacts,
+    options: DedupOptions,
     *,
-    config: FingerprintConfig | None = None,
-    max_distance: int | None = None,
-    keep: str = "first",
     id_col: str | None = None,
-    cluster: str = "greedy",
-    featureless: str = "keep",
     group_limit: int = GROUP_LIMIT,
     local_limit: int = LOCAL_LIMIT,
     driver_limit: int | None = None,
     hold: str | None = None,
     with_pairs: bool = True,
     every_pair: bool = False,
-    verify: Verification | None = None,
     texts: Texts | None = None,
     against: HammingIndex | None = None,
-    banding: Banding | None = None,
     timings: dict[str, float] | None = None,
 ) -> Decision:
     """The :class:`Decision` of :func:`dedup_with_pairs` from the rows' ``facts`` (see
-    ``facts.py``; computed here once): its outcome has a row per input row, with ``POSITION``,
-    its fingerprint column(s), ``cluster`` and ``kept`` (and ``id_col``), and is checkpointed:
+    ``facts.py``; computed here once), as ``options`` decide: its outcome has a row per input
+    row, with ``POSITION``, its fingerprint column(s), ``cluster`` and ``kept`` (and
+    ``id_col``), and is checkpointed:
     a few longs a row, whatever the texts. ``timings``, when given, gets the seconds of each
     step: ``fingerprint``, then ``join`` (ranks, copies, pairs) and ``clusters``, or ``decide
     on the driver`` for facts of at most ``driver_limit`` rows (``driver.py``). The pairs are
     None without ``with_pairs``; with ``every_pair`` (on the driver only) they are every pair
-    of rows, not just those that rebuild the clusters. With ``verify`` (on the driver only, so up to
-    ``driver_limit`` rows), a pair counts only if its texts, fetched by ``texts``, are similar
-    enough: as ``neardup.dedup(verify=...)`` decides. Likewise with ``against`` (an index of
-    documents seen before), a document near it is not kept, and with ``banding`` (``jaccard``)
-    the candidates share a MinHash band key. ``driver_limit`` is by default ``DRIVER_ROWS``,
+    of rows, not just those that rebuild the clusters. Where the options check each pair
+    (``verify``, ``cosine``, ``jaccard``; on the driver only, so up to ``driver_limit`` rows), a
+    pair counts only if its texts, fetched by ``texts``, are similar enough: as
+    :func:`neardup.dedup` decides. Likewise with ``against`` (the opened index of documents
+    seen before), a document near it is not kept, and under ``jaccard`` the candidates share a
+    MinHash band key. ``driver_limit`` is by default ``DRIVER_ROWS``,
     or with any of those as many rows as the driver's memory holds; so too with ``hold``, what
     needs the outcome held by the driver (named in the error when the rows are too many)."""
     clock = _Clock(timings)
-    config = config or FingerprintConfig()
-    k = 3 * config.bits // 64 if max_distance is None else max_distance
-    for name, value, allowed in (
-        ("keep", keep, KEEP),
-        ("cluster", cluster, CLUSTERINGS),
-        ("featureless", featureless, FEATURELESS),
-    ):
-        if value not in allowed:
-            raise ConfigError(f"{name}={value!r} is not allowed; choose one of {', '.join(allowed)}")
+    config, k, keep, cluster, featureless = (
+        options.config,
+        options.radius,
+        options.keep,
+        options.cluster,
+        options.featureless,
+    )
+    verify, banding = options.check, options.banding
     if keep == "lowest-id" and id_col is None:
         raise ConfigError('keep="lowest-id" needs id_col=, a column of the DataFrame')
     fp = fingerprint_columns(config)
@@ -237,22 +187,17 @@ def decide(
             f"memory); these are {rows:,}: run without, or on the local engine"
         )
     if rows <= driver_limit:
-        table, listed, stats = decide_on_driver(
+        decided = decide_on_driver(
             facts.toArrow(),
             fp,
-            config,
-            max_distance=k,
-            keep=keep,
+            options,
             id_col=id_col,
-            cluster=cluster,
-            featureless=featureless,
             with_pairs=with_pairs,
             every_pair=every_pair,
-            verify=verify,
             texts=texts,
             against=against,
-            banding=banding,
         )
+        table = decided.outcome
         _, sizes = np.unique(table.column("cluster").to_numpy(), return_counts=True)
         decision = Decision(
             None,
@@ -260,10 +205,10 @@ def decide(
             table.num_rows,
             int(pc.sum(table.column("kept").cast("int64")).as_py() or 0),
             int(np.count_nonzero(sizes > 1)),
-            stats.checked_pairs,
-            stats.similar_pairs,
-            stats.against_matches,
-            held=Held(lambda: facts.sparkSession, table, listed),
+            decided.checked_pairs,
+            decided.similar_pairs,
+            decided.against_matches,
+            held=Held(lambda: facts.sparkSession, table, decided.pairs),
         )
         clock.lap("decide on the driver")
         return decision

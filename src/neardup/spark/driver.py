@@ -4,10 +4,10 @@ A distributed decision costs Spark about thirty jobs (ranks, copies, the join, r
 rule, the outcome), each a fixed fraction of a second, whatever the data: on half a million
 rows they took 13 of 36 seconds. Below ``DRIVER_ROWS`` the facts (a few longs a row) are
 collected instead and the local job's own step decides
-(:func:`neardup.pipeline.job.choose_representatives`: copies collapsed, the distinct
+(:func:`neardup.pipeline.steps.choose_representatives`: copies collapsed, the distinct
 fingerprints joined by a :class:`~neardup.HammingIndex`, Manku's rule or components, or under
 ``jaccard`` MinHash buckets, and with ``verify`` the similarity of the pairs it needs), with
-the same answer; the pairs are the local engine's too (:func:`~neardup.pipeline.job.near_pairs`).
+the same answer; the pairs are the local engine's too (:func:`~neardup.pipeline.steps.near_pairs`).
 What only the driver can decide, it decides up to :func:`driver_capacity` rows. Texts come to
 the driver only for ``verify``, and only those of documents with a neighbour
 (:class:`_FetchedCorpus`).
@@ -15,21 +15,21 @@ the driver only for ``verify``, and only those of documents with a neighbour
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._config import FingerprintConfig
 from .._errors import TooManyPairsError
 from .._progress import Progress
 from .._system import available_memory
 from ..index.hamming_index import HammingIndex, pairs_memory_limit
-from ..pipeline.job import DedupStats, choose_representatives, drop_near_index, near_pairs
-from ..pipeline.lsh import Banding
-from ..pipeline.verify import Verification
+from ..pipeline.options import DedupOptions
+from ..pipeline.steps import choose_representatives, drop_near_index, near_pairs
 from .facts import POSITION, Texts, band_columns
 from .fingerprints import fingerprints_of
 
@@ -49,33 +49,39 @@ def driver_capacity() -> int:
     return max(DRIVER_ROWS, available_memory() // DRIVER_ROW_BYTES)
 
 
+@dataclass(frozen=True)
+class DriverDecision:
+    """What :func:`decide_on_driver` decided."""
+
+    outcome: pa.Table
+    pairs: pa.Table | None
+    checked_pairs: int | None
+    similar_pairs: int | None
+    against_matches: int
+
+
 def decide_on_driver(
     facts: pa.Table,
     fp: list[str],
-    config: FingerprintConfig,
+    options: DedupOptions,
     *,
-    max_distance: int,
-    keep: str,
     id_col: str | None,
-    cluster: str,
-    featureless: str,
     with_pairs: bool,
-    verify: Verification | None = None,
     texts: Texts | None = None,
     against: HammingIndex | None = None,
-    banding: Banding | None = None,
     every_pair: bool = False,
-) -> tuple[pa.Table, pa.Table | None, DedupStats]:
-    """(the outcome, the pairs or None, the counts of pairs checked and of documents near
-    ``against``) of ``decide`` from the collected ``facts``, as the distributed steps give them
+) -> DriverDecision:
+    """The outcome, the pairs (or None) and the counts of pairs checked and of documents near
+    ``against`` of ``decide`` from the collected ``facts``, as the distributed steps give them
     (``cluster`` values: the representative's rank in ``keep`` order, the position itself for
-    ``"first"``). The pairs are the local engine's (:func:`neardup.pipeline.job.near_pairs`):
+    ``"first"``). The pairs are the local engine's (:func:`neardup.pipeline.steps.near_pairs`):
     those that rebuild the clusters, or with ``every_pair`` every pair, with their
-    ``similarity`` under ``verify``; held, up to what the driver's memory holds. A document
+    ``similarity`` where checked; held, up to what the driver's memory holds. A document
     near ``against`` is not kept, as the local job decides.
-    With ``banding``, the candidates are the documents that share a MinHash band key (the
-    facts' ``_band_*`` columns), each pair checked by ``verify``, as
-    ``neardup.dedup(jaccard=...)`` finds them."""
+    Under ``jaccard``, the candidates are the documents that share a MinHash band key (the
+    facts' ``_band_*`` columns), each pair checked, as ``neardup.dedup(jaccard=...)`` finds
+    them."""
+    keep, featureless, verify, banding = options.keep, options.featureless, options.check, options.banding
     n = facts.num_rows
     position = facts.column(POSITION).to_numpy()
     fps = fingerprints_of(facts, fp)
@@ -85,32 +91,21 @@ def decide_on_driver(
     if keep != "first":
         rank[order] = np.arange(n, dtype=np.int64)
     compared = np.arange(n, dtype=np.int64) if featureless == "compare" else np.flatnonzero(~no_features)
-    stats = DedupStats()
     corpus = _FetchedCorpus(position, texts) if texts is not None else None
     keys = None
     if banding is not None:
         assert verify is not None
         bands = [facts.column(c).to_numpy() for c in band_columns((banding, verify))]
         keys = np.ascontiguousarray(np.stack(bands, axis=1).view(np.uint64))
-    representative, matched, collapsed, features = choose_representatives(
-        fps,
-        compared,
-        order,
-        max_distance,
-        config,
-        cluster,
-        verify,
-        against,
-        corpus,
-        Progress(enabled=False),
-        stats,
-        keys,
+    choice = choose_representatives(
+        fps, compared, order, options, corpus, Progress(enabled=False), against=against, keys=keys
     )
-    cluster_of = rank[representative]
+    cluster_of = rank[choice.representatives]
     kept = cluster_of == rank
-    if matched is not None:
-        _, labels = np.unique(representative, return_inverse=True)
-        stats.against_matches = drop_near_index(kept, labels, matched)
+    against_matches = 0
+    if choice.matched is not None:
+        _, labels = np.unique(choice.representatives, return_inverse=True)
+        against_matches = drop_near_index(kept, labels, choice.matched)
     if featureless == "drop":
         kept &= ~no_features
     outcome = pa.table(
@@ -122,12 +117,21 @@ def decide_on_driver(
             **({id_col: facts.column(id_col)} if id_col else {}),
         }
     )
+    decided = DriverDecision(outcome, None, choice.checked_pairs, choice.similar_pairs, against_matches)
     if not with_pairs:
-        return outcome, None, stats
+        return decided
     names = facts.column(id_col).combine_chunks() if id_col else pa.array(position)
     limit, held, batches = pairs_memory_limit(), 0, []
     for chunk in near_pairs(
-        fps, collapsed, 64 * len(fp), max_distance, verify, corpus, keys, features, every=every_pair
+        fps,
+        choice.collapsed,
+        64 * len(fp),
+        options.radius,
+        verify,
+        corpus,
+        keys,
+        choice.features,
+        every=every_pair,
     ):
         held += len(chunk.first)
         if held > limit:
@@ -143,7 +147,8 @@ def decide_on_driver(
     empty = {"a": names.slice(0, 0), "b": names.slice(0, 0), "distance": pa.array([], pa.int64())}
     if verify is not None:
         empty["similarity"] = pa.array([], pa.float64())
-    return outcome, pa.Table.from_batches(batches or [pa.RecordBatch.from_pydict(empty)]), stats
+    listed = pa.Table.from_batches(batches or [pa.RecordBatch.from_pydict(empty)])
+    return dataclasses.replace(decided, pairs=listed)
 
 
 def _sort_keys(keep: str, id_col: str | None) -> list[tuple[str, str]]:

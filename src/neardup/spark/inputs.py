@@ -1,0 +1,203 @@
+"""The inputs of a Spark dedup job (:func:`neardup.spark.run`) as its decision takes them, and
+the writing of its outputs as folders of part files.
+
+Formats are named by the files' suffixes as the local engine names them
+(:func:`neardup.io.sources.split_suffixes`): JSONL, Parquet, CSV or TSV, all inputs of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from .._atomic import atomic_dir
+from .._errors import ConfigError
+from ..io.batch import ReadOptions
+from ..io.sources import split_suffixes
+from .dedup import Decision, numbered, rows_with
+from .facts import POSITION, Facts, json_line_facts, text_facts, texts_by_position
+from .folders import file_system, write_table
+from .splits import SplitFacts, first_record, plan_splits, split_texts, write_kept_lines
+
+FORMATS = ("jsonl", "parquet", "csv", "tsv")
+"""What the Spark job reads and writes."""
+LINE = "_line"
+"""The column of an input line, on the JSONL-to-JSONL path."""
+
+
+class Inputs:
+    """The inputs as the decision takes them (``facts``, ``texts``), and how their kept rows
+    are written: JSONL to JSONL copies the kept lines as read, as the local engine does, so no
+    schema is needed and only the text and id fields are parsed. Files pyarrow opens are read
+    (and the kept lines written) by the tasks themselves, a split each; other paths by Spark.
+    Files give the same rows in the same order when read again: the texts are read once for
+    the fingerprints and once for the kept rows, never held or shuffled."""
+
+    def __init__(
+        self,
+        paths: list[str],
+        read: ReadOptions,
+        recorded: Facts,
+        sc: Any,
+        session: Any,
+        output: str | None,
+        output_format: str | None,
+    ) -> None:
+        self.sc, self.paths, self.spark, self.options = sc, paths, session, read
+        text = read.text_field
+        fields = [text, *([read.id_field] if read.id_field else [])]
+        fmt = input_format(paths)
+        lines_out = fmt == "jsonl" and (not output or folder_format(output, output_format) == "jsonl")
+        self.splits = plan_splits(paths, sc.defaultParallelism) if lines_out else None
+        self.facts: Any
+        if self.splits is not None:
+            _check_first_line(first_record(self.splits), paths, fields)
+            self.facts = SplitFacts(sc, self.splits, read, recorded)
+            self.texts = split_texts(sc, self.splits, read)
+        elif lines_out:  # at a path only Spark reaches: its text source reads the lines
+            lines = self.spark.read.text(paths).select(F.col("value").alias(LINE))
+            self.positioned = numbered(lines.where(F.col(LINE).rlike(r"\S")))
+            first = self.positioned.select(LINE).head()
+            _check_first_line(first[0].encode() if first else None, paths, fields)
+            self.facts = json_line_facts(self.positioned, LINE, text, recorded)
+            self.texts = texts_by_position(self.positioned, LINE, json_field=text)
+        else:
+            df = _read(self.spark, paths, fmt)
+            if text not in df.columns:
+                raise ConfigError(
+                    f"the inputs have no field {text!r}; their fields: {', '.join(df.columns)} "
+                    f"(name the text with --text-field)"
+                )
+            self.positioned = numbered(df)
+            self.facts = text_facts(self.positioned, text, recorded)
+            self.texts = texts_by_position(self.positioned, text)
+
+    def write_kept(self, decision: Decision, output: str, given: str | None) -> None:
+        """The kept rows, to ``output``: picked by whichever of the removed and the kept
+        positions are fewer."""
+        total, kept = decision.documents, decision.kept
+        leave_out = total - kept <= kept
+        chosen = decision.positions(kept=not leave_out)
+        if self.splits is not None:
+            with output_folder(output) as target:
+                written = write_kept_lines(self.sc, self.splits, self.options, chosen, leave_out, target)
+            if written != kept:
+                raise ConfigError(
+                    f"{', '.join(self.paths)}: {written:,} lines were written where {kept:,} "
+                    f"documents were kept; did the inputs change during the run?"
+                )
+            return
+        if isinstance(chosen, np.ndarray):
+            chosen = self.spark.createDataFrame(pa.table({POSITION: chosen}))
+        how = "left_anti" if leave_out else "left_semi"
+        write_frame(
+            rows_with(self.positioned, chosen, min(total - kept, kept), how).drop(POSITION), output, given
+        )
+
+
+def folder_format(path: str, given: str | None = None) -> str:
+    """The format of the files of ``path`` (a file or an output folder named like one):
+    ``given``, else named by its suffix."""
+    if given:
+        if given not in FORMATS:
+            raise ConfigError(f"--engine spark writes {', '.join(FORMATS)}, not {given}")
+        return given
+    fmt, _ = split_suffixes(path.rstrip("/"))
+    if fmt not in FORMATS:
+        raise ConfigError(
+            f"{path}: --engine spark reads and writes JSONL (.jsonl, .json, .ndjson), Parquet "
+            f"(.parquet, .pq), CSV (.csv) or TSV (.tsv), named by suffix; name the files so, or "
+            f"give --input-format/--format"
+        )
+    return fmt
+
+
+def input_format(paths: list[str]) -> str:
+    """The one format of every input (a folder's by the files it holds)."""
+    formats = {folder_format(p) if not os.path.isdir(p) else _format_inside(p) for p in paths}
+    if len(formats) != 1:
+        raise ConfigError(
+            f"--engine spark reads inputs of one format; these are {', '.join(sorted(formats))}"
+        )
+    return formats.pop()
+
+
+def _format_inside(folder: str) -> str:
+    names = [n for _, _, files in os.walk(folder) for n in files if not n.startswith((".", "_"))]
+    formats = {fmt for fmt, _ in map(split_suffixes, names) if fmt in FORMATS}
+    if len(formats) != 1:
+        raise ConfigError(
+            f"{folder}: --engine spark needs a folder of JSONL, Parquet, CSV or TSV files, one format"
+        )
+    return formats.pop()
+
+
+def _read(spark: Any, paths: list[str], fmt: str) -> DataFrame:
+    if fmt == "jsonl":
+        return spark.read.json(paths)
+    if fmt == "parquet":
+        return spark.read.parquet(*paths)
+    return spark.read.option("header", True).option("sep", "\t" if fmt == "tsv" else ",").csv(paths)
+
+
+def write_frame(df: DataFrame, path: str, given: str | None = None) -> None:
+    """``df`` as a folder of part files at ``path``, written by Spark."""
+    fmt = folder_format(path, given)
+    with output_folder(path) as target:
+        writer = df.write.mode("overwrite")
+        if df.columns == [LINE]:  # the input's lines, as read
+            writer.text(target)
+        elif fmt == "jsonl":
+            writer.json(target)
+        elif fmt == "parquet":
+            writer.parquet(target)
+        else:
+            writer.option("header", True).option("sep", "\t" if fmt == "tsv" else ",").csv(target)
+
+
+def write_held(table: pa.Table, path: str) -> bool:
+    """``table`` (held by the driver) as a folder of one part file at ``path``, written
+    through pyarrow; False where pyarrow does not reach ``path`` (then Spark writes it)."""
+    if file_system(path) is None:
+        return False
+    with output_folder(path) as target:
+        write_table(table, target, folder_format(path))
+    return True
+
+
+@contextlib.contextmanager
+def output_folder(path: str) -> Iterator[str]:
+    """Where to write the folder ``path``: a local one atomically (``_atomic.atomic_dir``,
+    replacing an old output once the new one is complete); another in place."""
+    if "://" in path:
+        yield path
+        return
+    with atomic_dir(path.rstrip("/"), replace=True) as target:
+        yield str(target)
+
+
+def _check_first_line(first: bytes | None, paths: list[str], fields: list[str]) -> None:
+    """A clear error for inputs that are not JSON objects with these fields (their ``first``
+    line that is not blank says), before Spark meets them in every task."""
+    if first is None:
+        return
+    try:
+        record = json.loads(first)
+    except ValueError:
+        raise ConfigError(f"{', '.join(paths)}: the first line is not valid JSON") from None
+    if not isinstance(record, dict):
+        raise ConfigError(f"{', '.join(paths)}: the first line is not a JSON object")
+    for field in fields:
+        if field not in record:
+            raise ConfigError(
+                f"{', '.join(paths)}: the first line has no field {field!r}; its fields: "
+                f"{', '.join(record)} (name the text with --text-field, the id with --id-field)"
+            )

@@ -1,0 +1,174 @@
+"""The dedup job on Spark, end to end (:func:`run`): the inputs read, the session, the
+decision, the outputs written and the summary, as ``neardup dedup --engine spark`` runs it.
+
+Inputs are JSONL, Parquet, CSV or TSV files or folders of them, all of one format, at any path
+Spark reaches. Each output is a folder of part files: ``output`` the kept rows with their
+columns as read, ``clusters`` one row per document in a cluster of several (id, cluster,
+kept), ``pairs`` (named by the id field) the pairs that rebuild the clusters, or with
+``every_pair`` every pair (id_a, id_b, distance, and similarity where checked). A local output
+goes to a temporary folder beside it and replaces its target once complete.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from py4j.protocol import Py4JJavaError
+from pyspark import SparkConf, SparkContext
+from pyspark.errors import PythonException
+
+from .._atomic import atomic_path
+from .._errors import ConfigError
+from ..io.batch import ReadOptions
+from ..pipeline.options import DedupOptions
+from ..pipeline.stats import DedupStats
+from ..pipeline.steps import index_to_save
+from .dedup import Decision, decide
+from .facts import POSITION, Facts
+from .fingerprints import fingerprint_columns, fingerprints_of
+from .inputs import Inputs, write_frame, write_held
+
+
+def run(
+    paths: list[str],
+    options: DedupOptions,
+    *,
+    read: ReadOptions | None = None,
+    output: str | None = None,
+    output_format: str | None = None,
+    clusters: str | None = None,
+    pairs: str | None = None,
+    every_pair: bool = False,
+    save_index: str | None = None,
+    master: str | None = None,
+    driver_limit: int | None = None,
+) -> DedupStats:
+    """Deduplicate the files at ``paths`` on Spark as ``options`` say, write the outputs asked
+    for, and return what was done (its :meth:`~DedupStats.format` is the summary).
+
+    Args:
+        paths: files or folders, local or at any path Spark reaches (``s3://``, ``hdfs://``).
+        read: the text and id fields, and how much to read at a time.
+        output, output_format: the kept rows' folder, and its format (default: its suffix).
+        clusters, pairs, every_pair: the clusters' and pairs' folders (Parquet, CSV, TSV or
+            JSONL by suffix); the pairs name the documents by the id field, which they need.
+        save_index: an index of every document's fingerprint for later ``against`` runs.
+        master: the Spark master (default: spark-submit's, else ``local[*]``). The SQL session
+            is made only when first needed: JSONL decided on the driver runs as RDD jobs.
+        driver_limit: up to this many documents the decision is taken on the driver by the
+            local engine's steps (:func:`neardup.spark.dedup.decide`).
+    """
+    started = time.perf_counter()
+    read = read or ReadOptions()
+    if pairs and not read.id_field:
+        raise ConfigError("--pairs on --engine spark names the documents by --id-field; give it")
+    against = options.open_against()
+    conf = SparkConf().setAppName("neardup dedup")
+    if master:
+        conf.setMaster(master)
+    elif "SPARK_HOME" not in os.environ and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
+        conf.setMaster("local[*]")  # plain `python -m neardup`, not spark-submit
+    sc = SparkContext.getOrCreate(conf)
+    try:
+        inputs = Inputs(
+            paths,
+            read,
+            Facts(options.config, read.id_field, jaccard=options.bands),
+            sc,
+            _LazySession(),
+            output,
+            output_format,
+        )
+        timings: dict[str, float] = {}
+        decision = decide(
+            inputs.facts,
+            options,
+            id_col=read.id_field,
+            with_pairs=bool(pairs),
+            every_pair=every_pair,
+            texts=inputs.texts if options.check else None,
+            against=against,
+            hold="--save-index" if save_index else None,
+            driver_limit=driver_limit,
+            timings=timings,
+        )
+        if output:
+            write_started = time.perf_counter()
+            inputs.write_kept(decision, output, output_format)
+            timings[f"write {os.path.basename(output.rstrip('/'))}"] = time.perf_counter() - write_started
+        _write_clusters_and_pairs(decision, read.id_field, clusters, pairs)
+        if save_index:
+            _save_index(decision, save_index, against, options)
+        timings["total"] = time.perf_counter() - started
+        return DedupStats(
+            documents=decision.documents,
+            text_bytes=None,
+            checked_pairs=decision.checked_pairs,
+            similar_pairs=decision.similar_pairs,
+            clusters=decision.clusters,
+            duplicates=decision.documents - decision.kept - decision.against_matches,
+            against_matches=decision.against_matches,
+            plan=options.plan,
+            engine=f"on Spark ({sc.master})",
+            seconds=timings,
+        )
+    except (PythonException, Py4JJavaError) as e:  # raised in a task: its message, not the JVM's trace
+        found = re.search(r"neardup\._errors\.\w+Error: (.*)", str(e))
+        if found is None:
+            raise
+        raise ConfigError(f"{', '.join(paths)}: {found.group(1).strip()}") from None
+    finally:
+        sc.stop()
+
+
+def _write_clusters_and_pairs(
+    decision: Decision, id_field: str | None, clusters: str | None, pairs: str | None
+) -> None:
+    """The clusters and pairs: what the driver holds it writes itself where pyarrow reaches
+    (no query, no session); the rest Spark writes."""
+    ids = [id_field] if id_field else []
+    held = decision.held
+    if clusters and not (held and write_held(_members(held.outcome, ids), clusters)):
+        outcome = decision.outcome
+        sizes = outcome.groupBy("cluster").count().where("count > 1").select("cluster")
+        write_frame(outcome.join(sizes, "cluster").select(*ids, "cluster", "kept"), clusters)
+    if pairs and not (held and held.pairs and write_held(_named(held.pairs), pairs)):
+        assert decision.pairs is not None
+        write_frame(decision.pairs.withColumnRenamed("a", "id_a").withColumnRenamed("b", "id_b"), pairs)
+
+
+def _members(outcome: pa.Table, ids: list[str]) -> pa.Table:
+    """The rows of ``outcome`` in clusters of several: ids, cluster, kept."""
+    _, cluster, sizes = np.unique(
+        outcome.column("cluster").to_numpy(), return_inverse=True, return_counts=True
+    )
+    return outcome.select([*ids, "cluster", "kept"]).filter(pa.array(sizes[cluster] > 1))
+
+
+def _named(pairs: pa.Table) -> pa.Table:
+    """``pairs`` with their ends named as the local engine's pairs name them."""
+    return pairs.rename_columns(["id_a", "id_b", *pairs.column_names[2:]])
+
+
+def _save_index(decision: Decision, path: str, against: Any, options: DedupOptions) -> None:
+    """An index of every document's fingerprint, ids in input order (after the ``against``
+    index's, added to it), as the local engine saves it; built on the driver."""
+    assert decision.held is not None  # decide was told to hold it
+    table = decision.held.outcome.sort_by(POSITION)  # input order
+    fingerprints = fingerprints_of(table, fingerprint_columns(options.config))
+    with atomic_path(path) as target:
+        index_to_save(fingerprints, against, options.config, options.radius).save(target)
+
+
+class _LazySession:
+    """The SQL session, made when an attribute of it is first asked for."""
+
+    def __getattr__(self, name: str) -> Any:
+        from pyspark.sql import SparkSession
+
+        return getattr(SparkSession.builder.getOrCreate(), name)
