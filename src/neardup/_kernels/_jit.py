@@ -23,7 +23,7 @@ import os
 import sys
 from pathlib import Path
 
-import llvmlite.binding
+import llvmlite.binding  # type: ignore[import-untyped]  # pyproject skips llvmlite, not .binding
 import numba
 
 CACHE = os.environ.get("NEARDUP_NUMBA_CACHE", "1").strip().lower() not in {"0", "false", "no", "off"}
