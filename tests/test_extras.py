@@ -11,7 +11,7 @@ import pytest
 from neardup import NeardupError
 from neardup._errors import MissingExtraError
 from neardup._extras import EXTRAS, extra_of, require
-from neardup.cli.main import main
+from neardup.cli.main import for_people, main
 
 
 def hide(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
@@ -20,6 +20,12 @@ def hide(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
         monkeypatch.delitem(sys.modules, name)
     for module in modules:
         monkeypatch.setitem(sys.modules, module, None)
+
+
+def forget_neardup_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Makes the next ``import neardup.spark`` run again (an earlier test may have imported it)."""
+    for name in [m for m in sys.modules if m == "neardup.spark" or m.startswith("neardup.spark.")]:
+        monkeypatch.delitem(sys.modules, name)
 
 
 def test_require_names_the_extra_and_the_missing_module(monkeypatch):
@@ -93,16 +99,34 @@ def test_report_without_matplotlib(tmp_path, monkeypatch, capsys):
     )
 
 
-def test_the_cli_names_the_extra_of_any_optional_import_that_fails(tmp_path, monkeypatch, capsys):
-    # --engine spark imports pyspark (and py4j) inside the job; main() names the extra of any
-    # optional module whose import fails, wherever it is imported.
+def test_import_neardup_spark_without_pyspark(monkeypatch):
+    hide(monkeypatch, "pyspark", "py4j")
+    forget_neardup_spark(monkeypatch)
+    with pytest.raises(MissingExtraError) as raised:
+        import neardup.spark  # noqa: F401
+    assert str(raised.value) == (
+        'neardup.spark needs the "spark" extra (pyspark is not installed): pip install "neardup[spark]"'
+    )
+
+
+def test_dedup_on_spark_without_pyspark(tmp_path, monkeypatch, capsys):
     (tmp_path / "docs.jsonl").write_text('{"text": "one small document"}\n')
     hide(monkeypatch, "pyspark", "py4j")
-    for name in [m for m in sys.modules if m.startswith(("neardup.spark", "neardup.cli.dedup_spark"))]:
-        monkeypatch.delitem(sys.modules, name)  # imported by an earlier test, with pyspark bound
+    forget_neardup_spark(monkeypatch)
     argv = ["dedup", str(tmp_path / "docs.jsonl"), "-o", str(tmp_path / "kept.jsonl"), "--engine", "spark"]
     assert main(argv) == 1
-    err = capsys.readouterr().err
-    assert err.startswith('MissingExtraError: neardup dedup needs the "spark" extra (py')
-    assert err.endswith(' is not installed): pip install "neardup[spark]"\n')
+    assert capsys.readouterr().err == (
+        'MissingExtraError: neardup.spark needs the "spark" extra (pyspark is not installed): '
+        'pip install "neardup[spark]"\n'
+    )
     assert not (tmp_path / "kept.jsonl").exists()
+
+
+def test_the_cli_names_the_extra_of_an_optional_import_anywhere():
+    # An import of an optional module outside require() (a new code path) still names its extra.
+    error = ModuleNotFoundError("No module named 'pyspark.sql'", name="pyspark.sql")
+    assert for_people(error, "neardup dedup") == (
+        'MissingExtraError: neardup dedup needs the "spark" extra (pyspark is not installed): '
+        'pip install "neardup[spark]"'
+    )
+    assert for_people(ModuleNotFoundError("No module named 'nope'", name="nope"), "neardup dedup") is None

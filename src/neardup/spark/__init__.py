@@ -24,11 +24,16 @@ needs it.
 
 from __future__ import annotations
 
-from .clusters import representatives
-from .dedup import dedup, dedup_with_pairs
-from .fingerprints import fingerprint, fingerprint_columns
-from .job import run
-from .join import near_duplicate_pairs
+from .._extras import require
+
+# Before the modules that import pyspark, so that its absence names the extra to install.
+require("spark", "pyspark", "py4j", needed_by="neardup.spark")
+
+from .clusters import representatives  # noqa: E402
+from .dedup import dedup, dedup_with_pairs  # noqa: E402
+from .fingerprints import fingerprint, fingerprint_columns  # noqa: E402
+from .job import run  # noqa: E402
+from .join import near_duplicate_pairs  # noqa: E402
 
 __all__ = [
     "dedup",
