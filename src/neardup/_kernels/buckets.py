@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
-from .cluster import KEPT, REMOVED, UNDECIDED, _find
+from .pair_graph import KEPT, REMOVED, UNDECIDED, _find
 from .similarity import similarity_of
 
 

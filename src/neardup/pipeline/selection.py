@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernels.cluster import KEPT, REMOVED, keep_in_order
+from .._kernels.pair_graph import KEPT, REMOVED, keep_in_order
 from ..index.components import Accept
 from ..index.hamming_index import HammingIndex
 

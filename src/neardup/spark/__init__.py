@@ -7,7 +7,7 @@ same near-duplicate pairs as the local engine, computed on a cluster.
   distinct fingerprints, key groups checked in each task by the local kernels, every pair
   within the radius exactly once (``join.py``);
 - :func:`representatives` runs Manku's rule or connected components over a ranked pair graph
-  (``clusters.py``);
+  (``keep_rules.py``);
 - :func:`dedup` is the local job's answer on a DataFrame, :func:`dedup_with_pairs` with the
   pairs that rebuild its clusters (``dedup.py``): it decides on a narrow table of each row's
   facts (``facts.py``), on the driver by the local engine's steps while they are few
@@ -29,7 +29,7 @@ from .._extras import require
 # Before the modules that import pyspark, so that its absence names the extra to install.
 require("spark", "pyspark", "py4j", needed_by="neardup.spark")
 
-from .clusters import representatives  # noqa: E402
+from .keep_rules import representatives  # noqa: E402
 from .dedup import dedup, dedup_with_pairs  # noqa: E402
 from .fingerprints import fingerprint, fingerprint_columns  # noqa: E402
 from .job import run  # noqa: E402

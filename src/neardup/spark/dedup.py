@@ -37,7 +37,7 @@ from pyspark.sql import functions as F
 from .._errors import ConfigError
 from ..index.hamming_index import HammingIndex
 from ..pipeline.options import DedupOptions
-from .clusters import LOCAL_LIMIT, representatives
+from .keep_rules import LOCAL_LIMIT, representatives
 from .driver import DRIVER_ROWS, decide_on_driver, driver_capacity
 from .facts import POSITION, Facts, Texts, text_facts, texts_by_position
 from .fingerprints import fingerprint_columns
@@ -76,7 +76,7 @@ def dedup_with_pairs(
             orders by ``id_col``.
         id_col: the column of the ids (optional).
         group_limit, local_limit: see :func:`near_duplicate_pairs` and
-            :func:`neardup.spark.clusters.representatives`.
+            :func:`neardup.spark.keep_rules.representatives`.
         driver_limit: up to this many rows, the decision is taken on the driver, by the local
             engine's steps (``driver.py``); the texts stay on the executors. By default
             ``DRIVER_ROWS`` (2M), or where only the driver can decide (a check of each pair,

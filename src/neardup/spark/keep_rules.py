@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .._errors import ConfigError
-from .._kernels.cluster import components as local_components
+from .._kernels.pair_graph import components as local_components
 from ..pipeline.choices import CLUSTERINGS
 from ..pipeline.selection import keep_greedy_pairs
 

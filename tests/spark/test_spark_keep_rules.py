@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import naive_index
-from neardup.spark.clusters import representatives
+from neardup.spark.keep_rules import representatives
 
 
 def graphs():
