@@ -14,7 +14,6 @@ from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._kernels import simhash as kernels
 from ..io.encoding import encode_text
-from .text_buffers import UNCHECKED, TextBuffer, prepare, prepare_bytes, prepare_str, raw_buffers, stand_in_table
 from .features import (
     FEATURE_KINDS,
     KEEP,
@@ -22,6 +21,15 @@ from .features import (
     NormalizationTable,
     char_classes,
     normalization_table_if_built,
+)
+from .text_buffers import (
+    UNCHECKED,
+    TextBuffer,
+    prepare,
+    prepare_bytes,
+    prepare_str,
+    raw_buffers,
+    stand_in_table,
 )
 
 _NO_IDF_HASHES = np.zeros(0, dtype=np.uint64)
