@@ -5,7 +5,7 @@ int64 offsets (document d is ``buf[offsets[d]:offsets[d + 1]]``), with no Python
 token. ASCII letters are lowered here, and code points the normalisation table replaces alone
 are replaced here where they can be (``_mark_non_ascii``). The fingerprint kernels take
 documents as they come and hand back (UNPREPARED) any with ill-formed UTF-8 or a code point
-whose normalisation they cannot apply, for ``_batch.prepare`` to ready; ``feature_counts`` and
+whose normalisation they cannot apply, for ``text_buffers.prepare`` to ready; ``feature_counts`` and
 ``feature_spans`` take prepared text.
 """
 
@@ -157,7 +157,7 @@ def _mark_non_ascii(buf, start, end, classes, table, text, bitmap):
     replacement offsets, replacement bytes; empty actions: the text is ready) says a code
     point is replaced in any context: in ``text`` when its replacement is as long, or by
     marking nothing when no token character is in it (punctuation). False if the document
-    must be prepared first (``_batch.prepare``): ill-formed UTF-8, or a code point that needs
+    must be prepared first (``text_buffers.prepare``): ill-formed UTF-8, or a code point that needs
     more."""
     actions, replacement_offsets, replacement_bytes = table
     checking = actions.shape[0] > 0
@@ -274,7 +274,7 @@ def _feature_hashes(buf, start, end, classes, table, lut, kind, size, seed, scra
     UTF-8, or, normalising with ``table`` (the arrays of ``features.normalization_table()``, or
     of one whose actions are a prefix of it; empty actions: not checked), a code point whose
     normalisation the kernels cannot apply themselves (``_mark_non_ascii``; char n-grams apply
-    none). ``_batch.prepare`` makes it ready."""
+    none). ``text_buffers.prepare`` makes it ready."""
     if kind == CHAR_NGRAMS:
         n_chars = _collapse_spaces(buf, start, end, classes, table[0], lut, scratch, starts)
         if n_chars <= 0:
@@ -678,7 +678,7 @@ def _unchecked():
 def feature_counts(buf, offsets, classes, lower, kind, size, seed):
     """Each document's distinct feature hashes, ascending, with how often each occurs, in
     CSR form: (int64 doc offsets, shape (n + 1,); uint64 hashes; int64 counts). The buffer
-    must be prepared (``_batch.prepare``)."""
+    must be prepared (``text_buffers.prepare``)."""
     n_docs = offsets.shape[0] - 1
     unchecked = _unchecked()
     hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, n_docs, kind, lower)
@@ -749,7 +749,7 @@ def feature_spans(buf, classes, lower, kind, size, seed):
     as the hash sees it (lowered when ``lower``), or for char n-grams the collapsed-whitespace
     text the n-grams are cut from. A shingle spans its first token's start to its last token's
     end. ``ok`` is False if the spans disagree with the hashes on how many features there are.
-    The document must be prepared (``_batch.prepare``)."""
+    The document must be prepared (``text_buffers.prepare``)."""
     end = buf.shape[0]
     unchecked = _unchecked()
     offsets = np.array([0, end], dtype=np.int64)

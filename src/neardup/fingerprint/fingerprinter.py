@@ -172,7 +172,7 @@ class Fingerprinter:
 
     def _run(self, buffer: TextBuffer, threads: int) -> np.ndarray:
         """Fingerprints of a buffer's documents as they come: the kernels take each as it is,
-        except the few they find need preparing (``_batch.prepare``: normalisation the table
+        except the few they find need preparing (``text_buffers.prepare``: normalisation the table
         cannot do in place, UTF-8 repair), which are prepared and fingerprinted again."""
         normalize = self._config.normalize
         table = UNCHECKED
