@@ -135,8 +135,8 @@ def test_large_lists_of_mixed_text_equal_one_text_at_a_time():
 def test_kernels_replace_what_they_can_in_place():
     # A replacement as long as its code point (capitals, ß -> ss) or with no token character
     # in it (full-width punctuation) is made by the kernels; the rest are handed back.
-    from neardup.fingerprint.text_buffers import raw_buffers
     from neardup.fingerprint.features import normalization_table
+    from neardup.fingerprint.text_buffers import raw_buffers
 
     docs = ["ÉCOLE Straße ЖУК Ω a\uff0cb", "ﬁne", "x\u0301", "ＡＢ", "plain"]
     buffer = next(raw_buffers(docs))

@@ -15,8 +15,8 @@ from naive import naive_components, naive_features
 from neardup._config import FingerprintConfig
 from neardup._errors import ConfigError
 from neardup._kernels.buckets import components_in_buckets, greedy_in_buckets
-from neardup._kernels.pair_graph import KEPT, UNDECIDED
 from neardup._kernels.minhash import band_keys
+from neardup._kernels.pair_graph import KEPT, UNDECIDED
 from neardup._kernels.similarity import BELOW, pair_similarity
 from neardup.pipeline.lsh import (
     MEASURED,

@@ -23,9 +23,9 @@ from .._kernels.buckets import components_in_buckets, greedy_in_buckets, pairs_i
 from .._kernels.minhash import band_keys, text_band_keys
 from .._progress import Progress
 from .._system import available_memory
-from ..fingerprint.text_buffers import iter_buffers
 from ..fingerprint.features import FEATURE_KINDS, char_classes
 from ..fingerprint.fingerprinter import chunk_bounds
+from ..fingerprint.text_buffers import iter_buffers
 from .pairs import Pairs
 from .selection import Collapsed, undecided
 from .verify import DocumentFeatures, FeatureTable, Verification, check_verify

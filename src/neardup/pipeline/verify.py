@@ -20,9 +20,9 @@ from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._kernels.simhash import feature_counts
 from .._kernels.similarity import pair_similarity
-from ..fingerprint.text_buffers import iter_buffers
 from ..fingerprint.features import FEATURE_KINDS, char_classes
 from ..fingerprint.fingerprinter import chunk_bounds
+from ..fingerprint.text_buffers import iter_buffers
 from ..io.rejects import Rejects
 
 METRICS = ("jaccard", "cosine")

@@ -17,8 +17,8 @@ import numpy as np
 from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._kernels.simhash import feature_spans
-from ..fingerprint.text_buffers import prepare_bytes, prepare_str
 from ..fingerprint.features import FEATURE_KINDS, char_classes
+from ..fingerprint.text_buffers import prepare_bytes, prepare_str
 from ..index.hamming import estimate_cosine
 from ..pipeline.verify import feature_weights as weigh
 

@@ -29,11 +29,11 @@ from .._extras import require
 # Before the modules that import pyspark, so that its absence names the extra to install.
 require("spark", "pyspark", "py4j", needed_by="neardup.spark")
 
-from .keep_rules import representatives  # noqa: E402
 from .dedup import dedup, dedup_with_pairs  # noqa: E402
 from .fingerprints import fingerprint, fingerprint_columns  # noqa: E402
 from .job import run  # noqa: E402
 from .join import near_duplicate_pairs  # noqa: E402
+from .keep_rules import representatives  # noqa: E402
 
 __all__ = [
     "dedup",

@@ -37,11 +37,11 @@ from pyspark.sql import functions as F
 from .._errors import ConfigError
 from ..index.hamming_index import HammingIndex
 from ..pipeline.options import DedupOptions
-from .keep_rules import LOCAL_LIMIT, representatives
 from .driver import DRIVER_ROWS, decide_on_driver, driver_capacity
 from .facts import POSITION, Facts, Texts, text_facts, texts_by_position
 from .fingerprints import fingerprint_columns
 from .join import GROUP_LIMIT, near_duplicate_pairs, pair_columns
+from .keep_rules import LOCAL_LIMIT, representatives
 from .splits import SplitFacts
 
 BROADCAST_ROWS = 20_000_000
