@@ -273,7 +273,7 @@ def test_verify_false_skips_array_checksums_but_not_the_header(saved):
     [
         (
             lambda m: m.update(format_version=3),
-            "format version 3; this release of neardup reads versions 1, 2",
+            "format version 3; this release of neardup reads format version 2",
         ),
         (lambda m: m.update(format="something.else"), "is not 'neardup.HammingIndex'"),
         (lambda m: m["plan"].update(num_blocks=5), "layout differs"),
@@ -307,8 +307,8 @@ def test_arrays_are_aligned(saved):
     assert all(e["offset"] % 64 == 0 and e["offset"] >= 24 + length for e in header["arrays"].values())
 
 
-def test_version_1_files_open_with_directories_built(saved):
-    """Format 1 had no directories: such a file opens, builds them, and searches the same."""
+def test_version_1_files_are_refused_naming_the_version(saved):
+    """Format 1 (no directories) was never released: such a file is refused, not read."""
     _, _, header = _header(saved)
     _, arrays = storage.read_file(saved, header["format"], (2,))
     meta = {k: v for k, v in header.items() if k not in ("arrays", "file_size")}
@@ -316,8 +316,5 @@ def test_version_1_files_open_with_directories_built(saved):
     del meta["plan"]["directory_bits"]
     old = saved.with_name("v1.ndx")
     storage.write_file(old, meta, {name: np.array(a) for name, a in arrays.items() if name != "directory"})
-    new, opened = HammingIndex.open(saved), HammingIndex.open(old)
-    assert np.array_equal(opened._directory, new._directory)
-    fps = np.array(new._fps[:50, 0])
-    for got, want in zip(opened.query_batch(fps), new.query_batch(fps)):
-        assert np.array_equal(got, want)
+    with pytest.raises(FormatError, match="format version 1; this release of neardup reads format version 2"):
+        HammingIndex.open(old)

@@ -8,8 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_index
+from neardup.index.components import collapse, component_roots
+from neardup.index.hamming_index import distinct_index
 from neardup.pipeline import selection
-from neardup.pipeline.selection import collapse, component_roots, distinct_index, keep_greedy
+from neardup.pipeline.selection import keep_greedy
 
 K = 3
 

@@ -32,35 +32,20 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from .._errors import ConfigError, FormatError, TooManyPairsError
+from .._errors import ConfigError, TooManyPairsError
 from .._kernels import index as kernels
-from .._kernels.cluster import flatten, union_pairs
 from .._system import available_memory
 from . import storage
+from .components import collapse, component_roots
 from .hamming import _as_fingerprints, _as_one_fingerprint
-from .plan import IndexPlan, _check_distance, row_bits
+from .plan import IndexPlan, _check_distance, directory_dtype, row_bits
 
-FORMAT = "neardup.HammingIndex"
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
-"""Version 2 added the tables' directories; a version 1 file opens with them built in memory
-(one pass over its tables)."""
 DELTA_MIN = 4096
 DELTA_MAX = 65536
 DELTA_FRACTION = 8
 """Auto-compaction: when delta items + tombstones exceed
 ``min(max(DELTA_MIN, n_main // DELTA_FRACTION), DELTA_MAX)``."""
 
-_ARRAYS = (
-    "fingerprints",
-    "ids",
-    "sorted_ids",
-    "tables",
-    "directory",
-    "delta_fingerprints",
-    "delta_ids",
-    "tombstones",
-)
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
 PAIRS_CHUNK = 1 << 22
 """Pairs per chunk of :meth:`HammingIndex.iter_pairs` by default (three int64 arrays: 96 MiB)."""
@@ -477,23 +462,12 @@ class HammingIndex:
         """
         k = self._radius(max_distance)
         fps, ids = self._live()
-        order = np.argsort(ids, kind="stable")
-        fps, ids = fps[order], ids[order]
+        order = np.argsort(ids, kind="stable")  # lowest id first: each cluster's label
         if not ids.size:
             return ids, ids.copy()
-        values, first, inverse = np.unique(fps, axis=0, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        # Ids are sorted, so a value's first row holds its lowest id; rank values by it.
-        by_first = np.argsort(first, kind="stable")
-        rank = np.empty(by_first.size, dtype=np.int64)
-        rank[by_first] = np.arange(by_first.size, dtype=np.int64)
-        distinct = HammingIndex(bits=self.bits, max_distance=k)
-        distinct.add(values[by_first] if self._words == 2 else values[by_first, 0])  # ids: ranks
-        parent = np.arange(by_first.size, dtype=np.int64)
-        for a, b, _ in distinct._pair_chunks(k, PAIRS_CHUNK):
-            union_pairs(parent, a, b)
-        roots = flatten(parent)
-        return ids, ids[first[by_first[roots[rank[inverse]]]]]
+        distinct, rank, leader = collapse(fps[:, 0] if self._words == 1 else fps, order)
+        roots = component_roots(distinct_index(distinct, self.bits, k)).roots
+        return ids[order], ids[leader[roots[rank[order]]]]
 
     def save(self, path: str | os.PathLike) -> int:
         """Write the index to one file, atomically (a temporary file beside ``path``, fsync,
@@ -503,52 +477,7 @@ class HammingIndex:
         The JSON header records the format and its version, bits, max_distance, the plan (its
         strategy, blocks, tables and key widths), counts, ``fingerprint_config`` and a CRC-32 per array;
         ``storage.py`` describes the layout."""
-        from .._version import __version__
-
-        n_main = int(self._ids.shape[0])
-        plan = self.plan
-        spec = self._plan_spec if isinstance(self._plan_spec, (str, int)) else None
-        meta = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "written_by": f"neardup {__version__}",
-            "bits": self.bits,
-            "max_distance": self.max_distance,
-            "plan": {
-                "name": plan.name,
-                "spec": spec,
-                "strategy": plan.strategy,
-                "num_blocks": plan.num_blocks,
-                "block_sizes": list(plan.block_sizes),
-                "tables": [list(t) for t in plan.tables],
-                "stored_key_bits": list(plan.stored_key_bits(n_main)),
-                "row_bits": row_bits(n_main),
-                "directory_bits": plan.directory_bits(n_main),
-            },
-            "counts": {
-                "main": n_main,
-                "delta": int(self._delta_ids.shape[0]),
-                "tombstones": int(self._dead.shape[0]),
-                "live": len(self),
-            },
-            "fingerprint_config": self.fingerprint_config,
-        }
-        arrays = dict(
-            zip(
-                _ARRAYS,
-                (
-                    self._fps,
-                    self._ids,
-                    self._sorted_ids,
-                    self._tables,
-                    self._directory,
-                    self._delta_fps,
-                    self._delta_ids,
-                    self._dead,
-                ),
-            )
-        )
-        return storage.write_file(path, meta, arrays)
+        return storage.save_index(self, path)
 
     @classmethod
     def open(
@@ -571,74 +500,40 @@ class HammingIndex:
         Raises :class:`~neardup.FormatError` naming the file when it is not an index file of
         this format version, is truncated or corrupt, or was built with another config.
         """
-        header, arrays = storage.read_file(path, FORMAT, READABLE_VERSIONS, verify=verify)
+        return storage.open_index(cls, path, verify, fingerprint_config)
 
-        def bad(what: str) -> FormatError:
-            return FormatError(f"{path}: {what}; save the index again with this release")
-
-        try:
-            plan_meta, counts = header["plan"], header["counts"]
-            index = cls(
-                header["bits"],
-                header["max_distance"],
-                IndexPlan(
-                    header["bits"],
-                    header["max_distance"],
-                    plan_meta["num_blocks"],
-                    plan_meta["name"],
-                    plan_meta.get("strategy", "tables"),
-                ),
-            )
-            if plan_meta["spec"] is not None:  # "auto", a preset or a number of blocks
-                IndexPlan.choose(index.bits, index.max_distance, plan_meta["spec"], 0)  # valid?
-                index._plan_spec = plan_meta["spec"]
-            n, m, dead = int(counts["main"]), int(counts["delta"]), int(counts["tombstones"])
-            stored_config = header["fingerprint_config"]
-        except (KeyError, TypeError, ValueError) as e:  # ConfigError is a ValueError
-            raise bad(f"the header does not describe an index ({type(e).__name__}: {e})") from e
-        plan, words = index.plan, index._words
-        if (
-            plan_meta.get("block_sizes") != list(plan.block_sizes)
-            or plan_meta.get("tables") != [list(t) for t in plan.tables]
-            or plan_meta.get("stored_key_bits") != list(plan.stored_key_bits(n))
-            or plan_meta.get("row_bits") != row_bits(n)
-            or plan_meta.get("directory_bits", plan.directory_bits(n)) != plan.directory_bits(n)
-        ):
-            raise bad(f"its table layout differs from what this release builds for {plan.describe(n)}")
-        layout = cls._layout_arrays(plan, n)
-        shapes = {
-            "fingerprints": (n, words),
-            "ids": (n,),
-            "sorted_ids": (n,),
-            "tables": (plan.num_tables, n),
-            "directory": (plan.num_tables, 2**layout.dbits + 1),
-            "delta_fingerprints": (m, words),
-            "delta_ids": (m,),
-            "tombstones": (dead,),
+    def _arrays(self) -> dict[str, np.ndarray]:
+        """The arrays :meth:`save` writes, by their names in the file (``storage.ARRAYS``)."""
+        return {
+            "fingerprints": self._fps,
+            "ids": self._ids,
+            "sorted_ids": self._sorted_ids,
+            "tables": self._tables,
+            "directory": self._directory,
+            "delta_fingerprints": self._delta_fps,
+            "delta_ids": self._delta_ids,
+            "tombstones": self._dead,
         }
-        if header["format_version"] == 1:  # no directories: built below
-            del shapes["directory"]
-        for name, shape in shapes.items():
-            if name not in arrays or arrays[name].shape != shape:
-                got = arrays[name].shape if name in arrays else "missing"
-                raise bad(f"array {name!r} has shape {got}, the header's counts say {shape}")
-        if fingerprint_config is not None and stored_config != fingerprint_config:
-            raise FormatError(
-                f"{path}: built with fingerprint config {stored_config!r}, not "
-                f"{fingerprint_config!r}; fingerprints made with different configs "
-                "cannot be compared: rebuild the index or fingerprint with its config"
-            )
-        index.fingerprint_config = stored_config
+
+    @classmethod
+    def _from_arrays(
+        cls,
+        plan: IndexPlan,
+        plan_spec: object,
+        arrays: dict[str, np.ndarray],
+        fingerprint_config: dict | None,
+    ) -> HammingIndex:
+        """The index over ``arrays`` as :meth:`_arrays` names them, read and checked by
+        ``storage.open_index``: the main rows' arrays used as given (memory-mapped), the delta
+        and tombstones, small and changing, copied into memory. It does not compact by itself."""
+        index = cls(plan.bits, plan.max_distance, plan)
+        if plan_spec is not None:  # "auto", a preset or a number of blocks
+            index._plan_spec = plan_spec
+        index.fingerprint_config = fingerprint_config
         index._fps, index._ids = arrays["fingerprints"], arrays["ids"]
         index._sorted_ids, index._tables = arrays["sorted_ids"], arrays["tables"]
-        index._layout = layout
-        directory = arrays.get("directory")
-        if directory is None:
-            directory = cls._fill_directory(index._tables, layout)
-        elif directory.dtype != _directory_dtype(n):
-            raise bad(f"array 'directory' has dtype {directory.dtype}, expected {_directory_dtype(n)}")
-        index._directory = directory
-        # The delta and tombstones are small and change: copy them into memory.
+        index._directory = arrays["directory"]
+        index._layout = cls._layout_arrays(plan, index._ids.shape[0])
         index._delta_fps = np.array(arrays["delta_fingerprints"])
         index._delta_ids = np.array(arrays["delta_ids"])
         index._dead = np.array(arrays["tombstones"])
@@ -839,28 +734,27 @@ class HammingIndex:
             dbits=plan.directory_bits(n),
         )
 
-    @classmethod
-    def _build(cls, fps: np.ndarray, layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
+    @staticmethod
+    def _build(fps: np.ndarray, layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
         """Sorted tables and their directories for the rows of ``fps``."""
         # numpy, unlike numba's allocator, asks Linux for transparent huge pages on large arrays:
         # with 4 KiB pages every probe of a 10^8-entry table also misses the TLB.
-        tables = np.empty((layout.kept.shape[0], fps.shape[0]), dtype=np.uint64)
-        if fps.shape[0]:
+        n = fps.shape[0]
+        tables = np.empty((layout.kept.shape[0], n), dtype=np.uint64)
+        directory = np.zeros((tables.shape[0], 2**layout.dbits + 1), dtype=directory_dtype(n))
+        if n:
             kernels.build_entries(
                 fps, layout.starts, layout.sizes, layout.kept, layout.widths, layout.rowbits, tables
             )
             tables.sort(axis=1)
-        return tables, cls._fill_directory(tables, layout)
-
-    @staticmethod
-    def _fill_directory(tables: np.ndarray, layout: _Layout) -> np.ndarray:
-        n = tables.shape[1]
-        directory = np.zeros((tables.shape[0], 2**layout.dbits + 1), dtype=_directory_dtype(n))
-        if n:
             kernels.fill_directory(tables, layout.widths, layout.rowbits, layout.dbits, directory)
-        return directory
+        return tables, directory
 
 
-def _directory_dtype(n: int) -> np.dtype:
-    """Positions in a table of ``n`` entries: uint32 where they fit."""
-    return np.dtype(np.uint32 if n < 2**32 else np.uint64)
+def distinct_index(distinct: np.ndarray, bits: int, max_distance: int) -> HammingIndex:
+    """An index of distinct fingerprints (from ``components.collapse``), compacted, whose ids
+    are their ranks."""
+    index = HammingIndex(bits=bits, max_distance=max_distance)
+    index.add(distinct)
+    index.compact()
+    return index

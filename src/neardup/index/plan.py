@@ -51,6 +51,8 @@ import math
 from dataclasses import dataclass
 from itertools import combinations
 
+import numpy as np
+
 from .._errors import ConfigError
 
 PRESETS = {"compact": 1, "balanced": 2, "fast": 3}
@@ -89,6 +91,11 @@ _BITS = (64, 128)
 def row_bits(n: int) -> int:
     """Bits of a row number in a table entry for an index of ``n`` fingerprints (at least 1)."""
     return max(1, (n - 1).bit_length())
+
+
+def directory_dtype(n: int) -> np.dtype:
+    """Positions in a table of ``n`` entries, as its directory holds them: uint32 where they fit."""
+    return np.dtype(np.uint32 if n < 2**32 else np.uint64)
 
 
 def _check_distance(max_distance: object, bits: object = 64) -> int:

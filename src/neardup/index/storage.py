@@ -20,6 +20,13 @@ caught for the cost of reading the header. The arrays' CRCs cost a pass over the
 Arrays come back as read-only ``np.memmap`` views of the file: opening reads no array data, so
 a large index opens in milliseconds and its pages are loaded on demand (and shared between
 processes that open the same file).
+
+A :class:`HammingIndex` file (:func:`save_index`, :func:`open_index`) is of format
+``"neardup.HammingIndex"``, version ``FORMAT_VERSION``; its header also records the release
+that wrote it, ``bits``, ``max_distance``, the plan (name, spec, strategy, blocks, tables, key,
+row and directory bits), the counts (main rows, delta, tombstones, live) and
+``fingerprint_config``; its arrays are ``ARRAYS``. A file of any other version is refused with
+a :class:`~neardup.FormatError` naming it.
 """
 
 from __future__ import annotations
@@ -29,12 +36,30 @@ import os
 import struct
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._atomic import atomic_write
 from .._errors import FormatError
+from .plan import IndexPlan, directory_dtype, row_bits
 
+if TYPE_CHECKING:
+    from .hamming_index import HammingIndex
+
+FORMAT = "neardup.HammingIndex"
+FORMAT_VERSION = 2
+ARRAYS = (
+    "fingerprints",
+    "ids",
+    "sorted_ids",
+    "tables",
+    "directory",
+    "delta_fingerprints",
+    "delta_ids",
+    "tombstones",
+)
+"""The arrays of an index file, in the order they are written."""
 MAGIC = b"NDUPHIX\x00"
 ALIGN = 64
 VERIFY_AUTO_BYTES = 256 * 2**20
@@ -161,10 +186,10 @@ def read_file(
             f"format {header.get('format') if isinstance(header, dict) else None!r} is not {format_name!r}"
         )
     if header.get("format_version") not in format_versions:
-        readable = ", ".join(map(str, format_versions))
+        readable = " or ".join(map(str, format_versions))
         raise bad(
             f"written with format version {header.get('format_version')!r}; this release of "
-            f"neardup reads versions {readable}: rebuild the index with this release "
+            f"neardup reads format version {readable}: rebuild the index with this release "
             "and save it again"
         )
     if header.get("file_size") != size:
@@ -209,3 +234,104 @@ def read_file(
             )
         arrays[name] = view.view(dtype).reshape(shape)
     return header, arrays
+
+
+def save_index(index: HammingIndex, path: str | os.PathLike) -> int:
+    """Write ``index`` to ``path`` atomically, pending changes as they are; returns the file's
+    size in bytes (see :meth:`HammingIndex.save`)."""
+    from .._version import __version__
+
+    arrays = index._arrays()
+    n_main = int(arrays["ids"].shape[0])
+    plan = index.plan
+    spec = index._plan_spec if isinstance(index._plan_spec, (str, int)) else None
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "written_by": f"neardup {__version__}",
+        "bits": index.bits,
+        "max_distance": index.max_distance,
+        "plan": {
+            "name": plan.name,
+            "spec": spec,
+            "strategy": plan.strategy,
+            "num_blocks": plan.num_blocks,
+            "block_sizes": list(plan.block_sizes),
+            "tables": [list(t) for t in plan.tables],
+            "stored_key_bits": list(plan.stored_key_bits(n_main)),
+            "row_bits": row_bits(n_main),
+            "directory_bits": plan.directory_bits(n_main),
+        },
+        "counts": {
+            "main": n_main,
+            "delta": int(arrays["delta_ids"].shape[0]),
+            "tombstones": int(arrays["tombstones"].shape[0]),
+            "live": len(index),
+        },
+        "fingerprint_config": index.fingerprint_config,
+    }
+    return write_file(path, meta, {name: arrays[name] for name in ARRAYS})
+
+
+def open_index(
+    cls: type[HammingIndex],
+    path: str | os.PathLike,
+    verify: bool | None = None,
+    fingerprint_config: dict | None = None,
+) -> HammingIndex:
+    """The index saved at ``path``, its arrays memory-mapped, once the header, the layout and
+    every array's shape and type are checked (see :meth:`HammingIndex.open`)."""
+    header, arrays = read_file(path, FORMAT, (FORMAT_VERSION,), verify=verify)
+
+    def bad(what: str) -> FormatError:
+        return FormatError(f"{path}: {what}; save the index again with this release")
+
+    try:
+        plan_meta, counts = header["plan"], header["counts"]
+        bits, max_distance = header["bits"], header["max_distance"]
+        plan = IndexPlan(
+            bits,
+            max_distance,
+            plan_meta["num_blocks"],
+            plan_meta["name"],
+            plan_meta.get("strategy", "tables"),
+        )
+        spec = plan_meta["spec"]
+        if spec is not None:  # "auto", a preset or a number of blocks
+            IndexPlan.choose(bits, max_distance, spec, 0)  # valid?
+        n, m, dead = int(counts["main"]), int(counts["delta"]), int(counts["tombstones"])
+        stored_config = header["fingerprint_config"]
+    except (KeyError, TypeError, ValueError) as e:  # ConfigError is a ValueError
+        raise bad(f"the header does not describe an index ({type(e).__name__}: {e})") from e
+    if (
+        plan_meta.get("block_sizes") != list(plan.block_sizes)
+        or plan_meta.get("tables") != [list(t) for t in plan.tables]
+        or plan_meta.get("stored_key_bits") != list(plan.stored_key_bits(n))
+        or plan_meta.get("row_bits") != row_bits(n)
+        or plan_meta.get("directory_bits") != plan.directory_bits(n)
+    ):
+        raise bad(f"its table layout differs from what this release builds for {plan.describe(n)}")
+    words = bits // 64
+    shapes = {
+        "fingerprints": (n, words),
+        "ids": (n,),
+        "sorted_ids": (n,),
+        "tables": (plan.num_tables, n),
+        "directory": (plan.num_tables, 2 ** plan.directory_bits(n) + 1),
+        "delta_fingerprints": (m, words),
+        "delta_ids": (m,),
+        "tombstones": (dead,),
+    }
+    for name, shape in shapes.items():
+        if name not in arrays or arrays[name].shape != shape:
+            got = arrays[name].shape if name in arrays else "missing"
+            raise bad(f"array {name!r} has shape {got}, the header's counts say {shape}")
+    if fingerprint_config is not None and stored_config != fingerprint_config:
+        raise FormatError(
+            f"{path}: built with fingerprint config {stored_config!r}, not "
+            f"{fingerprint_config!r}; fingerprints made with different configs "
+            "cannot be compared: rebuild the index or fingerprint with its config"
+        )
+    if arrays["directory"].dtype != directory_dtype(n):
+        raise bad(f"array 'directory' has dtype {arrays['directory'].dtype}, expected {directory_dtype(n)}")
+    return cls._from_arrays(plan, spec, arrays, stored_config)
