@@ -1,6 +1,6 @@
 """A deterministic corpus of real-world shape, for measuring near-duplicate recall by Jaccard band.
 
-Planted corpora (``neardup.pipeline.planted``) edit one kind of text at chosen rates; real
+Planted corpora (``neardup.planted.generator``) edit one kind of text at chosen rates; real
 collections are lumpier: long and tiny documents side by side, boilerplate shared by unrelated
 pages, many versions of one file, translations, exact copies by the hundred. This module builds
 such a collection from text already on the machine, plus generated pages, so that every Jaccard

@@ -1,6 +1,6 @@
 """Precision and recall of near-duplicate detection on a planted corpus, by edit rate and script.
 
-Corpus: :func:`neardup.pipeline.planted.planted_corpus`: ``--originals`` originals per script (en, zh,
+Corpus: :func:`neardup.planted.generator.planted_corpus`: ``--originals`` originals per script (en, zh,
 ru, ar), ``--words`` words each, and one variant per original per edit rate (1, 2, 5, 10, 20,
 40% of the words, edit kind ``mixed``: substitute / insert / delete), shuffled.
 
@@ -86,7 +86,7 @@ class Truth:
     pairs with their edit rate and script."""
 
     def __init__(self, docs: list[Any]) -> None:
-        from neardup.pipeline.planted import planted_pairs
+        from neardup.planted.generator import planted_pairs
 
         self.n = n = len(docs)
         every = np.array(planted_pairs(docs, siblings=True), dtype=np.int64).reshape(-1, 2)
@@ -405,7 +405,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--originals", type=int, help="originals per script (full: 500)")
     parser.add_argument("--words", type=int, default=300, help="words per original")
     parser.add_argument("--scripts", default=",".join(SCRIPTS), help="comma-separated scripts")
-    parser.add_argument("--kinds", default="mixed", help="comma-separated edit kinds (planted.EDIT_KINDS)")
+    parser.add_argument("--kinds", default="mixed", help="comma-separated edit kinds (EDIT_KINDS)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, help="warm timed calls per dedup (best is kept)")
     parser.add_argument(
@@ -439,7 +439,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     import numba
 
     import neardup
-    from neardup.pipeline.planted import planted_corpus
+    from neardup.planted.generator import planted_corpus
 
     started = time.perf_counter()
     if args.only_real:

@@ -14,7 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import neardup
-from neardup.pipeline.planted import example_corpus, planted_corpus
+from neardup.planted.example import example_corpus
+from neardup.planted.generator import planted_corpus
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import neardup
-from neardup.pipeline.planted import planted_corpus
+from neardup.planted.generator import planted_corpus
 
 
 @pytest.fixture(scope="module")

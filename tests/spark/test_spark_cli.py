@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import neardup
-from neardup.pipeline.planted import planted_corpus
+from neardup.planted.generator import planted_corpus
 
 
 def run(*args: str, cwd) -> subprocess.CompletedProcess:

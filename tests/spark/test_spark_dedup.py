@@ -12,7 +12,7 @@ import pytest
 
 import neardup
 from neardup import ConfigError
-from neardup.pipeline.planted import planted_corpus
+from neardup.planted.generator import planted_corpus
 from neardup.spark import dedup, dedup_with_pairs
 from neardup.spark.dedup import decide, numbered
 from neardup.spark.facts import Facts, text_facts

@@ -9,7 +9,7 @@ import pytest
 
 import neardup
 from neardup import ConfigError
-from neardup.pipeline.planted import planted_corpus
+from neardup.planted.generator import planted_corpus
 from neardup.spark import fingerprint, fingerprint_columns, near_duplicate_pairs
 from neardup.spark.join import spark_plan
 

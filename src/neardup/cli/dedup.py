@@ -273,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
 
     progress = Progress(enabled=not args.quiet)
     if args.example:
-        from ..pipeline.planted import example_corpus
+        from ..planted.example import example_corpus
 
         documents = example_corpus()
         data: Any = {"id": [d.id for d in documents], "text": [d.text for d in documents]}

@@ -1,9 +1,8 @@
 """The dedup job, read -> fingerprint -> join -> clusters -> write (``job.py``), over a corpus
 of files or in-memory texts (``corpus.py``); exact-similarity verification of candidate pairs
-(``verify.py``); which documents stay, copies collapsed, by Manku's rule or components
-(``selection.py``); clusters from a list of pairs (``clustering.py``, ``neardup.clusters``);
-planted near-duplicate corpora for tests, benchmarks and ``--example`` (``planted.py``);
-``warmup`` (``warmup.py``); the names of the job's choices, light for ``--help``
+(``verify.py``); which documents stay, by Manku's rule or components (``selection.py``, over
+``index/components.py``); clusters from a list of pairs (``clustering.py``,
+``neardup.clusters``); ``warmup`` (``warmup.py``); the names of the job's choices, light for ``--help``
 (``choices.py``).
 
 May import: ``io``, ``fingerprint``, ``index``, the root's shared modules and ``_kernels``.

@@ -14,12 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup import ConfigError
-from neardup.pipeline.planted import (
+from neardup.planted.example import example_corpus
+from neardup.planted.generator import (
     EDIT_KINDS,
     SCRIPTS,
     PlantedDoc,
     edit_count,
-    example_corpus,
     planted_corpus,
     planted_pairs,
 )
