@@ -152,7 +152,7 @@ class DocumentReader:
         if batch.ids is not None:
             ids = [str(i) for i in batch.ids.to_pylist()]
         elif not self._numbered:
-            ids = [s.name if r == 0 else f"{s.name}:{r}" for s, r in zip(owners, rows)]
+            ids = [s.document_id(r) for s, r in zip(owners, rows)]
         elif batch.rows.all():
             return DocumentBatch([str(r) for r in rows], batch.texts)  # numbers: nothing to check
         else:
@@ -161,9 +161,8 @@ class DocumentReader:
         if not bad:
             return DocumentBatch(ids, batch.texts)
         for k in bad:
-            where = owners[k].name if rows[k] == 0 else f"{owners[k].name}:{rows[k]}"
             rejects.reject(
-                where,
+                owners[k].document_id(rows[k]),
                 f"the id {ids[k]!r} holds a tab or line break, which a fingerprint file cannot",
                 "id with a tab or line break",
             )

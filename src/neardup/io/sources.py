@@ -55,6 +55,11 @@ class Source:
     size: int
     relative: str
 
+    def document_id(self, row: int) -> str:
+        """The id of the document at 1-based ``row`` (line or row) when no id field names
+        it: ``name:row``, or ``name`` for a file that is one document (row 0)."""
+        return self.name if row == 0 else f"{self.name}:{row}"
+
 
 def split_suffixes(name: str) -> tuple[str | None, str | None]:
     """(format, compression) named by a file's suffixes, each None when it names none:

@@ -35,8 +35,7 @@ class FileCorpus:
 
     def default_ids(self, rows: np.ndarray, owners: np.ndarray) -> list[str]:
         """``file:line`` (``file:row`` for tables; ``file`` for one-document files)."""
-        names = [source.name for source in self.sources]
-        return [names[o] if r == 0 else f"{names[o]}:{r}" for o, r in zip(owners.tolist(), rows.tolist())]
+        return [self.sources[o].document_id(r) for o, r in zip(owners.tolist(), rows.tolist())]
 
 
 class MemoryCorpus:
