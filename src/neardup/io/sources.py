@@ -133,13 +133,14 @@ def _regular_files(root: Path) -> list[str]:
     so does ``spark/splits.py``): ``.DS_Store``, ``.git/``, a Spark output's ``_SUCCESS``."""
     found = []
     for folder, folders, names in os.walk(root):
-        folders[:] = [name for name in folders if not _hidden(name)]
+        folders[:] = [name for name in folders if not is_hidden(name)]
         for name in names:
             path = Path(folder, name)
-            if not _hidden(name) and path.is_file():
+            if not is_hidden(name) and path.is_file():
                 found.append(path.relative_to(root).as_posix())
     return sorted(found)
 
 
-def _hidden(name: str) -> bool:
+def is_hidden(name: str) -> bool:
+    """Whether a file or folder found in a folder is left out, as Spark's readers leave it out."""
     return name.startswith((".", "_"))

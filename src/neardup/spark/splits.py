@@ -41,7 +41,7 @@ from .._kernels.lines import split_lines
 from ..io.batch import Batch, ReadOptions
 from ..io.lines import JsonlParser, numbered_lines, stream_blocks
 from ..io.rejects import Rejects
-from ..io.sources import Source, split_suffixes
+from ..io.sources import Source, is_hidden, split_suffixes
 from .driver import DRIVER_ROWS
 from .facts import POSITION, Facts, Texts
 from .folders import empty_folder, file_system, write_part
@@ -126,7 +126,7 @@ def _files(given: str) -> list[tuple[pafs.FileSystem, str, str, int]] | None:
         filesystem.get_file_info(pafs.FileSelector(root, recursive=True)), key=lambda e: e.path
     ):
         relative = entry.path[len(root) :].lstrip("/")
-        hidden = any(part.startswith((".", "_")) for part in relative.split("/"))
+        hidden = any(is_hidden(part) for part in relative.split("/"))
         jsonl = split_suffixes(entry.base_name)[0] == "jsonl"
         if entry.type == pafs.FileType.File and entry.size and jsonl and not hidden:
             found.append((filesystem, entry.path, f"{given.rstrip('/')}/{relative}", entry.size))
