@@ -1,4 +1,4 @@
-"""What every test shares: the markers and the folders that carry them, and the hypothesis profiles.
+"""What every test shares: the markers, the folders that need an extra, and the hypothesis profiles.
 
 ``pytest -m "not slow and not spark"`` is the quick loop; ``.ci/run`` runs everything with the
 thorough profile (``NEARDUP_HYPOTHESIS_PROFILE=ci``).
@@ -6,7 +6,10 @@ thorough profile (``NEARDUP_HYPOTHESIS_PROFILE=ci``).
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -20,8 +23,33 @@ MARKERS = {
     "service": "starts a real `neardup serve` process (needs the serve extra)",
 }
 
-FOLDER_MARKERS = {"spark": "spark", "service": "service"}
-"""Every test under tests/<folder> carries the marker: the folder is what needs the component."""
+
+@dataclass(frozen=True)
+class Needs:
+    """What the tests of one folder need: its marker, the modules of its extra, and programs."""
+
+    marker: str
+    extra: str
+    modules: tuple[str, ...]
+    programs: tuple[str, ...] = ()
+
+    def missing(self) -> str | None:
+        """Why the folder's tests cannot run here, or None when they can."""
+        for module in self.modules:
+            if importlib.util.find_spec(module) is None:
+                return f"the {self.marker} tests need {module}: pip install 'neardup[{self.extra}]'"
+        for program in self.programs:
+            if shutil.which(program) is None:
+                return f"the {self.marker} tests need `{program}` on PATH"
+        return None
+
+
+FOLDERS = {
+    "spark": Needs("spark", "spark", ("pyspark",), programs=("java",)),  # Java 17 or newer
+    "service": Needs("service", "serve", ("fastapi", "uvicorn", "httpx")),
+}
+"""Every test under tests/<folder> carries the marker, and is skipped, not failed, when the
+folder's needs are missing: its modules import the extra at the top."""
 
 # Examples for a @given test that does not set its own max_examples. Tests that set it keep
 # their number under every profile: it is the budget their author measured as enough.
@@ -34,6 +62,12 @@ if PROFILE not in ("dev", "ci"):
 settings.load_profile(PROFILE)
 
 
+def _needs(path: Path) -> Needs | None:
+    if not path.is_relative_to(TESTS):
+        return None
+    return FOLDERS.get(path.relative_to(TESTS).parts[0])
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for name, meaning in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {meaning}")
@@ -43,9 +77,27 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"hypothesis profile: {PROFILE} (from ${PROFILE_VARIABLE}: dev or ci)"
 
 
+class UnavailableModule(pytest.Module):
+    """A test module whose folder's needs are missing: reported as skipped, never imported."""
+
+    reason = ""
+
+    def collect(self):
+        pytest.skip(self.reason)
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    needs = _needs(module_path)
+    reason = needs.missing() if needs else None
+    if reason is None:
+        return None  # pytest's own Module
+    module = UnavailableModule.from_parent(parent, path=module_path)
+    module.reason = reason
+    return module
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.is_relative_to(TESTS):
-            folder = item.path.relative_to(TESTS).parts[0]
-            if folder in FOLDER_MARKERS:
-                item.add_marker(FOLDER_MARKERS[folder])
+        needs = _needs(item.path)
+        if needs:
+            item.add_marker(needs.marker)

@@ -4,6 +4,7 @@ and valid PNG plots out."""
 from __future__ import annotations
 
 import base64
+import importlib.util
 import re
 import subprocess
 import sys
@@ -12,10 +13,13 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
-from matplotlib import image
 
 from neardup import FormatError
 from neardup.report.html import write_report
+
+needs_matplotlib = pytest.mark.skipif(
+    importlib.util.find_spec("matplotlib") is None, reason="needs matplotlib: pip install 'neardup[report]'"
+)
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -59,7 +63,10 @@ def inputs(request, tmp_path):
     return (write(tmp_path / f"clusters.{ext}", CLUSTERS), write(tmp_path / f"pairs.{ext}", PAIRS))
 
 
+@needs_matplotlib
 def test_report_has_the_numbers_plots_and_clusters(inputs, tmp_path):
+    from matplotlib import image
+
     clusters, pairs = inputs
     out = tmp_path / "report" / "nested"
     index = write_report(out, clusters=clusters, pairs=pairs, texts=TEXTS)
@@ -87,6 +94,7 @@ def test_report_has_the_numbers_plots_and_clusters(inputs, tmp_path):
     assert page.index("<td>001</td>") < page.index("<td>d2</td>") < page.index("<td>d3</td>") < second
 
 
+@needs_matplotlib
 def test_report_is_self_contained(inputs, tmp_path):
     clusters, pairs = inputs
     page = write_report(tmp_path / "r", clusters=clusters, pairs=pairs, texts=TEXTS).read_text("utf-8")
@@ -97,6 +105,7 @@ def test_report_is_self_contained(inputs, tmp_path):
     assert len(sources) == 4 and all(s.startswith("data:image/png;base64,") for s in sources)
 
 
+@needs_matplotlib
 def test_texts_and_ids_are_escaped_and_cut(inputs, tmp_path):
     clusters, pairs = inputs
     page = write_report(tmp_path / "r", clusters=clusters, pairs=pairs, texts=TEXTS).read_text("utf-8")
@@ -107,6 +116,7 @@ def test_texts_and_ids_are_escaped_and_cut(inputs, tmp_path):
     assert "(no text)" in page  # d3 and d5 have none
 
 
+@needs_matplotlib
 def test_top_and_members_limit_the_table(inputs, tmp_path):
     clusters, _pairs = inputs
     page = write_report(tmp_path / "r", clusters=clusters, top=1, members=2).read_text("utf-8")
@@ -115,6 +125,7 @@ def test_top_and_members_limit_the_table(inputs, tmp_path):
     assert "<th>text</th>" not in page  # no texts given
 
 
+@needs_matplotlib
 def test_pairs_alone_without_similarity(tmp_path):
     pairs = write(tmp_path / "pairs.csv", {k: v for k, v in PAIRS.items() if k != "similarity"})
     index = write_report(tmp_path / "r", pairs=pairs)
@@ -123,6 +134,7 @@ def test_pairs_alone_without_similarity(tmp_path):
     assert numbers["pairs"] == "4" and "clusters" not in numbers and "mean similarity" not in numbers
 
 
+@needs_matplotlib
 def test_clusters_alone_with_wide_sizes(tmp_path):
     n_big = 400
     ids = [f"big{i}" for i in range(n_big)] + [f"s{i}" for i in range(60)]
@@ -139,6 +151,7 @@ def test_clusters_alone_with_wide_sizes(tmp_path):
     assert (index.parent / "cluster_sizes.png").read_bytes().startswith(PNG_SIGNATURE)
 
 
+@needs_matplotlib
 def test_empty_files(tmp_path):
     clusters = tmp_path / "c.csv"
     clusters.write_text("id,cluster,representative,distance\n")
@@ -197,6 +210,7 @@ def test_importing_the_module_loads_neither_matplotlib_nor_pyarrow():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@needs_matplotlib
 def test_csv_ids_that_look_like_numbers_stay_text(tmp_path):
     clusters = tmp_path / "c.csv"
     clusters.write_text("id,cluster,representative,distance\n007,1,007,0\n0080,1,007,4\n")
