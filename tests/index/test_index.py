@@ -8,68 +8,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from index_checks import build_and_check, draw_case, flip, planted, rows
 
 import naive_index as naive
 from neardup import ConfigError, HammingIndex, IndexPlan, TooManyPairsError
 from neardup.index import hamming_index
 
 PLANS = ["auto", "compact", "balanced", "fast"]
-
-
-def rows(values: list[int], bits: int) -> np.ndarray:
-    words = bits // 64
-    arr = np.array(
-        [[(v >> (64 * w)) & (2**64 - 1) for w in range(words)] for v in values], dtype=np.uint64
-    ).reshape(len(values), words)
-    return arr[:, 0].copy() if bits == 64 else arr
-
-
-def flip(value: int, positions) -> int:
-    for p in positions:
-        value ^= 1 << int(p)
-    return value
-
-
-def planted(rng: np.random.Generator, bits: int, k: int, bases: int = 12) -> list[int]:
-    """Random bases, each with copies at exactly every distance 0..k+1, plus identical runs."""
-    values = []
-    for _ in range(bases):
-        base = int.from_bytes(rng.bytes(bits // 8), "little")
-        values.append(base)
-        for d in range(k + 2):
-            values.append(flip(base, rng.choice(bits, size=d, replace=False)))
-    values += [values[0]] * 20  # many identical fingerprints
-    return values
-
-
-def check(
-    values: list[int],
-    ids: list[int],
-    bits: int,
-    k: int,
-    plan: object,
-    queries: list[int] | None = None,
-    batches: int = 1,
-) -> HammingIndex:
-    index = HammingIndex(bits=bits, max_distance=k, plan=plan)
-    for part in np.array_split(np.arange(len(values)), batches):
-        index.add(rows([values[r] for r in part], bits), ids=np.array([ids[r] for r in part], dtype=np.int64))
-    assert len(index) == len(values)
-    i, j, d = index.pairs()
-    expected = naive.pairs(values, ids, k)
-    assert list(zip(i.tolist(), j.tolist(), d.tolist())) == expected
-    naive.assert_streams(index, expected)
-    queries = values + (queries or [])
-    offsets, found, dist = index.query_batch(rows(queries, bits))
-    assert offsets[0] == 0 and offsets[-1] == len(found) == len(dist)
-    for q, value in enumerate(queries):
-        got = list(
-            zip(found[offsets[q] : offsets[q + 1]].tolist(), dist[offsets[q] : offsets[q + 1]].tolist())
-        )
-        assert got == naive.query(values, ids, value, k)
-    one_ids, one_dist = index.query(rows(queries[:1], bits)[0])
-    assert list(zip(one_ids.tolist(), one_dist.tolist())) == naive.query(values, ids, queries[0], k)
-    return index
 
 
 @pytest.mark.parametrize("bits", [64, 128])
@@ -79,7 +24,7 @@ def test_planted_near_duplicates(bits, k, plan):
     rng = np.random.default_rng(bits * 100 + k)
     values = planted(rng, bits, k)
     ids = rng.permutation(10 * len(values))[: len(values)].tolist()
-    check(values, ids, bits, k, plan, batches=2)
+    build_and_check(values, ids, bits, k, plan, batches=2)
 
 
 @pytest.mark.parametrize("bits", [64, 128])
@@ -88,7 +33,7 @@ def test_giant_bucket_sparse_fingerprints(bits, plan):
     """Fingerprints with a handful of set bits agree on most blocks: every key is one bucket."""
     rng = np.random.default_rng(7)
     values = [flip(0, rng.choice(bits, size=rng.integers(0, 5), replace=False)) for _ in range(250)]
-    check(values, list(range(len(values))), bits, 3, plan)
+    build_and_check(values, list(range(len(values))), bits, 3, plan)
 
 
 @pytest.mark.parametrize("bits", [64, 128])
@@ -96,25 +41,7 @@ def test_giant_bucket_shared_block(bits):
     """Every fingerprint shares its low 32 bits; the rest is random or planted."""
     rng = np.random.default_rng(11)
     values = [(v >> 32 << 32) | 0xDEADBEEF for v in planted(rng, bits, 3, bases=15)]
-    check(values, list(range(len(values))), bits, 3, "auto")
-
-
-def draw_case(data, bits: int, k: int, max_bases: int, max_queries: int):
-    """Hypothesis draw: bases with neighbours up to k + 2 bits away, distinct int64 ids, and
-    queries up to k + 1 bits from the first values."""
-    bases = data.draw(st.lists(st.integers(0, 2**bits - 1), min_size=1, max_size=max_bases))
-    values = []
-    for base in bases:
-        values.append(base)
-        for _ in range(data.draw(st.integers(0, 4))):
-            values.append(flip(base, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 2))))
-    ids = data.draw(
-        st.lists(st.integers(-(2**63), 2**63 - 1), min_size=len(values), max_size=len(values), unique=True)
-    )
-    queries = [
-        flip(v, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 1))) for v in values[:max_queries]
-    ]
-    return values, ids, queries
+    build_and_check(values, list(range(len(values))), bits, 3, "auto")
 
 
 @settings(max_examples=40, deadline=None)
@@ -126,14 +53,14 @@ def draw_case(data, bits: int, k: int, max_bases: int, max_queries: int):
 )
 def test_index_equals_brute_force(bits, k, plan, data):
     values, ids, queries = draw_case(data, bits, k, max_bases=8, max_queries=5)
-    check(values, ids, bits, k, plan, queries=queries, batches=data.draw(st.integers(1, 3)))
+    build_and_check(values, ids, bits, k, plan, queries=queries, batches=data.draw(st.integers(1, 3)))
 
 
 def test_smaller_radius_per_call():
     rng = np.random.default_rng(3)
     values = planted(rng, 64, 4)
     ids = list(range(len(values)))
-    index = check(values, ids, 64, 4, "balanced")
+    index = build_and_check(values, ids, 64, 4, "balanced")
     for r in range(5):
         i, j, d = index.pairs(max_distance=r)
         assert list(zip(i.tolist(), j.tolist(), d.tolist())) == naive.pairs(values, ids, r)

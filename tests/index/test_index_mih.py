@@ -12,9 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_index import check, draw_case, flip, planted, rows
-from test_index_storage import check as check_updates
-from test_index_storage import near
+from index_checks import build_and_check, check_against_model, draw_case, flip, near, planted, rows
 
 import naive_index as naive
 from neardup import ConfigError, FormatError, HammingIndex, IndexPlan
@@ -57,7 +55,7 @@ def test_planted_near_duplicates(bits, k, plan):
     values = planted(rng, bits, k, bases=10)
     ids = rng.permutation(10 * len(values))[: len(values)].tolist()
     queries = [flip(v, rng.choice(bits, size=k, replace=False)) for v in values[:10]]
-    index = check(values, ids, bits, k, plan, queries=queries, batches=2)
+    index = build_and_check(values, ids, bits, k, plan, queries=queries, batches=2)
     assert index.plan.strategy == ("tables" if plan == "auto" and k <= 7 else "mih")
 
 
@@ -67,8 +65,8 @@ def test_small_radii_equal_the_table_plans(bits, k):
     rng = np.random.default_rng(bits + k)
     values = planted(rng, bits, k)
     ids = list(range(len(values)))
-    by_mih = check(values, ids, bits, k, "mih")
-    by_tables = check(values, ids, bits, k, "auto")
+    by_mih = build_and_check(values, ids, bits, k, "mih")
+    by_tables = build_and_check(values, ids, bits, k, "auto")
     assert by_mih.plan.strategy == "mih" and by_tables.plan.strategy == "tables"
     assert [a.tolist() for a in by_mih.pairs()] == [a.tolist() for a in by_tables.pairs()]
 
@@ -79,7 +77,7 @@ def test_blocks_wider_than_the_key(bits, k, blocks):
     lost, nor reported twice."""
     rng = np.random.default_rng(k * blocks)
     values = planted(rng, bits, k)
-    check(values, list(range(len(values))), bits, k, mih(bits, k, blocks))
+    build_and_check(values, list(range(len(values))), bits, k, mih(bits, k, blocks))
 
 
 @pytest.mark.parametrize(("bits", "k", "plan"), [(64, 8, 4), (64, 8, "auto"), (128, 16, 8), (128, 12, 4)])
@@ -87,14 +85,14 @@ def test_giant_bucket_sparse_fingerprints(bits, k, plan):
     rng = np.random.default_rng(7)
     values = [flip(0, rng.choice(bits, size=rng.integers(0, 9), replace=False)) for _ in range(200)]
     values += [values[0]] * 10
-    check(values, list(range(len(values))), bits, k, plan)
+    build_and_check(values, list(range(len(values))), bits, k, plan)
 
 
 def test_smaller_radius_per_call():
     rng = np.random.default_rng(3)
     values = planted(rng, 128, 16, bases=6)
     ids = list(range(len(values)))
-    index = check(values, ids, 128, 16, 8)
+    index = build_and_check(values, ids, 128, 16, 8)
     for r in range(17):
         i, j, d = index.pairs(max_distance=r)
         assert list(zip(i.tolist(), j.tolist(), d.tolist())) == naive.pairs(values, ids, r)
@@ -108,7 +106,9 @@ def test_index_equals_brute_force(bits, data):
     k = data.draw(st.integers(0, 8 if bits == 64 else 16))
     blocks = data.draw(st.integers(max(bits // 64, k // 2), k + 2))
     values, ids, queries = draw_case(data, bits, k, max_bases=6, max_queries=4)
-    check(values, ids, bits, k, mih(bits, k, blocks), queries=queries, batches=data.draw(st.integers(1, 3)))
+    build_and_check(
+        values, ids, bits, k, mih(bits, k, blocks), queries=queries, batches=data.draw(st.integers(1, 3))
+    )
 
 
 @pytest.mark.parametrize(
@@ -141,7 +141,7 @@ def test_random_sequences_equal_brute_force(tmp_path, monkeypatch, bits, k, plan
             index.save(tmp_path / "index.ndx")
             index = HammingIndex.open(tmp_path / "index.ndx")
             assert index.plan.strategy == "mih"
-        check_updates(index, model, bits, k, [near(rng, bits, list(model.values()), k)])
+        check_against_model(index, model, bits, k, [near(rng, bits, list(model.values()), k)])
     assert index.plan.strategy == "mih"
 
 
