@@ -1,4 +1,5 @@
-"""The ``neardup`` command, run for real (``python -m neardup``) on files in tmp_path.
+"""The ``neardup`` command on files in tmp_path, run in this process by the ``run`` fixture; the
+version, a real stdin and the traceback of ``--debug`` in a process of its own.
 
 Expected fingerprints come from the library on the same texts, never from constants: the
 kernels may change their bits, the CLI must follow them.
@@ -11,53 +12,17 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import check_ok, expected_rows, parse, run_process
 
 import neardup
 from neardup.cli.fingerprint import EXAMPLE_DOCUMENTS
 
-HEADER = "# neardup fingerprints v1 "
-
-
-def run(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    result = subprocess.run(
-        [sys.executable, "-m", "neardup", *args], cwd=cwd, input=stdin, capture_output=True, timeout=300
-    )
-    result.stdout = result.stdout.decode("utf-8")
-    result.stderr = result.stderr.decode("utf-8")
-    return result
-
-
-def parse(output: str) -> tuple[dict, list[tuple[str, str]]]:
-    """The config in the header line, and the (id, hex) rows."""
-    header, *rows = output.splitlines()
-    assert header.startswith(HEADER), header
-    return json.loads(header[len(HEADER) :]), [tuple(row.split("\t")) for row in rows]
-
-
-def expected_rows(ids: list[str], texts: list, **options) -> list[tuple[str, str]]:
-    """(id, hex) as the CLI should print them, from Fingerprinter.fingerprint_batch."""
-    fingerprints = neardup.Fingerprinter(**options).fingerprint_batch(texts)
-    if fingerprints.ndim == 1:
-        values = [int(v) for v in fingerprints]
-    else:  # column 0 holds bits 0-63
-        values = [int(low) | (int(high) << 64) for low, high in fingerprints]
-    digits = fingerprints.itemsize * 2 * (1 if fingerprints.ndim == 1 else 2)
-    return [(doc_id, format(value, f"0{digits}x")) for doc_id, value in zip(ids, values)]
-
-
-def check_ok(result: subprocess.CompletedProcess, ids: list[str], texts: list, **options) -> None:
-    assert result.returncode == 0, result.stderr
-    config, rows = parse(result.stdout)
-    assert config == neardup.FingerprintConfig(**options).to_dict()
-    assert rows == expected_rows(ids, texts, **options)
-
 
 def test_version(tmp_path):
-    result = run("--version", cwd=tmp_path)
+    result = run_process("--version", cwd=tmp_path)
     assert result.returncode == 0
     assert result.stdout.strip() == f"neardup {neardup.__version__} (fingerprint spec v1)"
 
@@ -84,13 +49,13 @@ def test_help_and_version_do_not_import_numba_or_pyarrow(tmp_path):
 
 
 @pytest.mark.parametrize("args", [["fingerprint"], ["fingerprint", "x.txt", "--batch-size", "0"]])
-def test_usage_errors_exit_2(tmp_path, args):
+def test_usage_errors_exit_2(tmp_path, args, run):
     result = run(*args, cwd=tmp_path)
     assert result.returncode == 2
     assert "usage: neardup" in result.stderr
 
 
-def test_lines_file(tmp_path):
+def test_lines_file(tmp_path, run):
     (tmp_path / "docs.txt").write_bytes(
         "first line of text\r\nSecond  line, café au lait\n\nfourth line without a newline".encode()
     )
@@ -99,7 +64,7 @@ def test_lines_file(tmp_path):
     check_ok(result, ["1", "2", "3", "4"], texts)
 
 
-def test_fingerprint_options(tmp_path):
+def test_fingerprint_options(tmp_path, run):
     texts = ["Ünïcode and  spaces\t here", "the CAT sat on the mat", "x"]
     (tmp_path / "docs.text").write_text("\r\n".join(texts) + "\r\n", encoding="utf-8", newline="")
     result = run(
@@ -130,7 +95,7 @@ def test_fingerprint_options(tmp_path):
     )
 
 
-def test_128_bits(tmp_path):
+def test_128_bits(tmp_path, run):
     texts = ["a long enough sentence to have several shingles", "another one, quite different"]
     (tmp_path / "docs.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
     result = run("fingerprint", "docs.txt", "--bits", "128", cwd=tmp_path)
@@ -138,7 +103,7 @@ def test_128_bits(tmp_path):
     assert all(re.fullmatch("[0-9a-f]{32}", hex_) for _, hex_ in parse(result.stdout)[1])
 
 
-def test_jsonl_text_and_id_fields(tmp_path):
+def test_jsonl_text_and_id_fields(tmp_path, run):
     records = [
         {"url": "https://a.example/x", "body": "the first page of the site", "n": 1},
         {"url": 17, "body": "an ünicode page, the second"},
@@ -159,7 +124,7 @@ def test_jsonl_text_and_id_fields(tmp_path):
     check_ok(result, ["https://a.example/x", "17"], [r["body"] for r in records], shingle_size=2)
 
 
-def test_gzip_jsonl(tmp_path):
+def test_gzip_jsonl(tmp_path, run):
     texts = ["a document inside a gzip file", "and a second document", "third"]
     with gzip.open(tmp_path / "docs.jsonl.gz", "wt", encoding="utf-8") as f:
         f.writelines(json.dumps({"text": t}) + "\n" for t in texts)
@@ -167,7 +132,7 @@ def test_gzip_jsonl(tmp_path):
     check_ok(result, ["1", "2", "3"], texts, features="words")
 
 
-def test_folder(tmp_path):
+def test_folder(tmp_path, run):
     corpus = tmp_path / "corpus"
     # z.txt sorts after sub/, where a folder walk would list it before.
     files = {
@@ -190,7 +155,7 @@ def test_folder(tmp_path):
     check_ok(result, [f"corpus/{i}" for i in ids], texts)
 
 
-def test_an_empty_file_in_a_folder_is_a_bad_record(tmp_path):
+def test_an_empty_file_in_a_folder_is_a_bad_record(tmp_path, run):
     (tmp_path / "corpus").mkdir()
     (tmp_path / "corpus" / "a.txt").write_bytes(b"a page of text")
     (tmp_path / "corpus" / "empty.txt").write_bytes(b"")
@@ -203,11 +168,11 @@ def test_an_empty_file_in_a_folder_is_a_bad_record(tmp_path):
 
 def test_stdin(tmp_path):
     texts = ["read from standard input", "line two", "line three, the last"]
-    result = run("fingerprint", "-", cwd=tmp_path, stdin="\n".join(texts).encode())
+    result = run_process("fingerprint", "-", cwd=tmp_path, stdin="\n".join(texts).encode())
     check_ok(result, ["1", "2", "3"], texts)
 
 
-def test_output_file_replaces_atomically(tmp_path):
+def test_output_file_replaces_atomically(tmp_path, run):
     texts = ["written to a file", "not to stdout"]
     (tmp_path / "docs.txt").write_text("\n".join(texts), encoding="utf-8")
     (tmp_path / "out.tsv").write_text("old contents\n")
@@ -219,7 +184,7 @@ def test_output_file_replaces_atomically(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.txt", "out.tsv"]
 
 
-def test_failed_run_leaves_output_untouched(tmp_path):
+def test_failed_run_leaves_output_untouched(tmp_path, run):
     (tmp_path / "bad.jsonl").write_text('{"text": "fine"}\n{"text": "fine too"}\n{"text": oops}\n')
     (tmp_path / "out.tsv").write_text("old contents\n")
     # One document per batch, so rows reach the temporary file before line 3 fails.
@@ -239,7 +204,7 @@ def test_failed_run_leaves_output_untouched(tmp_path):
         ('["an", "array"]', "a JSON array, not an object"),
     ],
 )
-def test_bad_jsonl_line_names_file_and_line(tmp_path, line, problem):
+def test_bad_jsonl_line_names_file_and_line(tmp_path, line, problem, run):
     (tmp_path / "bad.jsonl").write_text('{"text": "a good first line"}\n' + line + "\n")
     result = run("fingerprint", "bad.jsonl", cwd=tmp_path)
     assert result.returncode == 1
@@ -252,12 +217,12 @@ def test_bad_jsonl_line_names_file_and_line(tmp_path, line, problem):
 
 def test_debug_shows_traceback(tmp_path):
     (tmp_path / "bad.jsonl").write_text("not json\n")
-    result = run("--debug", "fingerprint", "bad.jsonl", cwd=tmp_path)
+    result = run_process("--debug", "fingerprint", "bad.jsonl", cwd=tmp_path)
     assert result.returncode == 1
     assert "Traceback" in result.stderr and "FormatError: bad.jsonl:1" in result.stderr
 
 
-def test_on_error_skip(tmp_path):
+def test_on_error_skip(tmp_path, run):
     lines = [
         '{"text": "kept one"}',
         "{broken",
@@ -274,7 +239,7 @@ def test_on_error_skip(tmp_path):
     assert "mixed.jsonl:2" in result.stderr
 
 
-def test_idf_model(tmp_path):
+def test_idf_model(tmp_path, run):
     texts = ["the common words and a rare one", "the common words again", "the common zebra"]
     model = neardup.fit_idf(texts, features="words")
     model.save(tmp_path / "idf.npz")
@@ -291,7 +256,7 @@ def test_idf_model(tmp_path):
     assert parse(result.stdout)[0]["idf"] == model.digest
 
 
-def test_example_reports_its_near_duplicates(tmp_path):
+def test_example_reports_its_near_duplicates(tmp_path, run):
     result = run("fingerprint", "--example", cwd=tmp_path)
     ids = [str(i) for i in range(1, len(EXAMPLE_DOCUMENTS) + 1)]
     check_ok(result, ids, list(EXAMPLE_DOCUMENTS))

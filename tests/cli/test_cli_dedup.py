@@ -1,27 +1,21 @@
-"""``neardup dedup``, ``report`` and ``explain``, run for real (``python -m neardup``) on files
-in tmp_path; expectations come from the library on the same data."""
+"""``neardup dedup``, ``report`` and ``explain`` on files in tmp_path, run in this process by the
+``run`` fixture (one dedup end to end in a process of its own); expectations come from the
+library on the same data."""
 
 from __future__ import annotations
 
 import html
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
+from cli_helpers import run_process
 
 import neardup
 from neardup.planted.example import example_corpus
 from neardup.planted.generator import planted_corpus
-
-
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "neardup", *args], cwd=cwd, capture_output=True, text=True, timeout=300
-    )
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +32,7 @@ def corpus_file(tmp_path_factory) -> Path:
 
 
 def test_dedup_writes_what_the_library_finds(corpus_file, tmp_path):
-    result = run(
+    result = run_process(
         "dedup",
         str(corpus_file),
         "-o",
@@ -70,7 +64,7 @@ def test_dedup_writes_what_the_library_finds(corpus_file, tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))
 
 
-def test_dedup_error_names_the_line_and_writes_nothing(tmp_path):
+def test_dedup_error_names_the_line_and_writes_nothing(tmp_path, run):
     (tmp_path / "in.jsonl").write_text('{"text": "fine"}\n{"text": 7}\n')
     result = run("dedup", "in.jsonl", "-o", "out.jsonl", "--clusters", "c.csv", cwd=tmp_path)
     assert result.returncode == 1
@@ -82,14 +76,14 @@ def test_dedup_error_names_the_line_and_writes_nothing(tmp_path):
     assert (tmp_path / "out.jsonl").read_text() == '{"text": "fine"}\n'
 
 
-def test_dedup_usage_errors(tmp_path):
+def test_dedup_usage_errors(tmp_path, run):
     assert "nothing to write" in run("dedup", "x.jsonl", cwd=tmp_path).stderr
     assert "name INPUT" in run("dedup", "-o", "y", cwd=tmp_path).stderr
     result = run("dedup", "x.jsonl", "-o", "y", "--verify", "jaccard", "high", cwd=tmp_path)
     assert "the threshold must be a number" in result.stderr
 
 
-def test_verify_and_against_and_save_index(corpus_file, tmp_path):
+def test_verify_and_against_and_save_index(corpus_file, tmp_path, run):
     result = run(
         "dedup",
         str(corpus_file),
@@ -142,7 +136,7 @@ def test_verify_and_against_and_save_index(corpus_file, tmp_path):
     assert mismatch.returncode == 1 and "128-bit" in mismatch.stderr
 
 
-def test_example_shows_clusters(tmp_path):
+def test_example_shows_clusters(tmp_path, run):
     result = run("dedup", "--example", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     ids = {d.id for d in example_corpus()}
@@ -151,7 +145,8 @@ def test_example_shows_clusters(tmp_path):
     assert "clusters of near-duplicates" in result.stdout
 
 
-def test_report_and_explain(corpus_file, tmp_path):
+def test_report_and_explain(corpus_file, tmp_path, run):
+    pytest.importorskip("matplotlib", reason="a report draws with matplotlib: pip install 'neardup[report]'")
     assert (
         run(
             "dedup",
@@ -221,7 +216,7 @@ def test_the_cli_offers_exactly_the_choices_the_options_accept(flag, name):
         neardup.DedupOptions(**{name: "bogus"})
 
 
-def test_one_document_per_file_to_txt_is_refused_before_reading(tmp_path):
+def test_one_document_per_file_to_txt_is_refused_before_reading(tmp_path, run):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.txt").write_text("one page\nof two lines\n")
@@ -233,7 +228,7 @@ def test_one_document_per_file_to_txt_is_refused_before_reading(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]
 
 
-def test_featureless_documents_kept_by_default_and_dropped_on_request(tmp_path):
+def test_featureless_documents_kept_by_default_and_dropped_on_request(tmp_path, run):
     (tmp_path / "in.jsonl").write_text(
         "".join(
             json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate([" ", "...", "", "a real page"])
@@ -248,7 +243,7 @@ def test_featureless_documents_kept_by_default_and_dropped_on_request(tmp_path):
     assert [json.loads(line)["id"] for line in (tmp_path / "kept.jsonl").read_text().splitlines()] == [3]
 
 
-def test_pairs_by_default_rebuild_the_clusters_and_all_pairs_lists_every_one(tmp_path):
+def test_pairs_by_default_rebuild_the_clusters_and_all_pairs_lists_every_one(tmp_path, run):
     page = "the same page of a crawl, copied word for word many times over " * 3
     lines = [json.dumps({"id": i, "text": page}) for i in range(60)]  # 1,770 pairs of copies
     lines += [json.dumps({"id": 100 + i, "text": f"{page} {i}"}) for i in range(3)]
@@ -267,7 +262,7 @@ def test_pairs_by_default_rebuild_the_clusters_and_all_pairs_lists_every_one(tmp
     assert refused.returncode == 2 and "give --pairs FILE too" in refused.stderr
 
 
-def test_verify_features_reach_the_library_and_need_verify(corpus_file, tmp_path):
+def test_verify_features_reach_the_library_and_need_verify(corpus_file, tmp_path, run):
     options = ["--text-field", "body", "--features", "words", "--bits", "128", "-k", "16"]
     done = run(
         "dedup", str(corpus_file), "--pairs", "pairs.csv", *options,
@@ -286,7 +281,7 @@ def test_verify_features_reach_the_library_and_need_verify(corpus_file, tmp_path
     assert refused.returncode == 1 and "give verify= (--verify), jaccard= (--jaccard)" in refused.stderr
 
 
-def test_jaccard_writes_what_the_library_keeps(corpus_file, tmp_path):
+def test_jaccard_writes_what_the_library_keeps(corpus_file, tmp_path, run):
     done = run(
         "dedup", str(corpus_file), "-o", "kept.jsonl", "--clusters", "clusters.csv", "--text-field", "body",
         "--jaccard", "0.7", "--cluster", "components", cwd=tmp_path,
@@ -302,7 +297,7 @@ def test_jaccard_writes_what_the_library_keeps(corpus_file, tmp_path):
     assert "passed verification" in done.stderr
 
 
-def test_explain_plan_and_jaccard_usage_errors(corpus_file, tmp_path):
+def test_explain_plan_and_jaccard_usage_errors(corpus_file, tmp_path, run):
     plan = run("dedup", "--jaccard", "0.8", "--explain-plan", cwd=tmp_path)
     assert plan.returncode == 0, plan.stderr
     assert "21 bands of 9 rows" in plan.stdout and "J=0.80: 0.952" in plan.stdout

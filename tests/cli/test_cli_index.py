@@ -1,4 +1,4 @@
-"""``neardup pairs`` and ``neardup index build|query|info``, run for real on files in tmp_path."""
+"""``neardup pairs`` and ``neardup index build|query|info`` on files in tmp_path."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import random
 
 import numpy as np
 import pytest
-from test_cli import run
 
 import neardup
 from neardup._errors import FormatError
@@ -22,7 +21,7 @@ def _corpus(n: int = 60) -> list[str]:
 
 
 @pytest.fixture
-def fpfile(tmp_path):
+def fpfile(tmp_path, run):
     texts = _corpus()
     (tmp_path / "docs.txt").write_text("\n".join(texts) + "\n")
     result = run("fingerprint", "docs.txt", "-o", "docs.fp", cwd=tmp_path)
@@ -38,7 +37,7 @@ def _brute_force_pairs(path, k):
 
 
 @pytest.mark.parametrize("k", [0, 3, 6])
-def test_pairs_equal_brute_force(fpfile, k):
+def test_pairs_equal_brute_force(fpfile, k, run):
     result = run("pairs", fpfile.name, "-k", str(k), cwd=fpfile.parent)
     assert result.returncode == 0, result.stderr
     header, *rows = result.stdout.splitlines()
@@ -65,7 +64,7 @@ def test_fingerprint_file_round_trip(tmp_path):
         np.testing.assert_array_equal(data.fingerprints, fps)
 
 
-def test_bad_fingerprint_files_name_file_and_line(tmp_path):
+def test_bad_fingerprint_files_name_file_and_line(tmp_path, run):
     bad = tmp_path / "bad.fp"
     bad.write_text("1\tabc\n")
     with pytest.raises(FormatError, match=r"bad.fp:1: not a neardup fingerprint file"):
@@ -78,7 +77,7 @@ def test_bad_fingerprint_files_name_file_and_line(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_index_build_query_info(fpfile):
+def test_index_build_query_info(fpfile, run):
     cwd = fpfile.parent
     result = run("index", "build", fpfile.name, "-o", "docs.idx", "-k", "4", cwd=cwd)
     assert result.returncode == 0, result.stderr
@@ -109,7 +108,7 @@ def test_index_build_query_info(fpfile):
     assert by_text.stdout == by_hex.stdout
 
 
-def test_index_query_of_a_damaged_file_is_a_clear_error(tmp_path):
+def test_index_query_of_a_damaged_file_is_a_clear_error(tmp_path, run):
     (tmp_path / "bad.idx").write_bytes(b"not an index at all")
     result = run("index", "info", "bad.idx", cwd=tmp_path)
     assert result.returncode == 1 and result.stderr.startswith("FormatError: ") and "bad.idx" in result.stderr

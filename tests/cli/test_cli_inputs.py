@@ -1,6 +1,6 @@
 """What ``neardup fingerprint``, ``pairs`` and ``index build`` read: every input ``neardup dedup``
-reads (through ``neardup.io``), with its options and its messages. Run for real on files in
-tmp_path; expected fingerprints come from the library, or from the same texts in a plain file."""
+reads (through ``neardup.io``), with its options and its messages, on files in tmp_path;
+expected fingerprints come from the library, or from the same texts in a plain file."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
-from test_cli import check_ok, expected_rows, parse, run
+from cli_helpers import check_ok, expected_rows, parse
 
 import neardup
 
@@ -32,7 +32,7 @@ def _write_zst_jsonl(path, records):
         out.write("".join(json.dumps(r) + "\n" for r in records).encode())
 
 
-def test_parquet_and_zst_jsonl_give_the_fingerprints_of_a_plain_file(tmp_path):
+def test_parquet_and_zst_jsonl_give_the_fingerprints_of_a_plain_file(tmp_path, run):
     (tmp_path / "plain.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
     pq.write_table(pa.table({"url": ["u1", "u2", "u3", "u4"], "body": TEXTS}), tmp_path / "docs.parquet")
     _write_zst_jsonl(tmp_path / "docs.jsonl.zst", [{"text": t} for t in TEXTS])
@@ -46,7 +46,7 @@ def test_parquet_and_zst_jsonl_give_the_fingerprints_of_a_plain_file(tmp_path):
     assert _hex_column(parquet.stdout) == _hex_column(zst.stdout) == _hex_column(plain.stdout)
 
 
-def test_folder_of_mixed_formats_and_several_inputs(tmp_path):
+def test_folder_of_mixed_formats_and_several_inputs(tmp_path, run):
     corpus = tmp_path / "corpus"
     (corpus / "sub").mkdir(parents=True)
     (corpus / "a.csv").write_text('text,n\n"first, in a CSV",1\nsecond in a CSV,2\n', encoding="utf-8")
@@ -72,7 +72,7 @@ def test_folder_of_mixed_formats_and_several_inputs(tmp_path):
     )
 
 
-def test_a_folder_gives_fingerprint_and_dedup_the_same_documents(tmp_path):
+def test_a_folder_gives_fingerprint_and_dedup_the_same_documents(tmp_path, run):
     files = {
         "a.txt": b"a plain page of text\nover two lines\n",
         "marked.txt": b"\xef\xbb\xbfa page saved with a byte-order mark",
@@ -107,7 +107,7 @@ def test_a_folder_gives_fingerprint_and_dedup_the_same_documents(tmp_path):
         assert skipped == ["empty.txt", "bad.txt", "wide.txt"], command.stderr
 
 
-def test_format_for_the_input_is_deprecated_for_input_format(tmp_path):
+def test_format_for_the_input_is_deprecated_for_input_format(tmp_path, run):
     (tmp_path / "docs.data").write_text('{"text": "json in a file without a suffix"}\n')
     warning = (
         "neardup: DeprecationWarning: --format for the input is now --input-format; "
@@ -125,7 +125,7 @@ def test_format_for_the_input_is_deprecated_for_input_format(tmp_path):
     assert files.returncode == 2 and "invalid choice: 'files'" in files.stderr
 
 
-def test_format_names_the_output_format_of_dedup(tmp_path):
+def test_format_names_the_output_format_of_dedup(tmp_path, run):
     (tmp_path / "in.jsonl").write_text('{"text": "one page of words"}\n')
     result = run("dedup", "in.jsonl", "-o", "kept.data", "--format", "csv", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -133,7 +133,7 @@ def test_format_names_the_output_format_of_dedup(tmp_path):
     assert "DeprecationWarning" not in result.stderr
 
 
-def test_compressed_stdin(tmp_path):
+def test_compressed_stdin(tmp_path, run):
     data = gzip.compress(("\n".join(json.dumps({"body": t}) for t in TEXTS)).encode())
     result = run(
         "fingerprint",
@@ -150,7 +150,7 @@ def test_compressed_stdin(tmp_path):
     check_ok(result, ["1", "2", "3", "4"], TEXTS)
 
 
-def test_on_error_skip_in_a_parquet_file(tmp_path):
+def test_on_error_skip_in_a_parquet_file(tmp_path, run):
     pq.write_table(pa.table({"text": ["kept", None, "kept too"]}), tmp_path / "gaps.parquet")
     failed = run("fingerprint", "gaps.parquet", cwd=tmp_path)
     assert failed.returncode == 1 and failed.stdout == ""
@@ -161,7 +161,7 @@ def test_on_error_skip_in_a_parquet_file(tmp_path):
     assert "gaps.parquet:row 2" in skipped.stderr
 
 
-def test_too_long_line_is_a_bad_record(tmp_path):
+def test_too_long_line_is_a_bad_record(tmp_path, run):
     (tmp_path / "docs.txt").write_text("short\n" + "x" * 3000 + "\nshort again\n")
     mb = str(2000 / 2**20)
     failed = run("fingerprint", "docs.txt", "--max-document-mb", mb, cwd=tmp_path)
@@ -170,7 +170,7 @@ def test_too_long_line_is_a_bad_record(tmp_path):
     check_ok(skipped, ["1", "3"], ["short", "short again"])
 
 
-def test_malformed_jsonl_gives_the_message_dedup_gives(tmp_path):
+def test_malformed_jsonl_gives_the_message_dedup_gives(tmp_path, run):
     (tmp_path / "bad.jsonl").write_text('{"text": "a good line"}\n\n{"text": "cut short\n')
     fingerprint = run("fingerprint", "bad.jsonl", cwd=tmp_path)
     dedup = run("dedup", "bad.jsonl", "-o", "kept.jsonl", cwd=tmp_path)
@@ -180,7 +180,7 @@ def test_malformed_jsonl_gives_the_message_dedup_gives(tmp_path):
     assert message == dedup.stderr.splitlines()[0]
 
 
-def test_an_id_a_fingerprint_file_cannot_hold_is_a_bad_record(tmp_path):
+def test_an_id_a_fingerprint_file_cannot_hold_is_a_bad_record(tmp_path, run):
     (tmp_path / "ids.jsonl").write_text('{"id": "a\\tb", "text": "x"}\n{"id": "c", "text": "y"}\n')
     failed = run("fingerprint", "ids.jsonl", "--id-field", "id", cwd=tmp_path)
     assert failed.returncode == 1
@@ -189,7 +189,7 @@ def test_an_id_a_fingerprint_file_cannot_hold_is_a_bad_record(tmp_path):
     check_ok(skipped, ["c"], ["y"])
 
 
-def test_missing_input_and_bad_stdin_format(tmp_path):
+def test_missing_input_and_bad_stdin_format(tmp_path, run):
     missing = run("fingerprint", "nope.jsonl", cwd=tmp_path)
     assert missing.returncode == 1 and "nope.jsonl: no such file or folder" in missing.stderr
     stdin_csv = run("fingerprint", "-", "--input-format", "csv", cwd=tmp_path, stdin=b"text\nx\n")
@@ -197,7 +197,7 @@ def test_missing_input_and_bad_stdin_format(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["docs.csv", "docs.parquet"])
-def test_index_build_reads_documents(tmp_path, name):
+def test_index_build_reads_documents(tmp_path, name, run):
     texts = [f"document number {i} has words {' '.join(str(i * j) for j in range(12))}" for i in range(20)]
     table = pa.table({"body": texts, "n": list(range(20))})
     if name.endswith(".csv"):
@@ -216,7 +216,7 @@ def test_index_build_reads_documents(tmp_path, name):
     assert found.stdout.splitlines()[0] == "7\t0"  # ids are the rows, from 1
 
 
-def test_pairs_of_documents_equal_pairs_of_their_fingerprint_file(tmp_path):
+def test_pairs_of_documents_equal_pairs_of_their_fingerprint_file(tmp_path, run):
     base = " ".join(f"word{i}" for i in range(80))
     texts = [base, base.replace("word79", "changed"), "an unrelated text entirely"]
     (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
