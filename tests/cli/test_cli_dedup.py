@@ -317,3 +317,12 @@ def test_explain_plan_and_jaccard_usage_errors(corpus_file, tmp_path, run):
     for options, message in refusals:
         done = run("dedup", str(corpus_file), "-o", "k.jsonl", "--text-field", "body", *options, cwd=tmp_path)
         assert done.returncode != 0 and message in done.stderr, (options, done.stderr)
+
+
+@pytest.mark.parametrize("flag", ["--block-mb", "--max-document-mb"])
+@pytest.mark.parametrize("value", ["-1", "0", "nan"])
+def test_sizes_that_are_not_positive_are_usage_errors(run, tmp_path, flag, value):
+    (tmp_path / "pages.jsonl").write_text('{"text": "one"}\n')
+    done = run("dedup", "pages.jsonl", "-o", "kept.jsonl", flag, value, cwd=tmp_path)
+    assert done.returncode == 2 and f"{value} is not a positive number" in done.stderr
+    assert not (tmp_path / "kept.jsonl").exists()

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import neardup
 from naive import naive_components as components
 from naive import naive_features
-from neardup.pipeline.planted import planted_corpus
+from neardup.planted.generator import planted_corpus
 
 SCRIPTS = ("en", "ru", "zh", "ar")
 
@@ -445,3 +445,12 @@ def test_verify_features_without_verify_or_with_a_size_they_lack_are_refused():
         neardup.dedup(["a b c"], verify=("jaccard", 0.5), verify_features="words", verify_size=2)
     with pytest.raises(neardup.ConfigError, match="verify_size needs verify_features"):
         neardup.dedup(["a b c"], verify=("jaccard", 0.5), verify_size=2)
+
+
+def test_kept_texts_of_a_table_in_chunks_are_written(tmp_path):
+    texts = ["the cat sat on the mat today", "the cat sat on the mat today", "a different text entirely"]
+    chunked = pa.chunked_array([texts[:2], texts[2:]])  # a table's column may hold several chunks
+    result = neardup.dedup(pa.table({"text": chunked, "id": ["a", "b", "c"]}), id_field="id")
+    result.write(tmp_path / "kept.jsonl")
+    written = [json.loads(line) for line in (tmp_path / "kept.jsonl").read_text().splitlines()]
+    assert written == [{"id": "a", "text": texts[0]}, {"id": "c", "text": texts[2]}]

@@ -380,6 +380,7 @@ def test_pairs_of_a_jaccard_dedup_are_the_verified_candidates(corpus, threshold)
         (dict(jaccard=0), r"\(0, 1\]"),
         (dict(jaccard=True), r"\(0, 1\]"),
         (dict(jaccard=0.8, verify_features="bogus"), "not known"),
+        (dict(jaccard=1e-4), "too low for MinHash-LSH"),
     ],
 )
 def test_bad_jaccard_options_are_refused(options, message):

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import neardup
-from neardup import ConfigError
+from neardup import ConfigError, DedupOptions
 from neardup.planted.generator import planted_corpus
 from neardup.spark import dedup, dedup_with_pairs
 from neardup.spark.dedup import decide, numbered
@@ -93,7 +93,9 @@ def test_both_decisions_count_what_the_local_job_counts(spark, texts, cluster):
     facts = text_facts(numbered(df), "text", Facts(neardup.FingerprintConfig()))
     local = neardup.dedup(pa.table({"text": texts}), max_distance=6, cluster=cluster)
     for driver_limit in (0, 10_000):
-        decision = decide(facts, max_distance=6, cluster=cluster, driver_limit=driver_limit, with_pairs=False)
+        decision = decide(
+            facts, DedupOptions(max_distance=6, cluster=cluster), driver_limit=driver_limit, with_pairs=False
+        )
         assert decision.pairs is None
         counts = (decision.documents, decision.kept, decision.clusters)
         assert counts == (len(texts), len(texts) - local.stats.duplicates, local.stats.clusters)
@@ -105,12 +107,12 @@ def test_the_driver_decides_what_only_it_can_past_driver_rows(spark, texts, monk
     monkeypatch.setattr(importlib.import_module("neardup.spark.dedup"), "DRIVER_ROWS", 10)
     df = spark.createDataFrame([(t,) for t in texts], "text string")
     facts = text_facts(numbered(df), "text", Facts(neardup.FingerprintConfig()))
-    spread = decide(facts, max_distance=6, with_pairs=False)
-    held = decide(facts, max_distance=6, with_pairs=False, hold="the test")
+    spread = decide(facts, DedupOptions(max_distance=6), with_pairs=False)
+    held = decide(facts, DedupOptions(max_distance=6), with_pairs=False, hold="the test")
     assert spread.held is None and held.held is not None
     assert (held.documents, held.kept, held.clusters) == (spread.documents, spread.kept, spread.clusters)
     with pytest.raises(ConfigError, match="the test run on the driver on Spark, up to 5 rows"):
-        decide(facts, max_distance=6, with_pairs=False, hold="the test", driver_limit=5)
+        decide(facts, DedupOptions(max_distance=6), with_pairs=False, hold="the test", driver_limit=5)
 
 
 @pytest.mark.parametrize("cluster", ["greedy", "components"])

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import neardup
-from neardup import ConfigError, FingerprintConfig, Fingerprinter
+from neardup import ConfigError, DedupOptions, FingerprintConfig, Fingerprinter
 from neardup.io.batch import ReadOptions
 from neardup.spark.dedup import decide
 from neardup.spark.facts import Facts
@@ -241,9 +241,8 @@ def test_split_facts_decide_and_write_as_the_local_engine(spark, corpus, tmp_pat
     path, _, splits = corpus
     options = ReadOptions(id_field="id")
     facts = SplitFacts(spark.sparkContext, splits, options, Facts(FingerprintConfig(), "id"))
-    decision = decide(
-        facts, max_distance=3, keep="longest", id_col="id", driver_limit=driver_limit, with_pairs=False
-    )
+    chosen_by = DedupOptions(max_distance=3, keep="longest")
+    decision = decide(facts, chosen_by, id_col="id", driver_limit=driver_limit, with_pairs=False)
     assert (decision.held is None) == (driver_limit == 0)
     chosen = decision.positions(kept=False)
     written = write_kept_lines(spark.sparkContext, splits, options, chosen, True, str(tmp_path / "kept"))

@@ -34,6 +34,14 @@ def positive_int(value: str) -> int:
     return number
 
 
+def positive_float(value: str) -> float:
+    """An argparse type: a number > 0."""
+    number = float(value)
+    if not number > 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
+    return number
+
+
 def add_input_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     """The options of reading documents, as the group ``input`` of ``parser`` (returned, for
     a command's own additions); :func:`read_options` turns them into ``ReadOptions``."""
@@ -69,14 +77,14 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGr
     )
     read.add_argument(
         "--max-document-mb",
-        type=float,
+        type=positive_float,
         default=32,
         metavar="MB",
         help="a longer text is a bad record (default: %(default)s)",
     )
     read.add_argument(
         "--block-mb",
-        type=float,
+        type=positive_float,
         default=16,
         metavar="MB",
         help="input read at a time; bounds memory (default: %(default)s)",

@@ -19,6 +19,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from .._errors import ConfigError
 from .._kernels.buckets import components_in_buckets, greedy_in_buckets, pairs_in_runs
 from .._kernels.minhash import band_keys, text_band_keys
 from .._progress import Progress
@@ -115,6 +116,10 @@ class CorpusKeys:
         return DocumentFeatures(np.arange(len(table), dtype=np.int64), table, self.verification.features)
 
 
+MAX_BANDS = 1024
+"""The most bands a banding may take: 8 KiB of keys a document."""
+
+
 def banding_for(threshold: float, recall: float = 0.95, rows: int | None = None) -> Banding:
     """The banding with the fewest bands whose candidates include a pair at exactly
     ``threshold`` with probability at least ``recall`` (pairs more similar: more likely),
@@ -125,8 +130,14 @@ def banding_for(threshold: float, recall: float = 0.95, rows: int | None = None)
     if threshold == 1.0:  # equal sets agree on every value: one band finds them all
         return Banding(bands=1, rows=16)
     r = rows if rows is not None else rows_for(threshold)
-    bands = math.ceil(math.log(1.0 - recall) / math.log(1.0 - threshold**r))
-    return Banding(bands=max(bands, 1), rows=r)
+    miss = 1.0 - threshold**r  # the chance that a band misses a pair at the threshold
+    bands = math.inf if miss == 1.0 else math.ceil(math.log(1.0 - recall) / math.log(miss))
+    if bands > MAX_BANDS:
+        raise ConfigError(
+            f"jaccard={threshold:g} is too low for MinHash-LSH: finding its pairs would take more "
+            f"than {MAX_BANDS} bands; give a threshold of at least 0.01, or a radius with verify"
+        )
+    return Banding(bands=max(int(bands), 1), rows=r)
 
 
 def explain_jaccard(threshold: float, features: str | None = None, size: int | None = None) -> str:
@@ -217,6 +228,8 @@ def rows_for(threshold: float) -> int:
     a band a document); low thresholds need few rows, or the bands multiply (J^r vanishes)."""
     best = 1
     for r in range(1, 17):
+        if threshold**r == 0.0 or 1.0 - threshold**r == 1.0:  # no band would ever agree
+            break
         b = math.ceil(math.log(0.05) / math.log(1.0 - threshold**r))
         if b * r <= 256:
             best = r

@@ -283,6 +283,8 @@ class DedupResult:
                 if not isinstance(corpus.texts, list)
                 else pa.array([corpus.texts[p] for p in at.tolist()])
             )
+            if isinstance(texts, pa.ChunkedArray):  # a table's column: a record batch takes one array
+                texts = texts.combine_chunks()
             memory_writer.write(pa.record_batch({"id": pa.array(self.ids_at(at)), "text": texts}))
             memory_writer.close()
             return

@@ -200,14 +200,14 @@ def decide(
         table = decided.outcome
         _, sizes = np.unique(table.column("cluster").to_numpy(), return_counts=True)
         decision = Decision(
-            None,
-            None,
-            table.num_rows,
-            int(pc.sum(table.column("kept").cast("int64")).as_py() or 0),
-            int(np.count_nonzero(sizes > 1)),
-            decided.checked_pairs,
-            decided.similar_pairs,
-            decided.against_matches,
+            computed=None,
+            spread_pairs=None,
+            documents=table.num_rows,
+            kept=int(pc.sum(table.column("kept").cast("int64")).as_py() or 0),
+            clusters=int(np.count_nonzero(sizes > 1)),
+            checked_pairs=decided.checked_pairs,
+            similar_pairs=decided.similar_pairs,
+            against_matches=decided.against_matches,
             held=Held(lambda: facts.sparkSession, table, decided.pairs),
         )
         clock.lap("decide on the driver")
@@ -264,7 +264,9 @@ def decide(
     documents, kept, clusters = per_cluster.agg(
         F.sum("n"), F.sum("kept"), F.count(F.when(F.col("n") > 1, True))
     ).collect()[0]
-    decision = Decision(outcome, None, documents or 0, kept or 0, clusters)
+    decision = Decision(
+        computed=outcome, spread_pairs=None, documents=documents or 0, kept=kept or 0, clusters=clusters
+    )
     if not with_pairs:
         return decision
     # The pairs, as positions: between leaders, and each copy to its leader.

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from .._atomic import atomic_dir
 from .._errors import ConfigError
 from ..io.batch import ReadOptions
-from ..io.sources import split_suffixes
+from ..io.sources import is_hidden, split_suffixes
 from .dedup import Decision, numbered, rows_with
 from .facts import POSITION, Facts, json_line_facts, text_facts, texts_by_position
 from .folders import file_system, write_table
@@ -131,7 +131,10 @@ def input_format(paths: list[str]) -> str:
 
 
 def _format_inside(folder: str) -> str:
-    names = [n for _, _, files in os.walk(folder) for n in files if not n.startswith((".", "_"))]
+    names = []
+    for _, folders, files in os.walk(folder):
+        folders[:] = [f for f in folders if not is_hidden(f)]  # as the local engine walks it
+        names += [n for n in files if not is_hidden(n)]
     formats = {fmt for fmt, _ in map(split_suffixes, names) if fmt in FORMATS}
     if len(formats) != 1:
         raise ConfigError(
