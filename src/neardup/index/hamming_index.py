@@ -19,6 +19,10 @@ compacts (``auto_compact=False``).
 
 Persistence: :meth:`HammingIndex.save` writes one self-describing file atomically and
 :meth:`HammingIndex.open` memory-maps it (format in ``storage.py``).
+
+This module holds the index's state, its updates and its API; the tables are built in
+``tables.py``, queries run in ``search.py``, the self-join in ``join.py``, and clusters by the
+rule of ``components.py``.
 """
 
 from __future__ import annotations
@@ -26,19 +30,20 @@ from __future__ import annotations
 import copy
 import json
 import os
-from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from collections.abc import Iterator
 
-import numba
 import numpy as np
 
 from .._errors import ConfigError, TooManyPairsError
 from .._kernels import index as kernels
 from .._system import available_memory
-from . import storage
+from . import storage, tables
 from .components import collapse, component_roots
 from .hamming import _as_fingerprints, _as_one_fingerprint
-from .plan import IndexPlan, _check_distance, directory_dtype, row_bits
+from .join import joined, pair_chunks
+from .plan import IndexPlan, _check_distance
+from .search import search, search_main
+from .tables import member
 
 DELTA_MIN = 4096
 DELTA_MAX = 65536
@@ -54,88 +59,10 @@ _PAIR_BYTES = 80
 (24), the sort order (8) and the sorted result (24)."""
 
 
-class _Layout(NamedTuple):
-    """A plan as the kernels take it, for a given number of main rows."""
-
-    starts: np.ndarray  # int64, each block's lowest bit
-    sizes: np.ndarray  # int64, each block's bits
-    kept: np.ndarray  # int64 (tables, kept blocks)
-    masks: np.ndarray  # uint64, each table's kept blocks as a bitmask
-    widths: np.ndarray  # int64, each table's stored key bits
-    rowbits: int
-    dbits: int  # directory bits
-
-
-def _offsets(counts: np.ndarray) -> np.ndarray:
-    """CSR offsets (int64, (len(counts) + 1,)) from counts per row."""
-    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return offsets
-
-
-def _member(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """bool, shape values.shape: which ``values`` occur in the sorted int64 ``sorted_values``
-    (binary search: O(len(values) log n), no pass over a large memory-mapped array)."""
-    if sorted_values.shape[0] == 0:
-        return np.zeros(values.shape, dtype=bool)
-    at = np.searchsorted(sorted_values, values)
-    return sorted_values[np.minimum(at, sorted_values.shape[0] - 1)] == values
-
-
-def _merge_csr(
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], q: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One CSR result (offsets, ids, distances) from several over the same q queries, each
-    query's run sorted by (distance, id)."""
-    qidx = np.concatenate([np.repeat(np.arange(q, dtype=np.int64), np.diff(o)) for o, _, _ in parts])
-    ids = np.concatenate([f for _, f, _ in parts])
-    dist = np.concatenate([d for _, _, d in parts])
-    order = np.lexsort((ids, dist, qidx))
-    return _offsets(np.bincount(qidx, minlength=q)), ids[order], dist[order]
-
-
 def pairs_memory_limit() -> int:
     """How many pairs :meth:`HammingIndex.pairs` may hold: the memory available now over the
     bytes a pair costs."""
     return available_memory() // _PAIR_BYTES
-
-
-def _batched(
-    q: int, window: int, count: Callable[[int, int], np.ndarray]
-) -> Iterator[tuple[int, int, np.ndarray]]:
-    """Rows ``[0, q)`` in runs ``(lo, hi, offsets)`` whose matches (``count(lo, hi)``, per row)
-    stay within ``window``, but a row alone may pass it; ``offsets`` are the run's CSR
-    offsets. Batches grow while their matches are few and shrink when a family makes them
-    many, so both a random corpus and a cluster of copies take few passes."""
-    lo, size = 0, 1024
-    while lo < q:
-        hi = min(q, lo + size)
-        counts = count(lo, hi)
-        ends = np.cumsum(counts)
-        start, base = lo, 0
-        while start < hi:
-            stop = max(start + 1, lo + int(np.searchsorted(ends, base + window, side="right")))
-            yield start, stop, _offsets(counts[start - lo : stop - lo])
-            base, start = int(ends[stop - lo - 1]), stop
-        if ends[-1] * 2 < window:
-            size = min(2 * size, 1 << 16)
-        elif ends[-1] > window:
-            size = max(size // 2, 1)
-        lo = hi
-
-
-def _joined(
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    if len(parts) == 1:
-        return parts[0]
-    i, j, d = (np.concatenate([part[c] for part in parts]) for c in range(3))
-    return i, j, d
-
-
-# Up to this many queries run on the calling thread: starting the parallel kernels costs
-# more than a few probes (a single query went from milliseconds to microseconds).
-_SERIAL_QUERIES = 16
 
 
 class HammingIndex:
@@ -193,8 +120,8 @@ class HammingIndex:
         self._fps = np.empty((0, self._words), dtype=np.uint64)
         self._ids = np.empty(0, dtype=np.int64)
         self._sorted_ids = self._ids
-        self._layout = self._layout_arrays(self.plan, 0)
-        self._tables, self._directory = self._build(self._fps, self._layout)
+        self._layout = tables.layout(self.plan, 0)
+        self._tables, self._directory = tables.build(self._fps, self._layout)
         self._delta_fps = self._fps
         self._delta_ids = _EMPTY_IDS
         self._dead = _EMPTY_IDS  # sorted ids of tombstoned main rows
@@ -210,7 +137,7 @@ class HammingIndex:
         one = np.array([id_], dtype=np.int64)
         if bool(np.any(self._delta_ids == one[0])):
             return True
-        return bool(_member(self._sorted_ids, one)[0] and not _member(self._dead, one)[0])
+        return bool(member(self._sorted_ids, one)[0] and not member(self._dead, one)[0])
 
     def __repr__(self) -> str:
         pending = (
@@ -227,7 +154,7 @@ class HammingIndex:
     def ids(self) -> np.ndarray:
         """The live ids, in insertion order up to the last compaction, then added ones: int64,
         shape (n,) (a copy)."""
-        main = self._ids[~_member(self._dead, self._ids)] if len(self._dead) else np.array(self._ids)
+        main = self._ids[~member(self._dead, self._ids)] if len(self._dead) else np.array(self._ids)
         return np.concatenate([main, self._delta_ids])
 
     @property
@@ -291,7 +218,7 @@ class HammingIndex:
         if repeated.size:
             raise ConfigError(f"ids repeat within the batch, e.g. {int(repeated[0])}; ids must be distinct")
         in_delta = np.isin(arr, self._delta_ids)
-        in_main = ~in_delta & _member(self._sorted_ids, arr) & ~_member(self._dead, arr)
+        in_main = ~in_delta & member(self._sorted_ids, arr) & ~member(self._dead, arr)
         absent = arr[~(in_delta | in_main)]
         if absent.size:
             raise ConfigError(
@@ -336,16 +263,16 @@ class HammingIndex:
         return pending_delta + dead > threshold
 
     def _rebuild(self, delta_fps: np.ndarray, delta_ids: np.ndarray, dead: np.ndarray) -> None:
-        live = ~_member(dead, self._ids) if len(dead) else slice(None)
+        live = ~member(dead, self._ids) if len(dead) else slice(None)
         all_fps = np.ascontiguousarray(np.concatenate([self._fps[live], delta_fps]))
         all_ids = np.concatenate([self._ids[live], delta_ids])
         sorted_ids = np.sort(all_ids)
         plan = IndexPlan.choose(self.bits, self.max_distance, self._plan_spec, len(all_ids))
-        layout = self._layout_arrays(plan, len(all_ids))
-        tables, directory = self._build(all_fps, layout)
+        layout = tables.layout(plan, len(all_ids))
+        built, directory = tables.build(all_fps, layout)
         # Nothing above touched self: a failure leaves the index as it was.
         self._fps, self._ids, self._sorted_ids = all_fps, all_ids, sorted_ids
-        self.plan, self._layout, self._tables, self._directory = plan, layout, tables, directory
+        self.plan, self._layout, self._tables, self._directory = plan, layout, built, directory
         self._delta_fps, self._delta_ids, self._dead = all_fps[:0], _EMPTY_IDS, _EMPTY_IDS
 
     def query(self, fingerprint: object, max_distance: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -368,9 +295,9 @@ class HammingIndex:
                     f"fingerprint has {64 * row.shape[1]} bits; this index holds {self.bits}-bit fingerprints"
                 )
         if len(self._dead) or len(self._delta_ids) or not self._ids.shape[0]:
-            _, found, dist = self._search(row, max_distance)
+            _, found, dist = search(self, row, self._radius(max_distance))
         else:  # main rows only: nothing to filter or merge
-            _, found, dist = self._search_main(row, self._radius(max_distance))
+            _, found, dist = search_main(self, row, self._radius(max_distance))
         return found, dist
 
     def query_batch(
@@ -382,7 +309,8 @@ class HammingIndex:
         matches are ``ids[offsets[i]:offsets[i + 1]]`` and the same slice of ``distances``,
         sorted by distance then id.
         """
-        return self._search(self._coerce_batch(fingerprints, "fingerprints"), max_distance)
+        queries = self._coerce_batch(fingerprints, "fingerprints")
+        return search(self, queries, self._radius(max_distance))
 
     def join_candidates(self) -> int | None:
         """How many candidate pairs :meth:`pairs` would examine, counted from the tables' key
@@ -406,7 +334,7 @@ class HammingIndex:
         k = self._radius(max_distance)
         limit = pairs_memory_limit()
         parts, held = [], 0
-        for part in self._pair_chunks(k, PAIRS_CHUNK):
+        for part in pair_chunks(self, k, PAIRS_CHUNK):
             held += len(part[0])
             if held > limit:
                 raise TooManyPairsError(
@@ -417,7 +345,7 @@ class HammingIndex:
             parts.append(part)
         if not parts:
             return _EMPTY_IDS.copy(), _EMPTY_IDS.copy(), _EMPTY_IDS.copy()
-        i, j, d = _joined(parts)
+        i, j, d = joined(parts)
         del parts
         order = np.lexsort((j, i))
         return i[order], j[order], d[order]
@@ -436,7 +364,7 @@ class HammingIndex:
             raise ConfigError(f"chunk_size={chunk_size!r} must be a positive integer")
         held: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         count = 0
-        for whole in self._pair_chunks(k, int(chunk_size)):
+        for whole in pair_chunks(self, k, int(chunk_size)):
             for at in range(0, len(whole[0]), chunk_size):  # one item's matches may pass it
                 part = (
                     whole[0][at : at + chunk_size],
@@ -444,12 +372,12 @@ class HammingIndex:
                     whole[2][at : at + chunk_size],
                 )
                 if count + len(part[0]) > chunk_size and held:
-                    yield _joined(held)
+                    yield joined(held)
                     held, count = [], 0
                 held.append(part)
                 count += len(part[0])
         if held:
-            yield _joined(held)
+            yield joined(held)
 
     def clusters(self, max_distance: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Connected components of the pairs within ``max_distance``, without a pair list:
@@ -533,7 +461,7 @@ class HammingIndex:
         index._fps, index._ids = arrays["fingerprints"], arrays["ids"]
         index._sorted_ids, index._tables = arrays["sorted_ids"], arrays["tables"]
         index._directory = arrays["directory"]
-        index._layout = cls._layout_arrays(plan, index._ids.shape[0])
+        index._layout = tables.layout(plan, index._ids.shape[0])
         index._delta_fps = np.array(arrays["delta_fingerprints"])
         index._delta_ids = np.array(arrays["delta_ids"])
         index._dead = np.array(arrays["tombstones"])
@@ -552,137 +480,16 @@ class HammingIndex:
             )
         return int(max_distance)
 
-    def _search(
-        self, queries: np.ndarray, max_distance: int | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        k = self._radius(max_distance)
-        q = queries.shape[0]
-        if len(self) == 0 or q == 0:
-            empty = np.empty(0, dtype=np.int64)
-            return np.zeros(q + 1, dtype=np.int64), empty, empty.copy()
-        queries = np.ascontiguousarray(queries, dtype=np.uint64)
-        parts = []
-        if self._ids.shape[0] > self._dead.shape[0]:
-            offsets, found, dist = self._search_main(queries, k)
-            if not len(self._dead) and not len(self._delta_ids):
-                return offsets, found, dist
-            if len(self._dead):
-                qidx = np.repeat(np.arange(q, dtype=np.int64), np.diff(offsets))
-                keep = ~_member(self._dead, found)
-                offsets = _offsets(np.bincount(qidx[keep], minlength=q))
-                found, dist = found[keep], dist[keep]
-            parts.append((offsets, found, dist))
-        if len(self._delta_ids):
-            if q <= _SERIAL_QUERIES:
-                offsets, rows, dist = kernels.scan_serial(queries, self._delta_fps, k, -1)
-            else:
-                offsets = _offsets(kernels.scan_count(queries, self._delta_fps, k, -1))
-                rows, dist = kernels.scan_fill(queries, self._delta_fps, k, -1, offsets)
-            parts.append((offsets, self._delta_ids[rows], dist))
-        return parts[0] if len(parts) == 1 and not len(self._delta_ids) else _merge_csr(parts, q)
-
-    def _search_main(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """CSR matches among the main rows (tombstones included)."""
-        table = self._table_args()
-        if queries.shape[0] <= _SERIAL_QUERIES:
-            return kernels.query_serial(queries, self._fps, self._ids, *table, k)
-        offsets = _offsets(kernels.query_count(queries, self._fps, *table, k, -1))
-        found, dist = kernels.query_fill(queries, self._fps, self._ids, *table, k, -1, offsets)
-        return offsets, found, dist
-
-    def _pair_chunks(self, k: int, window: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """The self-join within ``k`` in pieces of at most ``window`` pairs (but one item's
-        matches when probing): (smaller id, larger id, distance), tombstones left out."""
-        n_main, m = self._ids.shape[0], self._delta_ids.shape[0]
-        if n_main >= 2:
-            for a, b, d in self._join_main(k, window):
-                yield self._without_dead(a, b, d)
-        if n_main and m:  # delta x main, through the tables
-            table = self._table_args()
-
-            def count_main(lo: int, hi: int) -> np.ndarray:
-                return kernels.query_count(self._delta_fps[lo:hi], self._fps, *table, k, -1)
-
-            for lo, hi, offsets in _batched(m, window, count_main):
-                found, d = kernels.query_fill(
-                    self._delta_fps[lo:hi], self._fps, self._ids, *table, k, -1, offsets
-                )
-                other = np.repeat(self._delta_ids[lo:hi], np.diff(offsets))
-                if len(self._dead):  # a tombstoned main row; its id may be back in the delta
-                    keep = ~_member(self._dead, found)
-                    found, other, d = found[keep], other[keep], d[keep]
-                yield np.minimum(found, other), np.maximum(found, other), d
-        if m >= 2:  # delta x delta, every later row
-
-            def count_delta(lo: int, hi: int) -> np.ndarray:
-                return kernels.scan_count(self._delta_fps[lo:hi], self._delta_fps, k, lo)
-
-            for lo, hi, offsets in _batched(m, window, count_delta):
-                rows, d = kernels.scan_fill(self._delta_fps[lo:hi], self._delta_fps, k, lo, offsets)
-                a = np.repeat(self._delta_ids[lo:hi], np.diff(offsets))
-                b = self._delta_ids[rows]
-                yield np.minimum(a, b), np.maximum(a, b), d
-
-    def _join_main(self, k: int, window: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Pairs among the main rows (tombstones included), at most ``window`` at a time. Where
-        each table is probed at its own key alone (``k // num_blocks == 0``: permuted tables,
-        and multi-index hashing at a small enough radius), by table groups: the rows sharing a
-        key meet each other there, with no probe at all, a window of candidates at a time.
-        Otherwise each row probes the tables for the rows after it, in batches."""
-        lay = self._layout
-        if k // self.plan.num_blocks == 0:
-            unit_offsets = _offsets(kernels.join_unit_candidates(self._tables, lay.rowbits))
-            total = int(unit_offsets[-1])
-            parts = 4 * numba.get_num_threads()
-            for c0 in range(0, total, window):
-                a, b, d = kernels.join_span(
-                    self._fps, self._tables, lay.starts, lay.sizes, lay.masks, lay.rowbits, k,
-                    unit_offsets, c0, min(total, c0 + window), parts,
-                )  # fmt: skip
-                a, b = self._ids[a], self._ids[b]
-                yield np.minimum(a, b), np.maximum(a, b), d
-            return
-        table = self._table_args()
-
-        def count(lo: int, hi: int) -> np.ndarray:
-            return kernels.query_count(self._fps[lo:hi], self._fps, *table, k, lo)
-
-        for lo, hi, offsets in _batched(self._fps.shape[0], window, count):
-            found, d = kernels.query_fill(self._fps[lo:hi], self._fps, self._ids, *table, k, lo, offsets)
-            mine = np.repeat(self._ids[lo:hi], np.diff(offsets))
-            yield np.minimum(mine, found), np.maximum(mine, found), d
-
-    def _without_dead(
-        self, i: np.ndarray, j: np.ndarray, d: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if not len(self._dead):
-            return i, j, d
-        keep = ~(_member(self._dead, i) | _member(self._dead, j))
-        return i[keep], j[keep], d[keep]
-
     def _live(self) -> tuple[np.ndarray, np.ndarray]:
         """Every stored item's fingerprint and id, main rows (less tombstones) then delta."""
-        keep = ~_member(self._dead, self._ids) if len(self._dead) else slice(None)
+        keep = ~member(self._dead, self._ids) if len(self._dead) else slice(None)
         return (
             np.concatenate([self._fps[keep], self._delta_fps]),
             np.concatenate([self._ids[keep], self._delta_ids]),
         )
 
     def _table_args(self) -> tuple[object, ...]:
-        """The tables as the probing kernels take them, between the fingerprints (and ids) and
-        max_distance."""
-        lay = self._layout
-        return (
-            self._tables,
-            self._directory,
-            lay.starts,
-            lay.sizes,
-            lay.kept,
-            lay.widths,
-            lay.masks,
-            lay.rowbits,
-            lay.dbits,
-        )
+        return tables.probe_args(self._tables, self._directory, self._layout)
 
     def _coerce_batch(self, fingerprints: object, name: str) -> np.ndarray:
         if isinstance(fingerprints, (int, np.integer)):
@@ -716,39 +523,11 @@ class HammingIndex:
         if repeated.size:
             raise ConfigError(f"ids repeat within the batch, e.g. {int(repeated[0])}; ids must be distinct")
         present = arr[
-            (_member(self._sorted_ids, arr) & ~_member(self._dead, arr)) | np.isin(arr, self._delta_ids)
+            (member(self._sorted_ids, arr) & ~member(self._dead, arr)) | np.isin(arr, self._delta_ids)
         ]
         if present.size:
             raise ConfigError(f"ids already stored, e.g. {int(present[0])}; ids must be distinct")
         return arr
-
-    @staticmethod
-    def _layout_arrays(plan: IndexPlan, n: int) -> _Layout:
-        return _Layout(
-            starts=np.array(plan.block_starts, dtype=np.int64),
-            sizes=np.array(plan.block_sizes, dtype=np.int64),
-            kept=np.array(plan.tables, dtype=np.int64).reshape(plan.num_tables, -1),
-            masks=np.array([sum(1 << j for j in t) for t in plan.tables], dtype=np.uint64),
-            widths=np.array(plan.stored_key_bits(n), dtype=np.int64),
-            rowbits=row_bits(n),
-            dbits=plan.directory_bits(n),
-        )
-
-    @staticmethod
-    def _build(fps: np.ndarray, layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
-        """Sorted tables and their directories for the rows of ``fps``."""
-        # numpy, unlike numba's allocator, asks Linux for transparent huge pages on large arrays:
-        # with 4 KiB pages every probe of a 10^8-entry table also misses the TLB.
-        n = fps.shape[0]
-        tables = np.empty((layout.kept.shape[0], n), dtype=np.uint64)
-        directory = np.zeros((tables.shape[0], 2**layout.dbits + 1), dtype=directory_dtype(n))
-        if n:
-            kernels.build_entries(
-                fps, layout.starts, layout.sizes, layout.kept, layout.widths, layout.rowbits, tables
-            )
-            tables.sort(axis=1)
-            kernels.fill_directory(tables, layout.widths, layout.rowbits, layout.dbits, directory)
-        return tables, directory
 
 
 def distinct_index(distinct: np.ndarray, bits: int, max_distance: int) -> HammingIndex:

@@ -1,0 +1,127 @@
+"""The self-join of a :class:`HammingIndex` in bounded memory: the main rows by their tables'
+key groups (or by probes, past what a key group finds), the delta against the main rows and
+against itself, a window of pairs at a time, tombstoned rows left out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import numba
+import numpy as np
+
+from .._kernels import index as kernels
+from .tables import csr_offsets, member
+
+if TYPE_CHECKING:
+    from .hamming_index import HammingIndex
+
+
+def pair_chunks(
+    index: HammingIndex, k: int, window: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The self-join within ``k`` in pieces of at most ``window`` pairs (but one item's
+    matches when probing): (smaller id, larger id, distance), tombstones left out."""
+    n_main, m = index._ids.shape[0], index._delta_ids.shape[0]
+    if n_main >= 2:
+        for a, b, d in _join_main(index, k, window):
+            yield _without_dead(index, a, b, d)
+    if n_main and m:  # delta x main, through the tables
+        table = index._table_args()
+
+        def count_main(lo: int, hi: int) -> np.ndarray:
+            return kernels.query_count(index._delta_fps[lo:hi], index._fps, *table, k, -1)
+
+        for lo, hi, offsets in batched(m, window, count_main):
+            found, d = kernels.query_fill(
+                index._delta_fps[lo:hi], index._fps, index._ids, *table, k, -1, offsets
+            )
+            other = np.repeat(index._delta_ids[lo:hi], np.diff(offsets))
+            if len(index._dead):  # a tombstoned main row; its id may be back in the delta
+                keep = ~member(index._dead, found)
+                found, other, d = found[keep], other[keep], d[keep]
+            yield np.minimum(found, other), np.maximum(found, other), d
+    if m >= 2:  # delta x delta, every later row
+
+        def count_delta(lo: int, hi: int) -> np.ndarray:
+            return kernels.scan_count(index._delta_fps[lo:hi], index._delta_fps, k, lo)
+
+        for lo, hi, offsets in batched(m, window, count_delta):
+            rows, d = kernels.scan_fill(index._delta_fps[lo:hi], index._delta_fps, k, lo, offsets)
+            a = np.repeat(index._delta_ids[lo:hi], np.diff(offsets))
+            b = index._delta_ids[rows]
+            yield np.minimum(a, b), np.maximum(a, b), d
+
+
+def _join_main(
+    index: HammingIndex, k: int, window: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Pairs among the main rows (tombstones included), at most ``window`` at a time. Where
+    each table is probed at its own key alone (``k // num_blocks == 0``: permuted tables,
+    and multi-index hashing at a small enough radius), by table groups: the rows sharing a
+    key meet each other there, with no probe at all, a window of candidates at a time.
+    Otherwise each row probes the tables for the rows after it, in batches."""
+    lay = index._layout
+    if k // index.plan.num_blocks == 0:
+        unit_offsets = csr_offsets(kernels.join_unit_candidates(index._tables, lay.rowbits))
+        total = int(unit_offsets[-1])
+        parts = 4 * numba.get_num_threads()
+        for c0 in range(0, total, window):
+            a, b, d = kernels.join_span(
+                index._fps, index._tables, lay.starts, lay.sizes, lay.masks, lay.rowbits, k,
+                unit_offsets, c0, min(total, c0 + window), parts,
+            )  # fmt: skip
+            a, b = index._ids[a], index._ids[b]
+            yield np.minimum(a, b), np.maximum(a, b), d
+        return
+    table = index._table_args()
+
+    def count(lo: int, hi: int) -> np.ndarray:
+        return kernels.query_count(index._fps[lo:hi], index._fps, *table, k, lo)
+
+    for lo, hi, offsets in batched(index._fps.shape[0], window, count):
+        found, d = kernels.query_fill(index._fps[lo:hi], index._fps, index._ids, *table, k, lo, offsets)
+        mine = np.repeat(index._ids[lo:hi], np.diff(offsets))
+        yield np.minimum(mine, found), np.maximum(mine, found), d
+
+
+def _without_dead(
+    index: HammingIndex, i: np.ndarray, j: np.ndarray, d: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not len(index._dead):
+        return i, j, d
+    keep = ~(member(index._dead, i) | member(index._dead, j))
+    return i[keep], j[keep], d[keep]
+
+
+def batched(
+    q: int, window: int, count: Callable[[int, int], np.ndarray]
+) -> Iterator[tuple[int, int, np.ndarray]]:
+    """Rows ``[0, q)`` in runs ``(lo, hi, offsets)`` whose matches (``count(lo, hi)``, per row)
+    stay within ``window``, but a row alone may pass it; ``offsets`` are the run's CSR
+    offsets. Batches grow while their matches are few and shrink when a family makes them
+    many, so both a random corpus and a cluster of copies take few passes."""
+    lo, size = 0, 1024
+    while lo < q:
+        hi = min(q, lo + size)
+        counts = count(lo, hi)
+        ends = np.cumsum(counts)
+        start, base = lo, 0
+        while start < hi:
+            stop = max(start + 1, lo + int(np.searchsorted(ends, base + window, side="right")))
+            yield start, stop, csr_offsets(counts[start - lo : stop - lo])
+            base, start = int(ends[stop - lo - 1]), stop
+        if ends[-1] * 2 < window:
+            size = min(2 * size, 1 << 16)
+        elif ends[-1] > window:
+            size = max(size // 2, 1)
+        lo = hi
+
+
+def joined(
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if len(parts) == 1:
+        return parts[0]
+    i, j, d = (np.concatenate([part[c] for part in parts]) for c in range(3))
+    return i, j, d
