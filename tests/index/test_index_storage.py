@@ -9,49 +9,10 @@ import os
 
 import numpy as np
 import pytest
+from index_checks import check_against_model, near, rows
 
-import naive_index as naive
 from neardup import ConfigError, FingerprintConfig, FormatError, HammingIndex
 from neardup.index import hamming_index, storage
-
-
-def rows(values: list[int], bits: int) -> np.ndarray:
-    arr = np.array(
-        [[(v >> (64 * w)) & (2**64 - 1) for w in range(bits // 64)] for v in values], dtype=np.uint64
-    ).reshape(len(values), bits // 64)
-    return arr[:, 0].copy() if bits == 64 else arr
-
-
-def near(rng: np.random.Generator, bits: int, bases: list[int], k: int) -> int:
-    """A fingerprint within k + 1 bits of a random base (or a fresh random one)."""
-    if not bases or rng.random() < 0.2:
-        return int.from_bytes(rng.bytes(bits // 8), "little")
-    v = bases[rng.integers(len(bases))]
-    for p in rng.choice(bits, size=rng.integers(0, k + 2), replace=False):
-        v ^= 1 << int(p)
-    return v
-
-
-def check(index: HammingIndex, model: dict[int, int], bits: int, k: int, extra: list[int]) -> None:
-    ids = list(model)
-    values = [model[i] for i in ids]
-    assert len(index) == len(model)
-    assert sorted(index.ids.tolist()) == sorted(ids)
-    assert all(i in index for i in ids[:20])
-    i, j, d = index.pairs()
-    expected = naive.pairs(values, ids, k)
-    assert list(zip(i.tolist(), j.tolist(), d.tolist())) == expected
-    naive.assert_streams(index, expected)  # tombstones, the delta and a re-added id included
-    queries = values[:25] + extra
-    if queries:
-        offsets, found, dist = index.query_batch(rows(queries, bits))
-        for q, value in enumerate(queries):
-            got = list(
-                zip(found[offsets[q] : offsets[q + 1]].tolist(), dist[offsets[q] : offsets[q + 1]].tolist())
-            )
-            assert got == naive.query(values, ids, value, k)
-        one = index.query(rows(queries[-1:], bits)[0])
-        assert list(zip(*[a.tolist() for a in one])) == naive.query(values, ids, queries[-1], k)
 
 
 @pytest.fixture
@@ -100,7 +61,7 @@ def test_random_sequences_equal_brute_force(tmp_path, small_thresholds, bits, se
             if rng.random() < 0.5:
                 index.auto_compact = True
         extra = [near(rng, bits, list(model.values()), k) for _ in range(3)]
-        check(index, model, bits, k, extra)
+        check_against_model(index, model, bits, k, extra)
 
 
 def test_adds_go_to_the_delta_until_the_threshold():
