@@ -166,6 +166,7 @@ def test_an_empty_file_in_a_folder_is_a_bad_record(tmp_path, run):
     assert "skipped 1 file that could not be read as documents" in skipped.stderr
 
 
+@pytest.mark.slow
 def test_stdin(tmp_path):
     texts = ["read from standard input", "line two", "line three, the last"]
     result = run_process("fingerprint", "-", cwd=tmp_path, stdin="\n".join(texts).encode())
@@ -215,6 +216,7 @@ def test_bad_jsonl_line_names_file_and_line(tmp_path, line, problem, run):
     assert result.stdout == ""
 
 
+@pytest.mark.slow
 def test_debug_shows_traceback(tmp_path):
     (tmp_path / "bad.jsonl").write_text("not json\n")
     result = run_process("--debug", "fingerprint", "bad.jsonl", cwd=tmp_path)

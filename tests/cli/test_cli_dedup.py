@@ -31,6 +31,7 @@ def corpus_file(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_dedup_writes_what_the_library_finds(corpus_file, tmp_path):
     result = run_process(
         "dedup",

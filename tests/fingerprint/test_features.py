@@ -6,6 +6,7 @@ import functools
 import unicodedata
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -109,6 +110,7 @@ def test_normalization_table_code_points_survive_any_neighbour():
             ).translate(_LOWER)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_text_of_table_code_points_normalises_code_point_by_code_point(data):

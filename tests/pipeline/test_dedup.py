@@ -294,6 +294,7 @@ def test_greedy_with_verify_removes_only_documents_similar_to_a_kept_one(corpus)
         assert naive_similarity(texts[p], texts[r], "jaccard") >= 0.5
 
 
+@pytest.mark.slow
 def test_thousands_of_copies_and_a_near_identical_family_match_the_references():
     import naive_index
 
@@ -343,6 +344,7 @@ def skewed(corpus):
     return [skewed[p] for p in rng.permutation(len(skewed))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cluster", ["greedy", "components"])
 def test_verify_equals_the_one_at_a_time_references_on_copies_and_families(skewed, cluster):
     import naive_index

@@ -282,6 +282,7 @@ def _shingles(text: str) -> set[int]:
     return set(naive_features(text, "word-shingles", 3))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threshold", [0.5, 0.8])
 @pytest.mark.parametrize("cluster", ["greedy", "components"])
 def test_dedup_by_jaccard_equals_the_rule_over_verified_candidates(corpus, threshold, cluster):

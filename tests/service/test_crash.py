@@ -10,6 +10,7 @@ import time
 
 import httpx
 import numpy as np
+import pytest
 
 import neardup
 
@@ -39,6 +40,7 @@ def writer(
             batch += BATCH
 
 
+@pytest.mark.slow
 def test_acknowledged_batches_survive_sigkill_whole(server_factory, tmp_path):
     rng = random.Random(5)
     attempted: list[int] = []
