@@ -58,7 +58,8 @@ def run(
         clusters, pairs, every_pair: the clusters' and pairs' folders (Parquet, CSV, TSV or
             JSONL by suffix); the pairs name the documents by the id field, which they need.
         save_index: an index of every document's fingerprint for later ``against`` runs.
-        master: the Spark master (default: spark-submit's, else ``local[*]``). The SQL session
+        master: the Spark master (default: spark-submit's, else ``local[*]``), for the context
+            made here and stopped at the end; a running one is used as it is. The SQL session
             is made only when first needed: JSONL decided on the driver runs as RDD jobs.
         driver_limit: up to this many documents the decision is taken on the driver by the
             local engine's steps (:func:`neardup.spark.dedup.decide`).
@@ -73,6 +74,8 @@ def run(
         conf.setMaster(master)
     elif "SPARK_HOME" not in os.environ and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
         conf.setMaster("local[*]")  # plain `python -m neardup`, not spark-submit
+    # A context the caller made is the caller's to stop (pyspark offers no public way to ask).
+    owned = SparkContext._active_spark_context is None
     sc = SparkContext.getOrCreate(conf)
     try:
         inputs = Inputs(
@@ -123,7 +126,8 @@ def run(
             raise
         raise ConfigError(f"{', '.join(paths)}: {found.group(1).strip()}") from None
     finally:
-        sc.stop()
+        if owned:
+            sc.stop()
 
 
 def _write_clusters_and_pairs(
