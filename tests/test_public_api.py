@@ -20,6 +20,7 @@ EXPECTED = [
     "HammingIndex",
     "IdfModel",
     "IndexPlan",
+    "MissingExtraError",
     "NeardupError",
     "ServiceError",
     "TooManyPairsError",

@@ -17,7 +17,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._config import FINGERPRINT_VERSION, FingerprintConfig
-from ._errors import ConfigError, FormatError, NeardupError, ServiceError, TooManyPairsError
+from ._errors import (
+    ConfigError,
+    FormatError,
+    MissingExtraError,
+    NeardupError,
+    ServiceError,
+    TooManyPairsError,
+)
 from ._version import __version__
 
 # hamming.py needs only numpy, so these load now.
@@ -68,6 +75,7 @@ __all__ = [  # sorted case-insensitively (tests/test_public_api.py)
     "HammingIndex",
     "IdfModel",
     "IndexPlan",
+    "MissingExtraError",
     "NeardupError",
     "ServiceError",
     "TooManyPairsError",

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
 def compile_once(command: str) -> None:
     """Before ``command`` runs: if it runs kernels the cache does not hold yet, compile them all
     now and say so, once, on a terminal: numba compiles silently, and a first run would seem to
-    hang for a minute. Pipes and logs see nothing, as before."""
+    hang for a minute. Pipes and logs see nothing."""
     if command not in COMPILING or not sys.stderr.isatty():
         return
     from .._kernels._jit import CACHE, is_warm

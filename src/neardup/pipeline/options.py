@@ -1,5 +1,5 @@
 """What a dedup decides, validated once: :class:`DedupOptions`, taken by the local job
-(:func:`neardup.dedup`), the Spark job and its driver's decision, and both CLIs, so that each
+(:func:`neardup.dedup`), the Spark job and its driver's decision, and the CLI's two engines, so that each
 rule (a default, what combines with what, the error text) is written in one place.
 """
 

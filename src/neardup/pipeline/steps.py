@@ -66,7 +66,7 @@ def choose_representatives(
     document (and the features ``held``, if the caller has them).
 
     Only the ``compared`` documents take part; the others represent themselves. Identical
-    fingerprints are collapsed (``selection.collapse``), so copies cost nothing beyond their
+    fingerprints are collapsed (``index.components.collapse``), so copies cost nothing beyond their
     entry, and no list of pairs is ever held: the components stream the join into a
     union-find, the greedy rule searches. With ``verify`` a first run without it finds the
     fingerprints that have a neighbour; the texts of just those are read, and a second run

@@ -18,8 +18,8 @@ same near-duplicate pairs as the local engine, computed on a cluster.
   themselves, a byte range each; ``folders.py`` writes folders of part files through
   pyarrow's file systems.
 
-May import anything but ``cli``; pyspark is imported here, so only a caller of ``neardup.spark``
-needs it.
+May import anything but ``service`` and ``cli``; pyspark is imported here, so only a caller
+of ``neardup.spark`` needs it.
 """
 
 from __future__ import annotations
