@@ -272,6 +272,8 @@ def test_links_between_docs_resolve():
 @pytest.mark.slow
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_blocks(doc, workdir):
+    for module in ("matplotlib", "pandas"):  # the examples draw a report and show DataFrames
+        pytest.importorskip(module, reason=f"the docs' examples need {module}: pip install -e '.[dev]'")
     blocks = _group(doc, None)
     namespace: dict = {"__name__": "__docs__"}
     for block in blocks:

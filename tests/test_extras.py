@@ -29,6 +29,7 @@ def forget_neardup_spark(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_require_names_the_extra_and_the_missing_module(monkeypatch):
+    pytest.importorskip("fastapi", reason="checked before uvicorn, so it must be installed here")
     hide(monkeypatch, "uvicorn")
     with pytest.raises(MissingExtraError) as raised:
         require("serve", "fastapi", "uvicorn", needed_by="neardup serve")
@@ -70,6 +71,7 @@ def test_the_extras_are_those_pyproject_declares():
 
 
 def test_serve_without_uvicorn(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("fastapi", reason="checked before uvicorn, so it must be installed here")
     hide(monkeypatch, "uvicorn")
     assert main(["serve", "--data", str(tmp_path / "data")]) == 1
     assert capsys.readouterr().err == (
