@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +19,8 @@ from hypothesis import strategies as st
 
 import neardup
 import neardup.io.lines as lines_module
+from neardup import FormatError
+from neardup.io.batch import ReadOptions
 from neardup.io.sources import find_sources
 from neardup.io.writers import output_format
 
@@ -316,3 +320,63 @@ def test_formats_and_compression_come_from_names(tmp_path):
     with pytest.raises(neardup.ConfigError, match="mix formats"):
         output_format(str(tmp_path / "out"), None, sources)
     assert output_format(str(tmp_path / "out.csv.gz"), None, sources) == ("csv", "gzip")
+
+
+@pytest.mark.parametrize("name", ["in.jsonl", "in.jsonl.gz", "in.csv", "in.parquet"])
+@pytest.mark.parametrize("change", ["truncated", "rewritten"])
+def test_an_input_changed_after_the_read_pass_fails_the_copy_and_writes_nothing(tmp_path, name, change):
+    path = tmp_path / name
+    write_input(make_records(), path, split_format(name))
+    result = neardup.dedup(path, id_field="id")
+    if change == "truncated":  # a crawler's file cut while it is read, as a log rotation does
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+    else:  # the same size, other bytes: only its modification time tells
+        stat = path.stat()
+        data = path.read_bytes()
+        path.write_bytes(data[::-1])
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    with pytest.raises(FormatError, match=re.escape(f"{name}: the file changed while neardup was")):
+        result.write(tmp_path / "kept.jsonl", clusters=tmp_path / "clusters.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_a_one_document_file_changed_after_the_read_pass_fails_the_copy(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i, text in enumerate(["alpha beta gamma delta epsilon", "zeta eta theta iota kappa"]):
+        (folder / f"{i}.txt").write_text(text)
+    result = neardup.dedup(folder)
+    (folder / "1.txt").write_text("zeta")
+    with pytest.raises(FormatError, match=r"1\.txt: the file changed .* from 25 to 4 bytes"):
+        result.write(tmp_path / "kept")
+    assert not (tmp_path / "kept").exists()
+
+
+def test_a_file_changed_during_the_read_pass_stops_it(tmp_path, monkeypatch):
+    path = tmp_path / "in.jsonl"
+    write_input(make_records(), path, "jsonl")
+    reader = lines_module.line_blocks
+
+    def appended_to(source, options, rejects):  # a writer appends while the pass reads
+        yield from reader(source, options, rejects)
+        with open(source.path, "ab") as f:
+            f.write(b'{"text": "late"}\n')
+
+    monkeypatch.setattr(lines_module, "line_blocks", appended_to)
+    with pytest.raises(FormatError, match=r"in\.jsonl: the file changed .* size went from"):
+        neardup.dedup(path)
+
+
+def test_copying_spans_past_the_end_of_a_file_is_an_error(tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b'{"text": "a"}\n{"text": "b"}\n')
+    (source,) = find_sources([str(path)])
+    spans = np.array([[0, 14], [14, 28], [28, 42]], dtype=np.int64)
+    ends = "the file ends at byte 28, but the read pass found kept lines up to byte 42"
+    with pytest.raises(FormatError, match=ends):
+        list(lines_module.copy_spans(source, spans, ReadOptions()))
+
+
+def split_format(name: str) -> str:
+    return name.split(".")[1]

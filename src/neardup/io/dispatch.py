@@ -45,6 +45,7 @@ def read_documents(
         for batch in _READERS[source.format](source, options, rejects):
             found = True
             yield batch, position
+        source.check_unchanged()  # what was read is what a later pass will find
         if not found and rejects.count == before:
             rejects.reject(source.name, "holds no documents (an empty file?)", "empty file")
         position += 1
@@ -61,7 +62,22 @@ def write_kept(
 ) -> None:
     """Append the kept documents of ``source`` (their sorted ``rows``, and their ``spans``
     for line-based files) to the output: the lines as they are when the formats match, else
-    records; one-document files are copied to ``folder``."""
+    records; one-document files are copied to ``folder``. A source that changed since it was
+    found raises :class:`FormatError`, before and after its copy."""
+    source.check_unchanged()
+    _write_kept(source, rows, spans, writer, folder, options, written)
+    source.check_unchanged()
+
+
+def _write_kept(
+    source: Source,
+    rows: np.ndarray,
+    spans: np.ndarray,
+    writer: TableWriter | None,
+    folder: Path | None,
+    options: ReadOptions,
+    written: set[str],
+) -> None:
     if source.format == "text":
         if folder is not None:
             copy_file(source, folder, written)

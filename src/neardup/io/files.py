@@ -70,6 +70,7 @@ def _document(source: Source, options: ReadOptions, rejects: Rejects) -> bytes |
     # An uncompressed file's size is known before it is read: a huge one is never held.
     huge = source.compression is None and source.size > options.max_document_bytes
     data = b"" if huge else read_file_bytes(source)
+    source.check_unchanged()  # a later pass copies the file: it must still be what was read
     if huge or len(data) > options.max_document_bytes:
         rejects.reject(
             source.name,

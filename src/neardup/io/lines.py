@@ -386,8 +386,12 @@ def copy_spans(source: Source, spans: np.ndarray, options: ReadOptions) -> Itera
                 stream.seek(int(run_starts[run]))  # pass over removed documents unread
                 offset = int(run_starts[run])
             block = stream.read(options.block_bytes)
-            if not block:
-                break
+            if not block:  # shorter than when it was read: never a silently cut output
+                raise FormatError(
+                    f"{source.name}: the file ends at byte {offset:,}, but the read pass found "
+                    f"kept lines up to byte {int(run_ends[-1]):,}: it changed while neardup was "
+                    f"reading it; run again on inputs that nothing writes meanwhile"
+                )
             end = offset + len(block)
             stop = int(np.searchsorted(run_starts, end))  # runs that begin in this block or before
             if stop > run:

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._errors import ConfigError
+from .._errors import ConfigError, FormatError
 
 INPUT_FORMATS = ("jsonl", "parquet", "csv", "tsv", "lines", "text")
 """``text`` is one document per file; ``lines`` one per line."""
@@ -46,6 +46,8 @@ class Source:
         size: bytes on disk, for progress.
         relative: its path inside the folder given, or its file name: where a kept file
             goes in an output folder.
+        mtime_ns: its modification time when found, with ``size`` what
+            :meth:`check_unchanged` compares (0: not recorded, for a stream).
     """
 
     path: Path
@@ -54,6 +56,33 @@ class Source:
     compression: str | None
     size: int
     relative: str
+    mtime_ns: int = 0
+
+    def check_unchanged(self) -> None:
+        """Raise :class:`FormatError` if the file's size or modification time is no longer
+        what it was when found. A dedup reads its inputs more than once (the kept lines are
+        copied in a second pass, by the offsets the first one saw): a file rewritten or cut
+        in between would be copied wrong, so the run stops instead."""
+        if not self.mtime_ns:
+            return
+        try:
+            now = self.path.stat()
+        except FileNotFoundError:
+            raise FormatError(
+                f"{self.name}: the file was removed while neardup was reading it; "
+                f"run again on inputs that nothing writes meanwhile"
+            ) from None
+        if now.st_size != self.size or now.st_mtime_ns != self.mtime_ns:
+            change = (
+                f"its size went from {self.size:,} to {now.st_size:,} bytes"
+                if now.st_size != self.size
+                else "it was modified"
+            )
+            raise FormatError(
+                f"{self.name}: the file changed while neardup was reading it ({change}), so what "
+                f"was read from it no longer matches it; nothing was written; run again on "
+                f"inputs that nothing writes meanwhile"
+            )
 
     def document_id(self, row: int) -> str:
         """The id of the document at 1-based ``row`` (line or row) when no id field names
@@ -123,7 +152,8 @@ def _source(
             f"{name}: Parquet compresses its own columns; name the file .parquet, "
             f"without a {compression} suffix"
         )
-    return Source(path, name, fmt, compression, path.stat().st_size, relative)
+    stat = path.stat()
+    return Source(path, name, fmt, compression, stat.st_size, relative, stat.st_mtime_ns)
 
 
 def _regular_files(root: Path) -> list[str]:
