@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -55,14 +56,14 @@ class Client:
 
     def get(self, doc_id: str) -> dict[str, Any] | None:
         """A stored document's id, fingerprint and metadata; None when there is none."""
-        response = self._http.get(f"/documents/{doc_id}")
+        response = self._http.get(document_path(doc_id))
         if response.status_code == 404:
             return None
         return _checked(response)
 
     def delete(self, doc_id: str) -> bool:
         """Remove a stored document; False when there was none."""
-        response = self._http.delete(f"/documents/{doc_id}")
+        response = self._http.delete(document_path(doc_id))
         if response.status_code == 404:
             return False
         _checked(response)
@@ -84,6 +85,15 @@ class Client:
         if batch:
             results += _checked(self._http.post(route, json={"documents": batch, **extra}))["results"]
         return results
+
+
+def document_path(doc_id: str) -> str:
+    """The path of a stored document: its id percent-encoded as one segment, so that an id with
+    ``/``, ``?`` or ``#`` names itself, never another route, a query or a fragment. ``.`` and
+    ``..`` are encoded too: httpx (RFC 3986) would otherwise resolve them as dot segments."""
+    if doc_id in (".", ".."):
+        return "/documents/" + doc_id.replace(".", "%2E")
+    return "/documents/" + quote(doc_id, safe="")
 
 
 def _checked(response: httpx.Response) -> Any:

@@ -37,16 +37,9 @@ def add_routes(app: FastAPI, service: Service, metrics: Metrics, limits: Limits,
     def add(batch: Batch) -> Response:
         """Look each document up, then store it (unless ``store`` is false, or
         ``skip_if_duplicate`` and a near-duplicate was found); answered once on disk."""
-        k = radius(service, limits, batch)
-        for p, d in enumerate(batch.documents):
-            if d.id is None and batch.store:
-                raise HTTPException(422, f"documents[{p}].id is required to store a document")
-        fps = service.fingerprints(batch.documents, limits)
-        found, keep = service.add(batch, fps, k)
-        metrics.stored.inc(sum(keep))
-        metrics.queried.inc(len(fps))
-        metrics.size.set(len(service.index))
-        return Response(results_json(batch, fps, found, keep), media_type="application/json")
+        # Requests are answered by asgi.Lane (the body parsed off the event loop); this route
+        # describes /documents in the OpenAPI document and answers the same where it is bypassed.
+        return Response(answer_add(service, metrics, limits, batch), media_type="application/json")
 
     answer = functools.partial(answer_query, service, metrics, limits)
 
@@ -57,7 +50,9 @@ def add_routes(app: FastAPI, service: Service, metrics: Metrics, limits: Limits,
         # document and answers the same where the lane is bypassed.
         return Response(await run_in_threadpool(answer, batch), media_type="application/json")
 
-    @app.get("/documents/{doc_id}", dependencies=[Depends(authorized)])
+    # {doc_id:path}: an id may hold "/" (a URL). Clients percent-encode the id as one segment
+    # ("?" and "#" would start a query or a fragment); the server decodes it before routing.
+    @app.get("/documents/{doc_id:path}", dependencies=[Depends(authorized)])
     def get(doc_id: str) -> dict[str, Any]:
         row = service.store.get(doc_id)
         if row is None:
@@ -65,7 +60,7 @@ def add_routes(app: FastAPI, service: Service, metrics: Metrics, limits: Limits,
         words = np.array(row.words, dtype=np.int64).view(np.uint64)
         return {"id": row.id, "fingerprint": fingerprint_hex(words), "metadata": row.metadata}
 
-    @app.delete("/documents/{doc_id}", dependencies=[Depends(authorized)])
+    @app.delete("/documents/{doc_id:path}", dependencies=[Depends(authorized)])
     def delete(doc_id: str) -> dict[str, Any]:
         if not service.delete(doc_id):
             raise HTTPException(404, f"no document {doc_id!r}")
@@ -91,6 +86,21 @@ def add_routes(app: FastAPI, service: Service, metrics: Metrics, limits: Limits,
     @app.get("/metrics", dependencies=[Depends(authorized)])
     def metrics_text() -> PlainTextResponse:
         return PlainTextResponse(metrics.text(), media_type=CONTENT_TYPE_LATEST)
+
+
+def answer_add(service: Service, metrics: Metrics, limits: Limits, batch: Batch) -> bytes:
+    """The answer to ``POST /documents``: each document looked up, then stored as the batch
+    asks, answered once on disk (call it off the event loop: it waits for the commit)."""
+    k = radius(service, limits, batch)
+    for p, d in enumerate(batch.documents):
+        if d.id is None and batch.store:
+            raise HTTPException(422, f"documents[{p}].id is required to store a document")
+    fps = service.fingerprints(batch.documents, limits)
+    found, keep = service.add(batch, fps, k)
+    metrics.stored.inc(sum(keep))
+    metrics.queried.inc(len(fps))
+    metrics.size.set(len(service.index))
+    return results_json(batch, fps, found, keep)
 
 
 def answer_query(service: Service, metrics: Metrics, limits: Limits, batch: Batch) -> bytes:
