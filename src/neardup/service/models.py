@@ -7,13 +7,18 @@ a wrong type is a 422 naming the field's path, never a 500.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import numpy as np
 from fastapi import HTTPException
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..io.fingerprint_files import format_hex, parse_hex
+
+MAX_METADATA_DEPTH = 32
+"""How deeply a document's metadata may nest (the object itself is level 1): deeper JSON is
+refused when written, as it could not be answered back (serialisers recurse)."""
 
 
 class Limits(BaseModel):
@@ -30,7 +35,19 @@ class DocumentIn(BaseModel):
     id: str | None = Field(default=None, min_length=1, max_length=1024)
     text: str | None = None
     fingerprint: str | None = Field(default=None, description="hex, instead of text")
-    metadata: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = Field(
+        default=None, description=f"any JSON object nested at most {MAX_METADATA_DEPTH} deep"
+    )
+
+    @field_validator("metadata")
+    @classmethod
+    def _answerable(cls, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Refuse, when written, what ``GET`` could not send back as JSON: every ``GET`` of
+        such a document would fail, or read back another value (NaN as null)."""
+        problem = None if metadata is None else metadata_problem(metadata)
+        if problem is not None:
+            raise ValueError(problem)
+        return metadata
 
     @model_validator(mode="after")
     def _one_source(self) -> DocumentIn:
@@ -104,6 +121,40 @@ def parse_fingerprint(text: str, bits: int, where: str) -> np.ndarray:
         return parse_hex(text, bits)
     except ValueError as error:
         raise HTTPException(422, f"{where}: {error}") from None
+
+
+def metadata_problem(metadata: dict[str, Any]) -> str | None:
+    """Why ``metadata`` cannot be stored and sent back as JSON, naming the place
+    (``metadata['a'][2]``), or None when it can: a lone surrogate (not UTF-8), NaN or an
+    infinity (JSON has none), an integer too long to print, or nesting deeper than
+    ``MAX_METADATA_DEPTH``. Walked with a stack: a deep value never costs recursion."""
+    stack: list[tuple[Any, str, int]] = [(metadata, "metadata", 1)]
+    while stack:
+        value, where, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth > MAX_METADATA_DEPTH:
+                return f"{where} nests deeper than the limit of {MAX_METADATA_DEPTH} levels"
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str) and not _utf8(key):
+                    return f"{where} has a key that is not valid UTF-8 text (a lone surrogate)"
+                stack.append((item, f"{where}[{_shown(key)}]", depth + 1))
+        elif isinstance(value, str) and not _utf8(value):
+            return f"{where} is not valid UTF-8 text (it holds a lone surrogate)"
+        elif isinstance(value, float) and not math.isfinite(value):
+            return f"{where} is {value}: JSON has no NaN or infinity; send null or a string"
+        elif isinstance(value, int) and not isinstance(value, bool):
+            try:
+                str(value)
+            except ValueError:
+                return f"{where} is an integer too long to send back; send it as a string"
+    return None
+
+
+def _shown(key: Any) -> str:
+    """A key as the path of an error shows it: short, and ASCII-safe."""
+    text = repr(key)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _utf8(text: str) -> bool:
