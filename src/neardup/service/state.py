@@ -13,6 +13,7 @@ from fastapi import HTTPException
 from .._errors import FormatError
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..index.hamming_index import HammingIndex
+from .batch_duplicates import keep_first_of_near_copies
 from .models import Batch, DocumentIn, Limits, parse_fingerprint
 from .store import Store
 
@@ -187,7 +188,12 @@ class Service:
         one's near-duplicates, whether it was stored), answered once on disk."""
         with self.write_lock:
             found = self.lookup(fps, k)
-            keep = [batch.store and not (batch.skip_if_duplicate and dups) for dups in found]
+            if batch.store and batch.skip_if_duplicate:  # also of copies within the batch
+                ids = [d.id for d in batch.documents]
+                config = self.settings
+                keep = keep_first_of_near_copies(found, ids, fps, k, config.config.bits, config.max_distance)
+            else:
+                keep = [batch.store] * len(found)
             chosen = [p for p, ok in enumerate(keep) if ok]
             new = [(str(batch.documents[p].id), _words(fps[p]), batch.documents[p].metadata) for p in chosen]
             if new:
