@@ -46,6 +46,7 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
         title="neardup",
         description="Near-duplicate lookup and storage (SimHash, Hamming radius).",
         lifespan=lifespan,
+        openapi_url=None if token else "/openapi.json",  # with a token, add_routes guards it
     )
     add_routes(app, service, metrics, limits, token)
     answer = functools.partial(answer_query, service, metrics, limits)

@@ -15,7 +15,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from .metrics import Metrics
+from .metrics import Metrics, route_label
 from .models import Batch, Limits
 
 _CHEAP_DOCUMENTS, _CHEAP_TEXT_BYTES = 16, 16 * 1024
@@ -77,7 +77,7 @@ class Measured:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        route = scope["path"].split("/")[1] or "/"
+        route = route_label(scope["path"])  # unknown paths share one label
         length = dict(scope["headers"]).get(b"content-length", b"")
         if length.isdigit() and int(length) > self.limits.max_body_bytes:
             message = _body_too_large(self.limits)

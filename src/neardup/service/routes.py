@@ -10,7 +10,7 @@ import numpy as np
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from .asgi import invalid_json, token_ok
@@ -78,6 +78,13 @@ def add_routes(app: FastAPI, service: Service, metrics: Metrics, limits: Limits,
             "index_bytes": service.index.nbytes,
             "started_from": service.started_from,
         }
+
+    if token is not None:
+        # The schema behind the token too. /docs and /redoc stay off: a browser's page cannot
+        # send the bearer token with its own fetch of the schema.
+        @app.get("/openapi.json", include_in_schema=False, dependencies=[Depends(authorized)])
+        def openapi() -> JSONResponse:
+            return JSONResponse(app.openapi())
 
     @app.get("/healthz")
     def healthz() -> dict[str, str]:
