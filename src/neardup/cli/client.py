@@ -104,6 +104,7 @@ def run_add(args: argparse.Namespace) -> int:
                 stage.update(sent, len(documents))
     report_skipped(reader, rejects)
     print(f"neardup: stored {stored:,} documents", file=sys.stderr)
+    rejects.check_share(sent, args.max_skipped)
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Any
 
 from ..io.sources import OUTPUT_FORMATS
@@ -203,7 +204,12 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
     if args.all_pairs and not args.pairs:
         parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
     if args.engine == "spark":
-        for given, option in ((args.example, "--example"), (args.lines, "--lines")):
+        unsupported = (
+            (args.example, "--example"),
+            (args.lines, "--lines"),
+            (args.max_skipped is not None, "--max-skipped"),
+        )
+        for given, option in unsupported:
             if given:
                 parser.error(f"{option} does not run on --engine spark yet; run it with the local engine")
     if args.verify is None:
@@ -248,6 +254,16 @@ def run(args: argparse.Namespace) -> int:
             print(explain_jaccard(args.jaccard, args.verify_features, args.verify_size))
         return 0
     options = dedup_options(args, verify)
+    if args.inputs:
+        from ..io.sources import check_outputs_apart
+
+        outputs = {
+            "-o": args.output,
+            "--clusters": args.clusters,
+            "--pairs": args.pairs,
+            "--save-index": args.save_index,
+        }
+        check_outputs_apart(outputs, args.inputs)
     if args.engine == "spark":
         from ..spark.job import run as run_on_spark
 
@@ -290,20 +306,25 @@ def run(args: argparse.Namespace) -> int:
                 args.inputs, format=args.input_format, compression=args.compression, lines=args.lines
             )
             output_format(args.output, args.format, sources)
-    result = dedup(
-        data,
-        options,
-        text_field=args.text_field,
-        id_field=id_field,
-        n_jobs=args.n_jobs,
-        errors=args.on_error,
-        input_format=args.input_format,
-        compression=args.compression,
-        lines=args.lines,
-        max_document_mb=args.max_document_mb,
-        block_mb=args.block_mb,
-        progress=progress,
-    )
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always", UserWarning)
+        result = dedup(
+            data,
+            options,
+            text_field=args.text_field,
+            id_field=id_field,
+            n_jobs=args.n_jobs,
+            errors=args.on_error,
+            max_skipped=args.max_skipped,
+            input_format=args.input_format,
+            compression=args.compression,
+            lines=args.lines,
+            max_document_mb=args.max_document_mb,
+            block_mb=args.block_mb,
+            progress=progress,
+        )
+    for warning in warned:
+        print(f"neardup: warning: {warning.message}", file=sys.stderr)
     result.write(
         args.output,
         format=args.format,

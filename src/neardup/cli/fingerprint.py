@@ -15,7 +15,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from .._config import FINGERPRINT_VERSION
-from ..io.sources import INPUT_FORMATS
+from ..io.sources import INPUT_FORMATS, check_outputs_apart
 from .options import (
     add_config_arguments,
     add_input_arguments,
@@ -166,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
     fingerprinter = Fingerprinter(config_from_args(args))
     rejects = Rejects(args.on_error)
     reader = None
+    check_outputs_apart({"-o": args.output}, args.inputs)
     if args.example:
         ids = [str(i) for i in range(1, len(EXAMPLE_DOCUMENTS) + 1)]
         documents: Iterable[DocumentBatch] = [DocumentBatch(ids, list(EXAMPLE_DOCUMENTS))]
@@ -175,12 +176,15 @@ def run(args: argparse.Namespace) -> int:
     batches = fingerprint_batches(documents, fingerprinter, args.n_jobs, args.batch_size)
     first = next(batches, None)  # so that an error in the first block comes before any output
     kept: list[tuple[list[str], np.ndarray]] = []
+    documents_read = 0
     with open_output(args.output) as out:
         out.write(format_header(fingerprinter.config))
         for ids, fingerprints in chain([first] if first else [], batches):
             out.write(format_rows(ids, fingerprints))
+            documents_read += len(ids)
             if args.example:
                 kept.append((ids, fingerprints))
+        rejects.check_share(documents_read, args.max_skipped)  # before -o is renamed into place
     if reader is not None:
         report_skipped(reader, rejects)
     if args.example:
@@ -233,8 +237,10 @@ def load_fingerprints(args: argparse.Namespace) -> FingerprintFile:
 
     from ..fingerprint.fingerprinter import Fingerprinter
     from ..io.fingerprint_files import FingerprintFile, read_fingerprints
+    from ..io.ids import repeated_ids
     from ..io.rejects import Rejects
 
+    check_outputs_apart({"-o": args.output}, args.inputs)
     if args.input_format is None and _is_fingerprint_file(args.inputs):
         return read_fingerprints(args.inputs[0])
     fingerprinter = Fingerprinter(config_from_args(args))
@@ -246,6 +252,9 @@ def load_fingerprints(args: argparse.Namespace) -> FingerprintFile:
         ids += batch_ids
         parts.append(fingerprints)
     report_skipped(reader, rejects)
+    rejects.check_share(len(ids), args.max_skipped)
+    if (repeated := repeated_ids(ids, args.id_field)) is not None:
+        print(f"neardup: warning: {repeated}", file=sys.stderr)
     words = fingerprinter.config.bits // 64
     empty = np.zeros((0,) if words == 1 else (0, words), dtype=np.uint64)
     return FingerprintFile(fingerprinter.config.to_dict(), ids, np.concatenate(parts) if parts else empty)

@@ -42,6 +42,14 @@ def positive_float(value: str) -> float:
     return number
 
 
+def fraction(value: str) -> float:
+    """An argparse type: a number in [0, 1]."""
+    number = float(value)
+    if not 0 <= number <= 1:  # NaN too
+        raise argparse.ArgumentTypeError(f"{value} is not a fraction in [0, 1] (0.01 is 1%)")
+    return number
+
+
 def add_input_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     """The options of reading documents, as the group ``input`` of ``parser`` (returned, for
     a command's own additions); :func:`read_options` turns them into ``ReadOptions``."""
@@ -74,6 +82,13 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGr
         default="raise",
         help="a bad record (malformed, no text, too large, ...): stop with an error naming "
         "its file and line (raise, the default) or leave it out and count it (skip)",
+    )
+    read.add_argument(
+        "--max-skipped",
+        type=fraction,
+        metavar="FRACTION",
+        help="with --on-error skip: fail, writing nothing, when more than this share of the "
+        "records is skipped (default: fail only when every record is)",
     )
     read.add_argument(
         "--max-document-mb",

@@ -48,5 +48,35 @@ def run(args: argparse.Namespace) -> int:
             if column in table.column_names:
                 wanted.update(str(v) for v in table.column(column).to_pylist())
         texts = corpus_texts(args, wanted)
+        _check_found(wanted, texts, source, args)
     print(write_report(args.output, clusters=args.clusters, pairs=args.pairs, texts=texts, top=args.top))
     return 0
+
+
+def _check_found(wanted: set[str], texts: dict[str, str], source: str, args: argparse.Namespace) -> None:
+    """Refuse a corpus none of whose ids are those of ``source`` (the report would say
+    "(no text)" on every row), and warn of ids it lacks."""
+    import sys
+
+    missing = sorted(wanted - texts.keys())
+    if not missing:
+        return
+    example = f"e.g. {missing[0]!r}"
+    how = (
+        f"--id-field {args.id_field}'s values"
+        if args.id_field
+        else "FILE:LINE, FILE:ROW or FILE, as no --id-field is given"
+    )
+    if len(missing) == len(wanted):
+        from .._errors import ConfigError
+
+        raise ConfigError(
+            f"no id of {source} ({example}) is the id of a document of --corpus "
+            f"{' '.join(args.corpus)}, whose ids are {how}; give the --id-field (and "
+            f"--text-field, --lines) the clusters were made with"
+        )
+    print(
+        f"neardup: warning: {len(missing):,} of the {len(wanted):,} ids of {source} are not in "
+        f"--corpus ({example}); their rows show no text",
+        file=sys.stderr,
+    )

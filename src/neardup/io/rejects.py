@@ -46,6 +46,33 @@ class Rejects:
             if len(self.examples) < self.keep_examples:
                 self.examples.append(message)
 
+    def check_share(self, documents: int, max_skipped: float | None = None) -> None:
+        """Raise :class:`FormatError` when the records left out are more than
+        ``max_skipped`` (a fraction in [0, 1]) of those read, or, without it, all of them
+        (one at least): a wrong ``--text-field`` skips every record, and its empty output
+        is no answer.
+
+        Args:
+            documents: the records read as documents (those not skipped).
+        """
+        total = documents + self.count
+        if not self.count:
+            return
+        if max_skipped is None:
+            if documents:
+                return
+            limit = "every record"
+        elif self.count > max_skipped * total:
+            limit = f"more than --max-skipped {max_skipped:g} of them"
+        else:
+            return
+        reason, n = self.reasons.most_common(1)[0]
+        raise FormatError(
+            f"skipped {self.count:,} of {total:,} records, {limit}; "
+            f"the most common reason: {reason} ({n:,} of them; e.g. {self.examples[0]}); "
+            f"fix the options or the input, or allow a larger share with --max-skipped"
+        )
+
     def summary(self) -> str:
         """One line per reason, then the first examples."""
         lines = [f"  {n} {reason}" for reason, n in self.reasons.most_common()]

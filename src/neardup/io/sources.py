@@ -174,3 +174,26 @@ def _regular_files(root: Path) -> list[str]:
 def is_hidden(name: str) -> bool:
     """Whether a file or folder found in a folder is left out, as Spark's readers leave it out."""
     return name.startswith((".", "_"))
+
+
+def check_outputs_apart(outputs: dict[str, str | os.PathLike | None], inputs: list[str]) -> None:
+    """Refuse, before anything is read or written, an output that is one of ``inputs``
+    (the same file, however named), lies inside an input folder, or is a folder holding an
+    input: written atomically, it would replace the documents being read, or be read as
+    input by the next run. ``outputs`` maps each option (``-o``, ``--clusters``) to its
+    path, None or ``-`` (stdout) when not written."""
+    given = [(name, Path(name).resolve()) for name in inputs if name != "-"]
+    for option, output in outputs.items():
+        if output is None or os.fspath(output) == "-":
+            continue
+        target = Path(output).resolve()
+        for name, source in given:
+            if target == source or (target.exists() and source.exists() and os.path.samefile(target, source)):
+                problem = f"is the input {name}: writing it would replace the documents being read"
+            elif source.is_dir() and target.is_relative_to(source):
+                problem = f"is inside the input folder {name}: the next run would read it as input"
+            elif source.is_relative_to(target):
+                problem = f"holds the input {name}: writing it would replace the documents being read"
+            else:
+                continue
+            raise ConfigError(f"{option} {os.fspath(output)} {problem}; write it somewhere else")

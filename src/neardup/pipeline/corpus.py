@@ -15,7 +15,7 @@ from .._prefetch import prefetch
 from ..io.batch import Batch, ReadOptions
 from ..io.dispatch import read_documents
 from ..io.rejects import Rejects
-from ..io.sources import Source, find_sources
+from ..io.sources import Source, check_outputs_apart, find_sources
 
 _MEMORY_BATCH = 65536
 
@@ -23,10 +23,17 @@ _MEMORY_BATCH = 65536
 class FileCorpus:
     """Documents in files (see :func:`neardup.io.find_sources` for formats)."""
 
-    def __init__(self, sources: list[Source], options: ReadOptions) -> None:
+    def __init__(self, sources: list[Source], options: ReadOptions, inputs: list[str] | None = None) -> None:
         self.sources = sources
         self.options = options
+        self.inputs = inputs if inputs is not None else [str(source.path) for source in sources]
+        """The files and folders given, which no output may replace or lie in."""
         self.total_bytes = sum(source.size for source in sources)
+
+    def check_outputs(self, outputs: dict[str, Any]) -> None:
+        """Refuse an output that is an input or lies in an input folder (see
+        :func:`neardup.io.sources.check_outputs_apart`)."""
+        check_outputs_apart(outputs, self.inputs)
 
     def batches(self, rejects: Rejects) -> Iterator[tuple[Batch, int | np.ndarray]]:
         """(batch, source position(s)) in order; files are read one block ahead, in a thread,
@@ -98,10 +105,9 @@ def open_corpus(
     if isinstance(data, (str, os.PathLike)):  # one path, even as a str (a list of str is texts)
         data = [Path(data)]
     if isinstance(data, (list, tuple)) and data and all(isinstance(d, os.PathLike) for d in data):
-        sources = find_sources(
-            [os.fspath(d) for d in data], format=input_format, compression=compression, lines=lines
-        )
-        return FileCorpus(sources, options)
+        inputs = [os.fspath(d) for d in data]
+        sources = find_sources(inputs, format=input_format, compression=compression, lines=lines)
+        return FileCorpus(sources, options, inputs)
     if isinstance(data, (list, tuple)):
         return MemoryCorpus(list(data))
     if isinstance(data, (pa.Array, pa.ChunkedArray)):

@@ -9,6 +9,7 @@ decision's steps are in ``steps.py`` (shared with the Spark driver), its options
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from .._errors import ConfigError
 from .._progress import Progress
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..io.batch import MiB, ReadOptions
+from ..io.ids import repeated_ids
 from ..io.rejects import Rejects
 from .corpus import MemoryCorpus, open_corpus
 from .lsh import CorpusKeys
@@ -38,6 +40,7 @@ def dedup(
     text_field: str = "text",
     id_field: str | None = None,
     errors: str = "raise",
+    max_skipped: float | None = None,
     input_format: str | None = None,
     compression: str | None = None,
     lines: bool = False,
@@ -63,6 +66,9 @@ def dedup(
         text_field, id_field: the field or column of the text and of the id.
         errors: ``"raise"`` at the first bad record, naming its file and line; ``"skip"`` to
             leave bad records out, counted in ``result.stats``.
+        max_skipped: with ``"skip"``, raise :class:`FormatError` when more than this share
+            of the records is left out; by default, when every record is (a wrong
+            ``text_field`` skips them all).
         input_format, compression, lines: override what file names say.
         max_document_mb: a longer text is a bad record.
         block_mb: how much of a file is read at a time; bounds memory, changes no result.
@@ -93,6 +99,9 @@ def dedup(
     progress = progress or Progress(enabled=False)
     rejects = Rejects(errors)
     read_pass = _fingerprint_all(corpus, options, rejects, progress, n_jobs)
+    rejects.check_share(len(read_pass.rows), max_skipped)
+    if (repeated := repeated_ids(read_pass.ids, id_field)) is not None:
+        warnings.warn(repeated, UserWarning, stacklevel=2)
     fps, lengths = read_pass.fingerprints, read_pass.lengths
     keys = None if read_pass.keys is None else read_pass.keys.keys()
     n = len(read_pass.rows)

@@ -238,6 +238,9 @@ class DedupResult:
                 positions, after those of the ``against`` index when there was one).
         """
         progress = progress or Progress(enabled=False)
+        if not isinstance(self._corpus, MemoryCorpus):  # never write over the documents read
+            written = {"output": output, "clusters": clusters, "pairs": pairs, "save_index": save_index}
+            self._corpus.check_outputs(written)
         with contextlib.ExitStack() as stack:
             if output is not None:
                 self._write_output(stack, Path(output), format, progress)
