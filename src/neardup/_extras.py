@@ -9,7 +9,7 @@ from ._errors import MissingExtraError
 
 EXTRAS = {
     "report": ("matplotlib",),
-    "serve": ("fastapi", "uvicorn", "httpx"),
+    "serve": ("fastapi", "uvicorn", "httpx", "prometheus_client"),
     "spark": ("pyspark", "py4j"),
 }
 """The top-level modules each extra installs that neardup imports."""
