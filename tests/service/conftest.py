@@ -12,10 +12,16 @@ from server_process import Server
 def server_factory(tmp_path):
     started: list[Server] = []
 
-    def make(*options: str, data: Path | None = None, token: str | None = None) -> Server:
-        server = Server(data or tmp_path / "data", *options, token=token)
+    def make(
+        *options: str,
+        data: Path | None = None,
+        token: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+    ) -> Server:
+        server = Server(data or tmp_path / "data", *options, token=token, env=env)
         started.append(server)
-        return server.start()
+        return server.start(timeout)
 
     yield make
     for server in started:

@@ -27,18 +27,24 @@ def free_port() -> int:
 class Server:
     """``python -m neardup serve`` on a free loopback port."""
 
-    def __init__(self, data: Path, *options: str, token: str | None = None) -> None:
-        self.data, self.options, self.token = data, options, token
+    def __init__(
+        self, data: Path, *options: str, token: str | None = None, env: dict[str, str] | None = None
+    ) -> None:
+        self.data, self.options, self.token, self.env = data, options, token, env or {}
         self.process: subprocess.Popen | None = None
         self.url = ""
+        self.port = 0
+        self.log_path: Path | None = None
 
-    def start(self, timeout: float = 60) -> Server:
+    def start(self, timeout: float = 120) -> Server:
+        """Start the process and wait for /healthz (it listens once its kernels are loaded)."""
         import httpx
 
-        port = free_port()
+        port = self.port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         env = dict(os.environ)
         env.pop("NEARDUP_TOKEN", None)
+        env.update(self.env)
         argv = [
             sys.executable,
             "-m",
@@ -52,13 +58,15 @@ class Server:
         ]
         if self.token:
             argv += ["--token", self.token]
-        self.process = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
+        # Its logs (stderr) and access log (stdout) go to a file: a pipe nobody reads would fill
+        # and block the server.
+        self.log_path = self.data.parent / f"serve-{port}.log"
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(
-                    f"neardup serve exited: {self.process.stderr.read() if self.process.stderr else ''}"
-                )
+                raise RuntimeError(f"neardup serve exited: {self.log()}")
             try:
                 if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
                     return self
@@ -73,14 +81,17 @@ class Server:
             self.process.wait(timeout=30)
 
     def stop(self) -> None:
+        """SIGTERM, as a service manager stops it; SIGKILL if it has not stopped in 30 s."""
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.kill()
-        if self.process is not None and self.process.stderr is not None:
-            self.process.stderr.close()
+
+    def log(self) -> str:
+        """What the process has logged so far (stderr and stdout)."""
+        return self.log_path.read_text(errors="replace") if self.log_path is not None else ""
 
     def client(self) -> httpx.Client:
         import httpx

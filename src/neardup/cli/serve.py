@@ -44,18 +44,60 @@ def add_command(commands: Any) -> None:
         default=32,
         help="bytes of one request body, in MiB (default: %(default)s)",
     )
+    serve.add_argument(
+        "--no-access-log",
+        dest="access_log",
+        action="store_false",
+        help="do not log each request (uvicorn's access log, on stdout)",
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=_seconds,
+        default=10,
+        metavar="S",
+        help="seconds a request's headers may take to arrive, from the connection's start or the "
+        "previous answer; then 408 and the connection closed (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=_seconds,
+        default=60,
+        metavar="S",
+        help="seconds a request's body may take to arrive whole; then 408 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--keep-alive",
+        type=int,
+        default=5,
+        metavar="S",
+        help="seconds an idle connection is kept open between requests (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        metavar="N",
+        help="open connections and requests in progress beyond which a request is answered 503 "
+        "(default: no limit)",
+    )
     add_config_arguments(serve)
     # None marks an option not given: a start on an existing folder compares only what was given.
     serve.set_defaults(**dict.fromkeys(_CONFIG_OPTIONS))
 
 
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds above 0")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     from .._extras import require
 
-    require("serve", "fastapi", "uvicorn", needed_by="neardup serve")
-    import uvicorn
+    require("serve", "fastapi", "uvicorn", "httptools", needed_by="neardup serve")
 
     from .._config import FingerprintConfig
+    from ..service import server
     from ..service.app import Limits, create_app
     from ..service.store import Settings, Store
 
@@ -71,9 +113,19 @@ def run(args: argparse.Namespace) -> int:
         settings = Settings(config, k)
     store = Store(args.data, settings)
     limits = Limits(max_batch=args.max_batch, max_body_bytes=int(args.max_body_mb * 2**20))
-    app = create_app(store, token=args.token or None, limits=limits)
     try:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        app = create_app(store, token=args.token or None, limits=limits, body_timeout=args.body_timeout)
+        # The app's lifespan warms the kernels before uvicorn listens, and closes the store at
+        # the end (uvicorn re-raises SIGTERM once it has stopped: nothing after this line runs).
+        server.run(
+            app,
+            host=args.host,
+            port=args.port,
+            access_log=args.access_log,
+            header_timeout=args.header_timeout,
+            keep_alive_timeout=args.keep_alive,
+            max_connections=args.max_connections,
+        )
     finally:
-        store.close()
+        store.close()  # a start that failed; after a clean stop, closed already (a no-op)
     return 0

@@ -18,20 +18,35 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
+import time
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
-from .asgi import Measured, QueryLane
+from .asgi import Lane, Measured
 from .metrics import Metrics
 from .models import Limits
-from .routes import add_routes, answer_query
+from .routes import add_routes, answer_add, answer_query
 from .state import Service
 from .store import Store
 
+LOG = logging.getLogger("neardup.serve")
 
-def create_app(store: Store, *, token: str | None = None, limits: Limits | None = None) -> FastAPI:
-    """The ASGI app over ``store``; ``token`` guards every route but ``/healthz``."""
+
+def create_app(
+    store: Store,
+    *,
+    token: str | None = None,
+    limits: Limits | None = None,
+    body_timeout: float = 60.0,
+) -> FastAPI:
+    """The ASGI app over ``store``; ``token`` guards every route but ``/healthz``.
+
+    Its lifespan owns the store: at start it loads or compiles every kernel a request runs
+    (:meth:`Service.warm`; uvicorn listens only after that), and at a clean stop it saves the
+    index snapshot and closes the store. A request's body must arrive whole within
+    ``body_timeout`` seconds."""
     limits = limits or Limits()
     service = Service(store)
     metrics = Metrics()
@@ -39,8 +54,19 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        started = time.perf_counter()
+        LOG.info("Loading the kernels ...")
+        service.warm()  # nothing listens yet: blocking here stalls no one
+        LOG.info(
+            "Ready in %.1f s: %s documents (from the %s)",
+            time.perf_counter() - started,
+            f"{len(service.index):,}",
+            service.started_from,
+        )
         yield
         service.snapshot()  # a clean stop: the next start reads the snapshot, not every row
+        store.close()  # here, not after uvicorn.run: on SIGTERM uvicorn re-raises the signal
+        LOG.info("Saved the index snapshot and closed the store in %s", store.folder)
 
     app = FastAPI(
         title="neardup",
@@ -49,7 +75,8 @@ def create_app(store: Store, *, token: str | None = None, limits: Limits | None 
         openapi_url=None if token else "/openapi.json",  # with a token, add_routes guards it
     )
     add_routes(app, service, metrics, limits, token)
-    answer = functools.partial(answer_query, service, metrics, limits)
-    app.add_middleware(QueryLane, answer=answer, token=token, limits=limits)
-    app.add_middleware(Measured, limits=limits, metrics=metrics)  # outermost
+    query = functools.partial(answer_query, service, metrics, limits)
+    add = functools.partial(answer_add, service, metrics, limits)
+    app.add_middleware(Lane, query=query, add=add, token=token, limits=limits)
+    app.add_middleware(Measured, limits=limits, metrics=metrics, body_timeout=body_timeout)  # outermost
     return app

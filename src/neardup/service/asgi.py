@@ -1,6 +1,7 @@
-"""The service's plain ASGI layer, in front of FastAPI: ``POST /query`` answered straight from
-ASGI (the crawler's hot path), bodies over the limit refused before they are read, every request
-counted and timed, and the bodies of the errors both layers send."""
+"""The service's plain ASGI layer, in front of FastAPI: every body read under a size limit and
+a deadline, ``POST /query`` and ``POST /documents`` answered straight from ASGI (the crawler's
+hot paths, their bodies parsed off the event loop), every request counted and timed, and the
+bodies of the errors both layers send."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 from fastapi import HTTPException
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from .metrics import Metrics, route_label
@@ -21,18 +22,37 @@ from .models import Batch, Limits
 _CHEAP_DOCUMENTS, _CHEAP_TEXT_BYTES = 16, 16 * 1024
 """A query at most this large is answered on the event loop (a thread hop costs more)."""
 
+_CHEAP_BODY_BYTES = 16 * 1024
+"""A body at most this large is parsed on the event loop (at most a few hundred documents:
+microseconds); a larger one in a thread, so that a million tiny documents, refused once
+counted, never stall the loop (measured: /healthz waited 3-4.5 s)."""
 
-class QueryLane:
-    """``POST /query``, the crawler's hot path, answered straight from ASGI: the body checked
-    by the same pydantic model straight from its bytes, the same token, limits and answers as
-    the routes (measured: about 3x the requests a second of FastAPI's request handling, which
-    costs most of a one-fingerprint lookup). Every other request passes through."""
+_CLOSE = [(b"connection", b"close")]
+"""On an answer sent before the body was read whole: the rest is not read, the connection goes."""
 
-    def __init__(self, app: Any, answer: Callable[[Batch], bytes], token: str | None, limits: Limits) -> None:
-        self.app, self.answer, self.token, self.limits = app, answer, token, limits
+
+class Lane:
+    """``POST /query`` and ``POST /documents``, the crawler's hot paths, answered straight from
+    ASGI: the body checked by the same pydantic model straight from its bytes, the same token,
+    limits and answers as the routes (measured: about 3x the requests a second of FastAPI's
+    request handling, which costs most of a one-fingerprint lookup). A body over
+    ``_CHEAP_BODY_BYTES`` is parsed in a thread; a write is always answered from one (it waits
+    for its commit). Every other request passes through."""
+
+    def __init__(
+        self,
+        app: Any,
+        query: Callable[[Batch], bytes],
+        add: Callable[[Batch], bytes],
+        token: str | None,
+        limits: Limits,
+    ) -> None:
+        self.app, self.token, self.limits = app, token, limits
+        self.answers = {"/query": query, "/documents": add}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != "/query":
+        answer = self.answers.get(scope["path"]) if scope["type"] == "http" else None
+        if answer is None or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
         if self.token is not None:
@@ -41,24 +61,20 @@ class QueryLane:
                 detail = json.dumps({"detail": "missing or wrong bearer token"})
                 await _send(send, 401, detail.encode(), [(b"www-authenticate", b"Bearer")])
                 return
-        body = bytearray()
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if len(body) > self.limits.max_body_bytes:
-                detail = json.dumps({"detail": _body_too_large(self.limits)})
-                await _send(send, 413, detail.encode())
-                return
-            if not message.get("more_body"):
-                break
+        message = await receive()  # Measured has read the body whole: one message
+        body = message.get("body", b"")
         try:
-            batch = Batch.model_validate_json(bytes(body))
+            if answer is self.answers["/query"] and len(body) <= _CHEAP_BODY_BYTES:
+                batch = Batch.model_validate_json(body)
+                # A few fingerprints or short texts: microseconds, answered on the event loop.
+                payload = answer(batch) if _cheap(batch) else await run_in_threadpool(answer, batch)
+            elif len(body) <= _CHEAP_BODY_BYTES:
+                payload = await run_in_threadpool(answer, Batch.model_validate_json(body))
+            else:
+                payload = await run_in_threadpool(_parsed_then, answer, body)
         except ValidationError as error:
             await _send(send, 422, invalid_json(error.errors(), ("body",)).encode())
             return
-        try:
-            # A few fingerprints or short texts: microseconds, answered on the event loop.
-            payload = self.answer(batch) if _cheap(batch) else await run_in_threadpool(self.answer, batch)
         except HTTPException as error:
             await _send(send, error.status_code, json.dumps({"detail": error.detail}).encode())
             return
@@ -66,24 +82,20 @@ class QueryLane:
 
 
 class Measured:
-    """ASGI middleware: bodies over the limit answered 413 before they are read, and every
-    request counted and timed for ``/metrics`` (a plain ASGI wrapper: Starlette's
-    ``BaseHTTPMiddleware`` costs a task and a stream per request)."""
+    """ASGI middleware, outermost: every request's body read whole before the app sees it, under
+    the size limit (counted as it arrives, so a chunked body cannot pass it: 413) and the body
+    deadline (408); and every request counted and timed for ``/metrics`` (a plain ASGI wrapper:
+    Starlette's ``BaseHTTPMiddleware`` costs a task and a stream per request)."""
 
-    def __init__(self, app: Any, limits: Limits, metrics: Metrics) -> None:
-        self.app, self.limits, self.metrics = app, limits, metrics
+    def __init__(self, app: Any, limits: Limits, metrics: Metrics, body_timeout: float = 60.0) -> None:
+        self.app, self.limits, self.metrics, self.body_timeout = app, limits, metrics, body_timeout
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         route = route_label(scope["path"])  # unknown paths share one label
-        length = dict(scope["headers"]).get(b"content-length", b"")
-        if length.isdigit() and int(length) > self.limits.max_body_bytes:
-            message = _body_too_large(self.limits)
-            await JSONResponse({"detail": message}, status_code=413)(scope, receive, send)
-            self.metrics.requests.labels(route, "413").inc()
-            return
+        started = time.perf_counter()
         status = 500
 
         async def sent(message: dict[str, Any]) -> None:
@@ -92,12 +104,54 @@ class Measured:
                 status = message["status"]
             await send(message)
 
-        started = time.perf_counter()
         try:
-            await self.app(scope, receive, sent)
+            body = await self._body(scope, receive, sent)
+            if body is not None:
+                await self.app(scope, _replay(body, receive), sent)
         finally:
             self.metrics.latency.labels(route).observe(time.perf_counter() - started)
             self.metrics.requests.labels(route, str(status)).inc()
+
+    async def _body(self, scope: dict[str, Any], receive: Any, send: Any) -> bytes | None:
+        """The request's body, or None once it was refused (413 over the limit, 408 late, or the
+        client gone)."""
+        limit = self.limits.max_body_bytes
+        length = dict(scope["headers"]).get(b"content-length", b"")
+        if length.isdigit() and int(length) > limit:
+            await _refuse(send, 413, _body_too_large(self.limits))
+            return None
+        chunks, size = [], 0
+        try:
+            with anyio.fail_after(self.body_timeout):  # asyncio.timeout is Python 3.11+
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > limit:
+                        await _refuse(send, 413, _body_too_large(self.limits))
+                        return None
+                    chunks.append(chunk)
+                    if not message.get("more_body"):
+                        return b"".join(chunks)
+        except TimeoutError:
+            await _refuse(send, 408, f"the body did not arrive within {self.body_timeout:g} s")
+            return None
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """A ``receive`` that hands the app the body read already, then waits on the client."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replayed() -> dict[str, Any]:
+        return pending.pop() if pending else await receive()
+
+    return replayed
+
+
+def _parsed_then(answer: Callable[[Batch], bytes], body: bytes) -> bytes:
+    return answer(Batch.model_validate_json(body))
 
 
 def token_ok(given: str, token: str) -> bool:
@@ -120,6 +174,11 @@ def _cheap(batch: Batch) -> bool:
 
 def _body_too_large(limits: Limits) -> str:
     return f"the body is over the limit of {limits.max_body_bytes:,} bytes"
+
+
+async def _refuse(send: Any, status: int, detail: str) -> None:
+    """An error answered before the body was read whole: the connection closes after it."""
+    await _send(send, status, json.dumps({"detail": detail}).encode(), _CLOSE)
 
 
 async def _send(

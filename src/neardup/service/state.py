@@ -51,6 +51,48 @@ class Service:
         self._compactor: threading.Thread | None = None
         self.compactions = 0
 
+    def warm(self) -> None:
+        """Load (or compile) every kernel a request runs, before the service listens: numba
+        compiles on a function's first call, and a first request would otherwise wait for it
+        (measured on an empty cache: 27 s, the event loop stalled for all of it) and after every
+        restart for the cache to load (about 2 s). Texts of each kind the kernels tell apart
+        (ASCII, other scripts, text to normalise), through the route's own fingerprinter, and
+        the index's add, remove, search and compaction on a small index of this folder's bits
+        and radius, then a search of the live index itself (a snapshot's tables are
+        memory-mapped, read-only arrays: a kernel specialisation of their own)."""
+        texts = [
+            "warm up",
+            "",
+            "Stra\u00dfe caf\u00e9 \u01c5 \ufb01 \u212b",
+            "\u041f\u0440\u0438\u0432\u0435\u0442 \u043c\u0438\u0440 \u4f60\u597d\u4e16\u754c \U0001f600",
+            "a\u0301e\u0301 \uff21\uff22 " * 50,
+            *(f"document {i} of the warm-up, with a few words" for i in range(64)),
+        ]
+        for n in (1, len(texts)):
+            fps = self.fingerprinter.fingerprint_batch(texts[:n], n_jobs=1)
+        fps = fps.reshape(len(texts), -1)
+        query = np.ascontiguousarray(fps if fps.shape[1] == 2 else fps[:, 0])
+        k = self.settings.max_distance
+        index = HammingIndex(bits=self.settings.config.bits, max_distance=k)
+        ids = np.arange(len(query), dtype=np.int64)
+
+        def search() -> None:  # one query on this thread, many in parallel; both radii
+            for searched in (index, self.index):
+                for radius in sorted({0, k}):
+                    for queries in (query[:1], query):
+                        searched.query_batch(queries, max_distance=radius)
+
+        index.add(query[:32], ids=ids[:32])
+        search()  # a delta alone
+        index.compact()
+        search()  # tables alone
+        index = index.copy()
+        index.add(query[32:], ids=ids[32:])
+        index.remove(ids[[0, 40]])
+        search()  # tables, tombstones and a delta
+        index.compact()
+        search()
+
     def change(
         self,
         removed: np.ndarray | None = None,

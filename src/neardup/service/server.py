@@ -1,0 +1,124 @@
+"""``neardup serve`` on uvicorn: its logs (the address, each request, the shutdown) and the
+header deadline uvicorn lacks.
+
+uvicorn times out an idle keep-alive connection, but not one that sends its request line and
+headers slowly or not at all: every such connection is held until the client goes (measured:
+3,000 half-open connections, all held). :class:`_HeaderDeadline` gives each request's headers
+a deadline from the connection's start, or from the end of the previous response, as nginx's
+``client_header_timeout`` does (408, then the connection closed), and caps their size (400).
+The body's deadline and size are the ASGI layer's (``asgi.Measured``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from typing import Any
+
+import uvicorn
+from uvicorn.config import LOGGING_CONFIG
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+LOG = logging.getLogger("neardup.serve")
+
+MAX_HEADER_BYTES = 64 * 1024
+"""The request line and headers of one request, at most (nginx's large_client_header_buffers)."""
+
+
+def _plain(status: str, text: str) -> bytes:
+    body = text.encode()
+    head = f"HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+    return f"{head}content-length: {len(body)}\r\n\r\n".encode() + body
+
+
+_TIMEOUT = _plain("408 Request Timeout", "the request's headers did not arrive in time")
+
+
+class _HeaderDeadline(HttpToolsProtocol):
+    """uvicorn's httptools protocol, with a deadline and a size cap on each request's headers."""
+
+    header_timeout: float = 10.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._header_bytes = 0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_message_begin(self) -> None:
+        self._header_bytes = 0
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._disarm()  # the body has its own deadline, in the ASGI layer
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.timeout_keep_alive_task is not None:  # idle now, waiting for the next request
+            self._arm()
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(self.header_timeout, self._time_out)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _count(self, size: int) -> None:
+        self._header_bytes += size
+        if self._header_bytes > MAX_HEADER_BYTES:
+            # Raised inside httptools' callback: uvicorn answers 400 and closes the connection.
+            raise ValueError(f"the request's headers are over {MAX_HEADER_BYTES:,} bytes")
+
+    def _time_out(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self.transport.write(_TIMEOUT)
+            self.transport.close()
+
+
+def run(
+    app: Any,
+    *,
+    host: str,
+    port: int,
+    access_log: bool = True,
+    header_timeout: float = 10.0,
+    keep_alive_timeout: int = 5,
+    max_connections: int | None = None,
+) -> None:
+    """Serve ``app`` on uvicorn until SIGINT or SIGTERM, logging to stderr (the access log to
+    stdout): the address, each request unless ``access_log`` is false, and the shutdown."""
+    protocol = type("HeaderDeadline", (_HeaderDeadline,), {"header_timeout": header_timeout})
+    log_config = copy.deepcopy(LOGGING_CONFIG)
+    log_config["loggers"]["neardup"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        http=protocol,
+        log_config=log_config,
+        log_level="info",
+        access_log=access_log,
+        timeout_keep_alive=keep_alive_timeout,
+        limit_concurrency=max_connections,
+    )
