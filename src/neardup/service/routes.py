@@ -3,7 +3,9 @@ and limits, calls :class:`Service`, counts what it did and answers."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,7 @@ from .asgi import invalid_json, token_ok
 from .metrics import Metrics
 from .models import Batch, Limits, Results, fingerprint_hex, results_json
 from .state import Service
+from .store import StoreFullError
 
 
 def add_routes(app: FastAPI, service: Service, metrics: Metrics, limits: Limits, token: str | None) -> None:
@@ -62,7 +65,9 @@ def add_routes(app: FastAPI, service: Service, metrics: Metrics, limits: Limits,
 
     @app.delete("/documents/{doc_id:path}", dependencies=[Depends(authorized)])
     def delete(doc_id: str) -> dict[str, Any]:
-        if not service.delete(doc_id):
+        with disk_full_is_507():
+            deleted = service.delete(doc_id)
+        if not deleted:
             raise HTTPException(404, f"no document {doc_id!r}")
         metrics.size.set(len(service.index))
         return {"id": doc_id, "deleted": True}
@@ -103,7 +108,8 @@ def answer_add(service: Service, metrics: Metrics, limits: Limits, batch: Batch)
         if d.id is None and batch.store:
             raise HTTPException(422, f"documents[{p}].id is required to store a document")
     fps = service.fingerprints(batch.documents, limits)
-    found, keep = service.add(batch, fps, k)
+    with disk_full_is_507():
+        found, keep = service.add(batch, fps, k)
     metrics.stored.inc(sum(keep))
     metrics.queried.inc(len(fps))
     metrics.size.set(len(service.index))
@@ -117,6 +123,16 @@ def answer_query(service: Service, metrics: Metrics, limits: Limits, batch: Batc
     found = service.lookup(fps, k)  # no lock: a reader never waits for a writer
     metrics.queried.inc(len(fps))
     return results_json(batch, fps, found, [False] * len(fps))
+
+
+@contextlib.contextmanager
+def disk_full_is_507() -> Iterator[None]:
+    """A write that found the disk full: 507 Insufficient Storage naming the cause (the store
+    has rolled it back), not a bare 500."""
+    try:
+        yield
+    except StoreFullError as error:
+        raise HTTPException(507, str(error)) from None
 
 
 def radius(service: Service, limits: Limits, batch: Batch) -> int:

@@ -12,7 +12,11 @@ since, or all rows when there is none: stored fingerprints, never a text fingerp
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable
@@ -26,6 +30,15 @@ from .._config import FingerprintConfig
 from .._errors import ConfigError
 
 DATABASE = "neardup.sqlite3"
+
+_STALE = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")
+"""The temporary files of ``_atomic`` writes (``.index.idx.1a2b3c4d.tmp``): one left in the
+data folder was cut short by a crash (a SIGKILL while the snapshot was saved)."""
+
+
+class StoreFullError(OSError):
+    """A write found no room on the data folder's disk (SQLite's "database or disk is full");
+    nothing of it was stored."""
 
 
 @dataclass(frozen=True)
@@ -64,11 +77,17 @@ class Store:
 
     def __init__(self, folder: str | Path, settings: Settings | None = None) -> None:
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        # Private, as a database server makes its data: ids and metadata are the callers'.
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        database = self.folder / DATABASE
+        # SQLite creates its -wal and -shm files with the database file's mode.
+        os.close(os.open(database, os.O_RDWR | os.O_CREAT, 0o600))
+        for name in remove_stale_temporaries(self.folder):
+            logging.getLogger("neardup.serve").warning("removed %s, a temporary file a crash left", name)
         self._lock = threading.Lock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
-        self._db = sqlite3.connect(self.folder / DATABASE, check_same_thread=False, isolation_level=None)
+        self._db = sqlite3.connect(database, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")  # a commit is on disk before it returns
         self._db.execute("CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -149,10 +168,22 @@ class Store:
                     )
                     keys.append(int(cursor.lastrowid or 0))
                 cursor.execute("COMMIT")
-            except BaseException:
-                cursor.execute("ROLLBACK")
+            except BaseException as error:
+                self._rollback(error)
                 raise
         return keys, replaced
+
+    def _rollback(self, error: BaseException) -> None:
+        """End a failed write's transaction, then raise :class:`StoreFullError` for a full
+        disk. SQLite has rolled back already after some errors (a full disk among them): a
+        ROLLBACK then raises "no transaction is active", which would hide the cause."""
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+        if isinstance(error, sqlite3.OperationalError) and _full(error):
+            raise StoreFullError(
+                f"the disk of {self.folder} is full ({error}): nothing of this write was "
+                f"stored; free some space there"
+            ) from error
 
     def get(self, doc_id: str) -> Row | None:
         row = (
@@ -177,11 +208,15 @@ class Store:
         with self._lock:
             cursor = self._db.cursor()
             cursor.execute("BEGIN IMMEDIATE")
-            row = cursor.execute("SELECT key FROM documents WHERE id = ?", (doc_id,)).fetchone()
-            if row is not None:
-                cursor.execute("DELETE FROM documents WHERE key = ?", (row[0],))
-                cursor.execute("INSERT INTO removed (key) VALUES (?)", (row[0],))
-            cursor.execute("COMMIT")
+            try:
+                row = cursor.execute("SELECT key FROM documents WHERE id = ?", (doc_id,)).fetchone()
+                if row is not None:
+                    cursor.execute("DELETE FROM documents WHERE key = ?", (row[0],))
+                    cursor.execute("INSERT INTO removed (key) VALUES (?)", (row[0],))
+                cursor.execute("COMMIT")
+            except BaseException as error:
+                self._rollback(error)
+                raise
         return None if row is None else int(row[0])
 
     def marks(self) -> tuple[int, int]:
@@ -213,6 +248,24 @@ class Store:
     def count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM documents").fetchone()[0])
+
+
+def remove_stale_temporaries(folder: Path) -> list[str]:
+    """Remove the temporary files a crash left in ``folder`` (at start, before anything writes
+    there); returns their names."""
+    removed = []
+    for entry in os.scandir(folder):
+        if _STALE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+    return removed
+
+
+def _full(error: sqlite3.OperationalError) -> bool:
+    """Whether SQLite failed for want of space (SQLITE_FULL)."""
+    code = getattr(error, "sqlite_errorcode", None)  # Python 3.11+
+    return code == 13 or "database or disk is full" in str(error)  # 13: SQLITE_FULL
 
 
 def _json(metadata: Any) -> str | None:
