@@ -380,3 +380,24 @@ def test_copying_spans_past_the_end_of_a_file_is_an_error(tmp_path):
 
 def split_format(name: str) -> str:
     return name.split(".")[1]
+
+
+def test_a_list_of_str_that_are_all_paths_is_refused_not_deduplicated_as_texts(tmp_path, monkeypatch):
+    write_input(make_records(), tmp_path / "pages.jsonl", "jsonl")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(neardup.ConfigError, match=r"these texts are all paths of files \('pages\.jsonl'\)"):
+        neardup.dedup(["pages.jsonl"])
+    assert len(neardup.dedup([Path("pages.jsonl")])) == 35  # a list of Path is files
+    assert len(neardup.dedup(["pages.jsonl", "a text"])) == 2  # not all paths: texts
+
+
+@pytest.mark.parametrize(
+    "keywords, named",
+    [({"text_field": "body"}, "text_field='body'"), ({"id_field": "url"}, "id_field='url'")],
+)
+def test_a_field_given_with_texts_is_refused(keywords, named):
+    for texts in (["one text", "another"], pa.array(["one text", "another"])):
+        with pytest.raises(
+            neardup.ConfigError, match=re.escape(f"{named} names a field, but the data is texts")
+        ):
+            neardup.dedup(texts, **keywords)

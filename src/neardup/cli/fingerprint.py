@@ -236,13 +236,14 @@ def load_fingerprints(args: argparse.Namespace) -> FingerprintFile:
     import numpy as np
 
     from ..fingerprint.fingerprinter import Fingerprinter
-    from ..io.fingerprint_files import FingerprintFile, read_fingerprints
+    from ..io.fingerprint_files import FingerprintFile
     from ..io.ids import repeated_ids
     from ..io.rejects import Rejects
 
     check_outputs_apart({"-o": args.output}, args.inputs)
-    if args.input_format is None and _is_fingerprint_file(args.inputs):
-        return read_fingerprints(args.inputs[0])
+    marked = [path for path in args.inputs if args.input_format is None and is_fingerprint_file(path)]
+    if marked:
+        return _read_fingerprint_files(args.inputs, marked)
     fingerprinter = Fingerprinter(config_from_args(args))
     reader = open_documents(args)
     rejects = Rejects(args.on_error)
@@ -260,19 +261,51 @@ def load_fingerprints(args: argparse.Namespace) -> FingerprintFile:
     return FingerprintFile(fingerprinter.config.to_dict(), ids, np.concatenate(parts) if parts else empty)
 
 
-def _is_fingerprint_file(inputs: list[str]) -> bool:
+def is_fingerprint_file(path: str) -> bool:
+    """Whether ``path`` is a fingerprint file: named ``.fp``, or a file whose first line is
+    the header ``neardup fingerprint`` writes."""
     import os
 
     from ..io.documents import STDIN
     from ..io.fingerprint_files import FORMAT
 
-    if len(inputs) != 1 or inputs[0] == STDIN or not os.path.isfile(inputs[0]):
+    if path == STDIN or not os.path.isfile(path):
         return False
-    if inputs[0].lower().endswith(".fp"):
+    if path.lower().endswith(".fp"):
         return True
     header = f"# {FORMAT} v".encode()
-    with open(inputs[0], "rb") as f:
+    with open(path, "rb") as f:
         return f.read(len(header)) == header
+
+
+def _read_fingerprint_files(inputs: list[str], marked: list[str]) -> FingerprintFile:
+    """The fingerprints of ``inputs``, all fingerprint files, in order; files of different
+    configs, or documents among them, are refused."""
+    import numpy as np
+
+    from .._errors import ConfigError
+    from ..io.fingerprint_files import FingerprintFile, read_fingerprints
+
+    others = [path for path in inputs if path not in marked]
+    if others:
+        raise ConfigError(
+            f"{marked[0]} is a fingerprint file but {others[0]} is not: give fingerprint files "
+            f"or documents, not both (fingerprint the documents first with `neardup fingerprint`)"
+        )
+    files = [read_fingerprints(path) for path in inputs]
+    for path, other in zip(inputs[1:], files[1:]):
+        if other.config != files[0].config:
+            differ = sorted(
+                k
+                for k in other.config.keys() | files[0].config.keys()
+                if other.config.get(k) != files[0].config.get(k)
+            )
+            raise ConfigError(
+                f"{path} and {inputs[0]} hold fingerprints of different configs (they differ in "
+                f"{', '.join(differ)}), which cannot be compared; fingerprint both alike"
+            )
+    ids = [doc_id for file in files for doc_id in file.ids]
+    return FingerprintFile(files[0].config, ids, np.concatenate([file.fingerprints for file in files]))
 
 
 def _report_example_pairs(kept: list[tuple[list[str], np.ndarray]], bits: int) -> None:

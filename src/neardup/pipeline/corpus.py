@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .._errors import ConfigError
 from .._prefetch import prefetch
 from ..io.batch import Batch, ReadOptions
 from ..io.dispatch import read_documents
@@ -18,6 +19,8 @@ from ..io.rejects import Rejects
 from ..io.sources import Source, check_outputs_apart, find_sources
 
 _MEMORY_BATCH = 65536
+_PATHS_CHECKED = 100
+"""Texts that are all paths of files: the first this many are asked of the file system."""
 
 
 class FileCorpus:
@@ -108,10 +111,9 @@ def open_corpus(
         inputs = [os.fspath(d) for d in data]
         sources = find_sources(inputs, format=input_format, compression=compression, lines=lines)
         return FileCorpus(sources, options, inputs)
-    if isinstance(data, (list, tuple)):
-        return MemoryCorpus(list(data))
-    if isinstance(data, (pa.Array, pa.ChunkedArray)):
-        return MemoryCorpus(data)
+    if isinstance(data, (list, tuple, pa.Array, pa.ChunkedArray)):
+        _check_texts(data, text_field, id_field)
+        return MemoryCorpus(list(data) if isinstance(data, (list, tuple)) else data)
     table = _as_table(data)
     if table is None:
         raise TypeError(
@@ -126,6 +128,31 @@ def open_corpus(
             )
     ids = table.column(id_field).to_pylist() if id_field else None
     return MemoryCorpus(table.column(text_field), ids)
+
+
+def _check_texts(data: Any, text_field: str, id_field: str | None) -> None:
+    """Refuse what would make texts of ``data`` silently wrong: a field named for texts,
+    which have none, or a list of str that are all paths of files (a list of str is texts;
+    a list of ``Path`` is files)."""
+    named = [
+        f"{name}={value!r}"
+        for name, value, default in (("text_field", text_field, "text"), ("id_field", id_field, None))
+        if value != default
+    ]
+    if named:
+        raise ConfigError(
+            f"{' and '.join(named)} {'name' if len(named) > 1 else 'names'} a field, but the data "
+            f"is texts, which have none; "
+            f"pass a table (pyarrow, pandas, polars) with that column, or files as Path objects"
+        )
+    first = data[:_PATHS_CHECKED] if isinstance(data, (list, tuple)) else []
+    if first and all(isinstance(d, str) and len(d) < 4096 and os.path.isfile(d) for d in first):
+        shown = ", ".join(repr(d) for d in data[:3])
+        raise ConfigError(
+            f"a list of str is deduplicated as texts, but these texts are all paths of "
+            f"files ({shown}{', ...' if len(data) > 3 else ''}); to read the files, pass "
+            f"them as a path or a list of Path: [Path(p) for p in paths]"
+        )
 
 
 def _as_table(data: Any) -> pa.Table | None:
