@@ -4,6 +4,8 @@ them, a named text file read alike by every command, the same default ids everyw
 
 from __future__ import annotations
 
+import neardup
+
 TEXTS = [
     "the city council will vote on the new library budget at its meeting next tuesday",
     "the city council will vote on the new library budget at its meeting next tuesday evening",
@@ -38,3 +40,30 @@ def test_fingerprint_files_of_other_configs_or_beside_documents_are_refused(tmp_
     )
     beside = run("pairs", "a.fp", "a.txt", cwd=tmp_path)
     assert beside.returncode == 1 and "a.fp is a fingerprint file but a.txt is not" in beside.stderr
+
+
+def test_a_named_text_file_is_one_document_a_line_in_every_command(tmp_path, run):
+    (tmp_path / "docs.txt").write_text("\n".join(TEXTS) + "\n")
+    deduped = run(
+        "dedup", "docs.txt", "-o", "kept.txt", "--clusters", "clusters.csv", "-k", "8", cwd=tmp_path
+    )
+    assert deduped.returncode == 0, deduped.stderr
+    assert "read 5 documents" in deduped.stderr  # not 1, the whole file
+    assert (tmp_path / "kept.txt").read_text().splitlines() == [TEXTS[0], TEXTS[2], TEXTS[3]]
+    fingerprinted = run("fingerprint", "docs.txt", cwd=tmp_path)
+    assert len(fingerprinted.stdout.splitlines()) == 1 + 5
+    explained = run("explain", "docs.txt:1", "docs.txt:2", "--corpus", "docs.txt", cwd=tmp_path)
+    assert explained.returncode == 0, explained.stderr
+    whole = run("dedup", "docs.txt", "-o", "whole.jsonl", "--input-format", "text", cwd=tmp_path)
+    assert (whole.returncode == 0 and "1 documents" in whole.stderr) or "1 document" in whole.stderr
+
+
+def test_the_library_reads_a_named_text_file_as_lines(tmp_path):
+    (tmp_path / "docs.txt").write_text("\n".join(TEXTS) + "\n")
+    assert len(neardup.dedup(tmp_path / "docs.txt")) == 5
+    assert len(neardup.dedup(tmp_path / "docs.txt", input_format="text")) == 1
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    (folder / "a.txt").write_text("\n".join(TEXTS) + "\n")
+    assert len(neardup.dedup(folder)) == 1  # a folder's files are one document each
+    assert len(neardup.dedup(folder, lines=True)) == 5

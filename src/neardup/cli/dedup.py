@@ -14,8 +14,9 @@ from .options import add_config_arguments, add_input_arguments, config_from_args
 _EPILOG = """\
 inputs:
   Files and folders (walked recursively) of JSONL (.jsonl, .ndjson, .json), Parquet
-  (.parquet), CSV (.csv) or TSV (.tsv), optionally .gz, .zst or .bz2; any other file is one
-  document, or one document per line with --lines (blank lines are not documents).
+  (.parquet), CSV (.csv) or TSV (.tsv), optionally .gz, .zst or .bz2. Any other file named
+  as INPUT holds one document per line (blank lines are not documents); one in a folder is
+  one document, or one per line with --lines. --input-format text: every file one document.
   Ids are --id-field's values, else FILE:LINE (JSONL, lines), FILE:ROW (CSV, Parquet) or FILE.
 
 outputs (each written atomically, all or none):

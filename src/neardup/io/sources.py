@@ -109,8 +109,9 @@ def find_sources(
     """The input files of ``inputs`` (files and folders, walked recursively and sorted), in
     order; a folder's files and folders named ``.*`` or ``_*`` are left out. A file's format
     comes from its suffix (``.jsonl``, ``.parquet``, ``.csv``, ``.tsv``, ...); any other file
-    is text, one document per file, or one per line when ``lines``. ``format`` and
-    ``compression`` override what the names say, for every file."""
+    is text: one document per line when named in ``inputs`` (or when ``lines``), one document
+    per file when found in a folder. ``format`` and ``compression`` override what the names
+    say, for every file (``format="text"``: a named file is one document)."""
     if format is not None and format not in INPUT_FORMATS:
         raise ConfigError(f"input format {format!r} is not known; choose one of {', '.join(INPUT_FORMATS)}")
     if compression is not None and compression not in COMPRESSIONS:
@@ -133,8 +134,11 @@ def find_sources(
             named = [(root, given, root.name)]
         else:
             raise FileNotFoundError(f"{given}: no such file or folder")
+        # A text file named as an input holds one document per line; a folder's files are
+        # one document each, unless ``lines``: the one rule of every command.
+        direct = not root.is_dir()
         for path, name, relative in named:
-            sources.append(_source(path, name, relative, format, compression, lines))
+            sources.append(_source(path, name, relative, format, compression, lines or direct))
     return sources
 
 
