@@ -1,6 +1,8 @@
-"""Crash test: a writer streams batches while the server is killed with SIGKILL at random
+"""Crash test: writers stream batches while the server is killed with SIGKILL at random
 moments, again and again. After each restart every acknowledged document is there, no batch is
-half there, and lookups still equal the library's index over what is stored."""
+half there, and lookups still equal the library's index over what is stored. One test has a
+writer of batches of 20; the other eight concurrent writers of one or three documents, whose
+batches share commits (group commit)."""
 
 from __future__ import annotations
 
@@ -22,14 +24,19 @@ def text(i: int) -> str:
 
 
 def writer(
-    url: str, start: int, attempted: list[int], acknowledged: list[int], stop: threading.Event
+    url: str,
+    start: int,
+    attempted: list[int],
+    acknowledged: list[int],
+    stop: threading.Event,
+    size: int = BATCH,
 ) -> None:
-    """Posts batches of BATCH documents (ids start, start + 1, ...) until stopped or the server
-    is gone; records the first id of each batch sent and of each acknowledged."""
+    """Posts batches of ``size`` documents (ids start, start + 1, ...) until stopped or the
+    server is gone; records the first id of each batch sent and of each acknowledged."""
     batch = start
     with httpx.Client(base_url=url, timeout=10) as client:
         while not stop.is_set():
-            documents = [{"id": str(batch + i), "text": text(batch + i)} for i in range(BATCH)]
+            documents = [{"id": str(batch + i), "text": text(batch + i)} for i in range(size)]
             attempted.append(batch)
             try:
                 response = client.post("/documents", json={"documents": documents})
@@ -37,7 +44,7 @@ def writer(
                 return  # the server is gone
             if response.status_code == 200:
                 acknowledged.append(batch)
-            batch += BATCH
+            batch += size
 
 
 @pytest.mark.slow
@@ -45,11 +52,13 @@ def test_acknowledged_batches_survive_sigkill_whole(server_factory, tmp_path):
     rng = random.Random(5)
     attempted: list[int] = []
     acknowledged: list[int] = []
+    sizes: dict[int, int] = {}
     next_id = 0
     for _ in range(5):
         server = server_factory(data=tmp_path / "data")
         stop = threading.Event()
         thread = threading.Thread(target=writer, args=(server.url, next_id, attempted, acknowledged, stop))
+        sizes[next_id] = BATCH
         thread.start()
         time.sleep(rng.uniform(0.2, 1.0))
         server.kill()
@@ -57,16 +66,64 @@ def test_acknowledged_batches_survive_sigkill_whole(server_factory, tmp_path):
         thread.join(timeout=30)
         next_id += 1_000_000  # the next writer's ids
     assert len(acknowledged) >= 5  # batches got through between kills
+    _check_after_crashes(server_factory, tmp_path, rng, attempted, acknowledged, sizes)
+
+
+@pytest.mark.slow
+def test_acknowledged_single_documents_survive_sigkill(server_factory, tmp_path):
+    # Eight writers of one or three documents a request: their batches share commits, and a
+    # kill lands in the middle of a group as often as not.
+    rng = random.Random(7)
+    attempted: list[int] = []
+    acknowledged: list[int] = []
+    sizes: dict[int, int] = {}
+    next_id = 0
+    for _ in range(4):
+        server = server_factory(data=tmp_path / "data")
+        stop = threading.Event()
+        threads = []
+        for w in range(8):
+            size = 1 if w % 2 == 0 else 3
+            sizes[next_id] = size
+            threads.append(
+                threading.Thread(
+                    target=writer, args=(server.url, next_id, attempted, acknowledged, stop, size)
+                )
+            )
+            next_id += 1_000_000
+        for thread in threads:
+            thread.start()
+        time.sleep(rng.uniform(0.5, 1.5))
+        server.kill()
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert len(acknowledged) >= 40
+    _check_after_crashes(server_factory, tmp_path, rng, attempted, acknowledged, sizes)
+
+
+def _check_after_crashes(
+    server_factory,
+    tmp_path,
+    rng: random.Random,
+    attempted: list[int],
+    acknowledged: list[int],
+    sizes: dict[int, int],
+) -> None:
+    """Every acknowledged batch is there whole, no batch is half there, and lookups equal the
+    library's index over what is stored. ``sizes``: each writer's first id -> its batch size."""
     server = server_factory(data=tmp_path / "data")
+    done = set(acknowledged)
     with server.client() as client:
         stored = []
         for first in attempted:
-            present = [client.get(f"/documents/{first + i}").status_code == 200 for i in range(BATCH)]
+            size = sizes[first - first % 1_000_000]
+            present = [client.get(f"/documents/{first + i}").status_code == 200 for i in range(size)]
             assert all(present) or not any(present), f"batch {first} is half there"
-            assert all(present) or first not in acknowledged, f"acknowledged batch {first} is lost"
-            stored += [first + i for i in range(BATCH)] if all(present) else []
+            assert all(present) or first not in done, f"acknowledged batch {first} is lost"
+            stored += [first + i for i in range(size)] if all(present) else []
         assert client.get("/stats").json()["documents"] == len(stored)
-        sample = rng.sample(stored, 30) + [5_000_000 + i for i in range(10)]  # stored and new texts
+        sample = rng.sample(stored, 30) + [500_000_000 + i for i in range(10)]  # stored and new texts
         answer = client.post("/query", json={"documents": [{"text": text(i)} for i in sample]}).json()[
             "results"
         ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,15 +25,18 @@ SNAPSHOT = "index.idx"
 class Service:
     """The state behind the app: the store (the record of truth) and the index of what it holds.
 
-    Readers never wait for writers. Writers take turns (``write_lock``): a batch is looked up,
-    committed to the store (the fsync, the slow part), and only then made visible by swapping
-    in a changed :meth:`HammingIndex.copy` of the index: one reference assignment, so a reader
-    sees the index before the batch or after it, never half of it, and never waits for a
-    commit. Lookups read ids through the store's per-thread read connections (SQLite WAL:
-    readers proceed during a commit). When the index's delta grows past its compaction size, a
-    copy is compacted on a background thread while reads and writes go on, saved as the
-    snapshot (so a restart after a crash reads only the rows since), and swapped in once the
-    writes made meanwhile are replayed onto it.
+    Readers never wait for writers. Writers take turns (``write_lock``), a group at a time:
+    the batches that arrive while one commit is on its way to disk wait for it, and then the
+    next writer to take the lock looks each of them up in turn and commits them all in one
+    transaction, one fsync (group commit: one fsync per batch held 8 concurrent writers of
+    single documents to 350 acknowledged adds a second). Only then are they made visible, by
+    swapping in a changed :meth:`HammingIndex.copy` of the index: one reference assignment, so
+    a reader sees the index before the group or after it, never half of it, and never waits
+    for a commit; and only then is any of them answered. Lookups read ids through the store's
+    per-thread read connections (SQLite WAL: readers proceed during a commit). When the
+    index's delta grows past its compaction size, a copy is compacted on a background thread
+    while reads and writes go on, saved as the snapshot (so a restart after a crash reads only
+    the rows since), and swapped in once the writes made meanwhile are replayed onto it.
     """
 
     def __init__(self, store: Store) -> None:
@@ -45,6 +49,8 @@ class Service:
         self.index = restored if restored is not None else self._loaded()
         self.index.auto_compact = False  # compaction runs in the background (compact_soon)
         self.write_lock = threading.RLock()
+        self._queue_lock = threading.Lock()
+        self._queued: list[_Write] = []  # batches waiting for the next group commit
         self._snapshot_lock = threading.Lock()
         # The changes made while a copy is compacted, to replay onto it; None when none is.
         self._replay: list[tuple[str, np.ndarray, np.ndarray | None]] | None = None
@@ -99,19 +105,20 @@ class Service:
         added: np.ndarray | None = None,
         keys: np.ndarray | None = None,
     ) -> None:
-        """Make a committed change visible: ``removed`` keys leave the index, ``added``
-        fingerprints with ``keys`` join it. Call with ``write_lock`` held."""
+        """Make a committed change visible: ``added`` fingerprints with ``keys`` join the
+        index, then ``removed`` keys leave it (in that order: a group that stores one id twice
+        removes a key it added). Call with ``write_lock`` held."""
         index = self.index.copy()
-        if removed is not None and removed.size:
-            index.remove(removed)
         if added is not None and added.shape[0]:
             index.add(added, ids=keys)
+        if removed is not None and removed.size:
+            index.remove(removed)
         self.index = index  # the swap: readers see the change whole
         if self._replay is not None:
-            if removed is not None and removed.size:
-                self._replay.append(("remove", removed, None))
             if added is not None and added.shape[0]:
                 self._replay.append(("add", added, keys))
+            if removed is not None and removed.size:
+                self._replay.append(("remove", removed, None))
         elif index.compaction_due:
             self.compact_soon()
 
@@ -227,26 +234,93 @@ class Service:
 
     def add(self, batch: Batch, fps: np.ndarray, k: int) -> tuple[list[list[dict[str, Any]]], list[bool]]:
         """Look each fingerprint up, then store the documents the batch asks to store: (each
-        one's near-duplicates, whether it was stored), answered once on disk."""
-        with self.write_lock:
-            found = self.lookup(fps, k)
-            if batch.store and batch.skip_if_duplicate:  # also of copies within the batch
-                ids = [d.id for d in batch.documents]
-                config = self.settings
-                keep = keep_first_of_near_copies(found, ids, fps, k, config.config.bits, config.max_distance)
-            else:
-                keep = [batch.store] * len(found)
-            chosen = [p for p, ok in enumerate(keep) if ok]
-            new = [(str(batch.documents[p].id), _words(fps[p]), batch.documents[p].metadata) for p in chosen]
-            if new:
-                keys, replaced = self.store.add(new)  # committed: on disk from here
-                rows = fps[chosen]
+        one's near-duplicates, whether it was stored), returned once they are on disk.
+
+        Concurrent calls share one commit (group commit): each answer is what it would be had
+        the batches of a group come one at a time, in the order they queued."""
+        write = _Write(batch, fps, k)
+        with self._queue_lock:
+            self._queued.append(write)
+        with self.write_lock:  # held by the writer committing a group: it may hold this one
+            if not write.done:
+                with self._queue_lock:
+                    group, self._queued = self._queued, []
+                self._commit(group)
+        if write.error is not None:
+            raise write.error
+        assert write.result is not None
+        return write.result
+
+    def _commit(self, group: list[_Write]) -> None:
+        """Decide each batch of ``group`` in turn, each seeing those before it, then commit
+        them all in one transaction and make them visible. Call with ``write_lock`` held."""
+        index = self.index  # what the next batch's lookups see: copied at the first change
+        names: dict[int, str] = {}  # provisional (negative) key -> id, of this group's rows
+        pending: dict[str, int] = {}  # id -> provisional key
+        rows: list[tuple[str, tuple[int, ...], Any]] = []
+        added: list[np.ndarray] = []
+        decided: list[_Write] = []
+        try:
+            for position, write in enumerate(group):
+                try:
+                    write.result, chosen = self._decide(write, index, names)
+                except Exception as error:  # this batch alone is refused
+                    write.error = error
+                    continue
+                decided.append(write)
+                if not chosen:
+                    continue
+                documents = write.batch.documents
+                ids = [str(documents[p].id) for p in chosen]
+                rows += [(i, _words(write.fps[p]), documents[p].metadata) for i, p in zip(ids, chosen)]
+                added.append(write.fps[chosen])
+                if position == len(group) - 1:
+                    continue  # no later batch looks: the index need not learn these rows
+                if index is self.index:
+                    index = index.copy()
+                provisional = -1 - len(names) - np.arange(len(ids), dtype=np.int64)
+                replaced = [pending.get(i) for i in ids]
+                for p, doc_id in enumerate(ids):
+                    if replaced[p] is None and (row := self.store.get(doc_id)) is not None:
+                        replaced[p] = row.key  # stored before this group: a later batch no longer sees it
+                new = added[-1]
+                index.add(new if new.shape[1] == 2 else new[:, 0], ids=provisional)
+                gone = [key for key in replaced if key is not None]
+                if gone:
+                    index.remove(np.array(gone, dtype=np.int64))
+                names.update(zip(provisional.tolist(), ids))
+                pending.update(zip(ids, provisional.tolist()))
+            if rows:
+                try:
+                    keys, replaced_keys = self.store.add(rows)  # one transaction: on disk from here
+                except BaseException as error:
+                    for write in decided:
+                        write.error, write.result = error, None
+                    raise
+                fps = np.concatenate(added)
                 self.change(
-                    np.array(replaced, dtype=np.int64),
-                    rows if rows.shape[1] == 2 else rows[:, 0],
+                    np.array(replaced_keys, dtype=np.int64),
+                    fps if fps.shape[1] == 2 else fps[:, 0],
                     np.array(keys, dtype=np.int64),
                 )
-        return found, keep
+        finally:
+            for write in group:
+                write.done = True
+
+    def _decide(
+        self, write: _Write, index: HammingIndex, names: dict[int, str]
+    ) -> tuple[tuple[list[list[dict[str, Any]]], list[bool]], list[int]]:
+        """((each document's near-duplicates in ``index``, whether to store it), the positions
+        to store) for one batch of a group."""
+        batch, fps, k = write.batch, write.fps, write.k
+        found = self.lookup(fps, k, index, names)
+        if batch.store and batch.skip_if_duplicate:  # also of copies within the batch
+            ids = [d.id for d in batch.documents]
+            config = self.settings
+            keep = keep_first_of_near_copies(found, ids, fps, k, config.config.bits, config.max_distance)
+        else:
+            keep = [batch.store] * len(found)
+        return (found, keep), [p for p, ok in enumerate(keep) if ok]
 
     def delete(self, doc_id: str) -> bool:
         """Remove a document from the store, then from the index; False when there was none."""
@@ -258,19 +332,39 @@ class Service:
         return True
 
     def lookup(
-        self, fps: np.ndarray, k: int, index: HammingIndex | None = None
+        self,
+        fps: np.ndarray,
+        k: int,
+        index: HammingIndex | None = None,
+        pending: dict[int, str] | None = None,
     ) -> list[list[dict[str, Any]]]:
         """Each fingerprint's stored near-duplicates (id, distance), nearest first, in ``index``
-        (default the one visible now; a reader takes no lock)."""
+        (default the one visible now; a reader takes no lock); ``pending`` names the keys of
+        rows not committed yet (a group commit's)."""
         index = self.index if index is None else index
+        pending = pending or {}
         query = fps if fps.shape[1] == 2 else fps[:, 0]
         offsets, found, distance = index.query_batch(np.ascontiguousarray(query), max_distance=k)
-        names = self.store.by_keys(sorted(set(found.tolist())))
+        keys = set(found.tolist())
+        names = self.store.by_keys(sorted(keys.difference(pending)))
+        names.update({key: pending[key] for key in keys.intersection(pending)})
         found_ids, found_distances = found.tolist(), distance.tolist()
         return [
             [{"id": names[f], "distance": d} for f, d in zip(found_ids[a:b], found_distances[a:b])]
             for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())
         ]
+
+
+@dataclass
+class _Write:
+    """One batch waiting for a group commit, and, once ``done``, its result or its error."""
+
+    batch: Batch
+    fps: np.ndarray
+    k: int
+    done: bool = False
+    result: tuple[list[list[dict[str, Any]]], list[bool]] | None = None
+    error: BaseException | None = None
 
 
 def _words(fp: np.ndarray) -> tuple[int, ...]:
