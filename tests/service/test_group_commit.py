@@ -133,7 +133,7 @@ def test_a_failed_commit_fails_every_batch_of_its_group_and_stores_none(tmp_path
     threads = [write("a", 1)]
     assert entered.wait(30)
     threads += [write(f"q{i}", 2**40 * (i + 1)) for i in range(4)]
-    _wait_for(lambda: len(service._queued) == 4)
+    _wait_for(lambda: len(service._queued) == 5)  # the held one and four behind it
     release.set()
     for thread in threads:
         thread.join(30)

@@ -49,8 +49,9 @@ class Service:
         self.index = restored if restored is not None else self._loaded()
         self.index.auto_compact = False  # compaction runs in the background (compact_soon)
         self.write_lock = threading.RLock()
-        self._queue_lock = threading.Lock()
-        self._queued: list[_Write] = []  # batches waiting for the next group commit
+        # The batches waiting to be committed, in order; the first one's writer commits them.
+        self._queued: list[_Write] = []
+        self._queue_changed = threading.Condition()
         self._snapshot_lock = threading.Lock()
         # The changes made while a copy is compacted, to replay onto it; None when none is.
         self._replay: list[tuple[str, np.ndarray, np.ndarray | None]] | None = None
@@ -239,13 +240,21 @@ class Service:
         Concurrent calls share one commit (group commit): each answer is what it would be had
         the batches of a group come one at a time, in the order they queued."""
         write = _Write(batch, fps, k)
-        with self._queue_lock:
+        with self._queue_changed:
             self._queued.append(write)
-        with self.write_lock:  # held by the writer committing a group: it may hold this one
-            if not write.done:
-                with self._queue_lock:
-                    group, self._queued = self._queued, []
-                self._commit(group)
+            # Wait until a writer ahead has committed this batch, or this one is first in line
+            # and leads the next group: every batch queued now.
+            while not write.done and self._queued[0] is not write:
+                self._queue_changed.wait()
+            group = [] if write.done else list(self._queued)
+        if group:
+            try:
+                with self.write_lock:
+                    self._commit(group)
+            finally:
+                with self._queue_changed:
+                    del self._queued[: len(group)]
+                    self._queue_changed.notify_all()  # the group's writers, and the next leader
         if write.error is not None:
             raise write.error
         assert write.result is not None
