@@ -18,6 +18,13 @@ fixed time and a bounded number of requests:
     python benchmarks/bench_service.py                   # N = 1M
     python benchmarks/bench_service.py --docs 10000000   # the issue's 10M
     python benchmarks/bench_service.py --docs 100000 --seconds 3
+    python benchmarks/bench_service.py --writes          # single-document writes only
+
+``--writes`` measures instead what a crawler's "have I seen this page? if not, remember it"
+costs: a server started on an empty data folder with an empty kernel cache (``NUMBA_CACHE_DIR``
+a new temporary folder) and the seconds from its start to its first answered write; then
+``POST /documents`` of one new ~2 KB text per request from 1 and from 8 clients, each
+acknowledged only once on disk: documents/s.
 
 The last stdout line is ``RESULT {json}``.
 """
@@ -51,10 +58,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(data: Path, port: int) -> tuple[subprocess.Popen, float]:
+def start(data: Path, port: int, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, float]:
     """A server process and the seconds until it answered /healthz."""
     t = time.perf_counter()
-    env = {k: v for k, v in os.environ.items() if k != "NEARDUP_TOKEN"}  # no token: loopback only
+    env = {k: v for k, v in {**os.environ, **(env or {})}.items() if k != "NEARDUP_TOKEN"}  # loopback
     process = subprocess.Popen(
         [
             sys.executable,
@@ -68,6 +75,7 @@ def start(data: Path, port: int) -> tuple[subprocess.Popen, float]:
             "--max-batch",
             "1000",
         ],
+        stdout=subprocess.DEVNULL,  # the access log
         stderr=subprocess.DEVNULL,
         env=env,
     )
@@ -242,11 +250,121 @@ def hammer(url: str, route: str, make: Any, concurrency: int, seconds: float, mo
     }
 
 
+def single_writes(url: str, concurrency: int, seconds: float, tag: str) -> dict[str, Any]:
+    """``POST /documents`` of one new ~2 KB text per request from ``concurrency`` keep-alive
+    connections for ``seconds``: acknowledged documents/s and latency. The requests are built
+    before the clock starts and sent by one asyncio thread over raw sockets (httpx costs about
+    a millisecond of CPU a request, which on a small machine measures the client, not the
+    server)."""
+    import asyncio
+
+    port = int(url.rsplit(":", 1)[1])
+    rng = np.random.default_rng(concurrency)
+    words = np.array([f"w{i}" for i in range(20_000)])
+    per_client = int(seconds * 4000 / concurrency) + 1
+    requests = []
+    for c in range(concurrency):
+        mine = []
+        for i in range(per_client):
+            text = " ".join(words[rng.integers(words.size, size=330)])
+            body = json.dumps({"documents": [{"id": f"{tag}-{c}-{i}", "text": text}]}).encode()
+            head = "POST /documents HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\n"
+            mine.append(f"{head}content-length: {len(body)}\r\n\r\n".encode() + body)
+        requests.append(mine)
+    latencies: list[float] = []
+
+    async def client(mine: list[bytes], deadline: float) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for request in mine:
+            if time.perf_counter() >= deadline:
+                break
+            t = time.perf_counter()
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            if not head.startswith(b"HTTP/1.1 200"):
+                raise RuntimeError(f"/documents: {head[:200]!r}")
+            length = int(re.search(rb"content-length: (\d+)", head, re.IGNORECASE).group(1))  # type: ignore[union-attr]
+            await reader.readexactly(length)
+            latencies.append(time.perf_counter() - t)
+        writer.close()
+
+    async def run() -> float:
+        t = time.perf_counter()
+        await asyncio.gather(*(client(mine, t + seconds) for mine in requests))
+        return time.perf_counter() - t
+
+    wall = asyncio.run(run())
+    ms = np.array(latencies) * 1000
+    return {
+        "concurrency": concurrency,
+        "requests": len(latencies),
+        "documents_per_s": len(latencies) / wall,
+        "p50_ms": float(np.percentile(ms, 50)),
+        "p99_ms": float(np.percentile(ms, 99)),
+        "client": "asyncio, raw sockets",
+    }
+
+
+def writes(args: argparse.Namespace, results: dict[str, Any]) -> None:
+    """``--writes``: the first answered write on an empty kernel cache, then single-document
+    write rates."""
+    with tempfile.TemporaryDirectory() as folder:
+        data, cache = Path(folder) / "data", Path(folder) / "numba-cache"
+        cache.mkdir()
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        t = time.perf_counter()
+        env = {k: v for k, v in os.environ.items() if k != "NEARDUP_TOKEN"}
+        env["NUMBA_CACHE_DIR"] = str(cache)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "neardup", "serve", "--data", str(data), "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        body = {"documents": [{"id": "first", "text": "the first page a crawler remembers"}]}
+        try:
+            while True:
+                try:
+                    if httpx.post(f"{url}/documents", json=body, timeout=600).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    if process.poll() is not None:
+                        raise RuntimeError("neardup serve exited") from None
+                    time.sleep(0.05)
+            results["first_write_on_empty_cache_s"] = time.perf_counter() - t
+            print(
+                f"first answered write on an empty kernel cache: "
+                f"{results['first_write_on_empty_cache_s']:.1f} s after the start",
+                flush=True,
+            )
+            results["single_writes"] = []
+            for concurrency in (1, 8):
+                r = single_writes(url, concurrency, args.seconds, f"c{concurrency}")
+                results["single_writes"].append(r)
+                print(
+                    f"add 1 text of ~2 KB a request, concurrency {concurrency}: "
+                    f"{r['documents_per_s']:,.0f} acknowledged documents/s, "
+                    f"p50 {r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms",
+                    flush=True,
+                )
+            with httpx.Client(base_url=url) as client:
+                stored = client.get("/stats").json()["documents"]
+            results["stored_check"] = stored == 1 + sum(r["requests"] for r in results["single_writes"])
+            print(f"every acknowledged write is stored: {results['stored_check']}", flush=True)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=600)
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=1_000_000, help="fingerprints stored first")
     parser.add_argument("--fill", choices=("direct", "http"), default="direct", help="how they are stored")
     parser.add_argument("--seconds", type=float, default=5, help="per measurement")
+    parser.add_argument(
+        "--writes", action="store_true", help="single-document writes and the first write on a cold cache"
+    )
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
     started = time.perf_counter()
@@ -256,6 +374,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "fill": args.fill,
         "machine": machine_info(("fastapi", "uvicorn", "uvloop", "httptools")),
     }
+    if args.writes:
+        results["mode"] = "writes"
+        writes(args, results)
+        return finish(results, started, args.json, lambda _: None)
     rng = np.random.default_rng(0)
     stored = rng.integers(0, 2**64, size=args.docs, dtype=np.uint64)
     use_wrk = shutil.which("wrk") is not None
