@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from .options import add_config_arguments, config_from_args
+from .options import add_config_arguments, config_from_args, positive_float
 
 _CONFIG_OPTIONS = ("bits", "features", "shingle_size", "ngram_size", "normalize", "weighting", "idf", "seed")
 
@@ -52,7 +52,7 @@ def add_command(commands: Any) -> None:
     )
     serve.add_argument(
         "--header-timeout",
-        type=_seconds,
+        type=positive_float,
         default=10,
         metavar="S",
         help="seconds a request's headers may take to arrive, from the connection's start or the "
@@ -60,7 +60,7 @@ def add_command(commands: Any) -> None:
     )
     serve.add_argument(
         "--body-timeout",
-        type=_seconds,
+        type=positive_float,
         default=60,
         metavar="S",
         help="seconds a request's body may take to arrive whole; then 408 (default: %(default)s)",
@@ -82,13 +82,6 @@ def add_command(commands: Any) -> None:
     add_config_arguments(serve)
     # None marks an option not given: a start on an existing folder compares only what was given.
     serve.set_defaults(**dict.fromkeys(_CONFIG_OPTIONS))
-
-
-def _seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds above 0")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -124,7 +124,7 @@ def find_sources(
     for given in inputs:
         root = Path(given)
         if root.is_dir():
-            files = _regular_files(root)
+            files = regular_files(root)
             if not files:
                 raise ConfigError(
                     f"{given}: the folder holds no files (names starting with . or _ are left out)"
@@ -160,7 +160,7 @@ def _source(
     return Source(path, name, fmt, compression, stat.st_size, relative, stat.st_mtime_ns)
 
 
-def _regular_files(root: Path) -> list[str]:
+def regular_files(root: Path) -> list[str]:
     """Relative POSIX paths of the regular files under ``root`` (symlinks to files count;
     symlinked folders are not entered), sorted so that runs are repeatable. Files and folders
     whose names start with ``.`` or ``_`` are left out, as Spark's readers leave them out (and

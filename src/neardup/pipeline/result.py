@@ -247,10 +247,10 @@ class DedupResult:
             if clusters is not None:
                 with progress.stage(f"write {Path(clusters).name}", unit="rows"):
                     target = stack.enter_context(atomic_path(clusters))
-                    write_table(self.clusters_table(), target, table_format(clusters))
+                    write_table(self.clusters_table(), target, _table_format(clusters))
             if pairs is not None:
                 with progress.stage(f"write {Path(pairs).name}", unit="pairs") as stage:
-                    fmt = table_format(pairs)
+                    fmt = _table_format(pairs)
                     writer = TableWriter(stack.enter_context(atomic_path(pairs)), fmt, name=Path(pairs).name)
                     for chunk in self.iter_pairs(every_pair):
                         if len(chunk.first):
@@ -323,7 +323,7 @@ class DedupResult:
                 writer.close()
 
 
-def table_format(path: str | os.PathLike) -> str:
+def _table_format(path: str | os.PathLike) -> str:
     """The format a clusters or pairs table is written in, named by its suffix (CSV if none)."""
     fmt = split_suffixes(Path(path).name)[0] or "csv"
     if fmt not in ("parquet", "csv", "tsv"):

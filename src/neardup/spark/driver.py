@@ -125,7 +125,7 @@ def decide_on_driver(
     for chunk in near_pairs(
         fps,
         choice.collapsed,
-        64 * len(fp),
+        options.config.bits,
         options.radius,
         verify,
         corpus,

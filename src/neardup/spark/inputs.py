@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from pyspark.sql import functions as F
 from .._atomic import atomic_dir
 from .._errors import ConfigError
 from ..io.batch import ReadOptions
-from ..io.sources import is_hidden, split_suffixes
+from ..io.sources import regular_files, split_suffixes
 from .dedup import Decision, numbered, rows_with
 from .facts import POSITION, Facts, json_line_facts, text_facts, texts_by_position
 from .folders import file_system, write_table
@@ -131,10 +132,7 @@ def input_format(paths: list[str]) -> str:
 
 
 def _format_inside(folder: str) -> str:
-    names = []
-    for _, folders, files in os.walk(folder):
-        folders[:] = [f for f in folders if not is_hidden(f)]  # as the local engine walks it
-        names += [n for n in files if not is_hidden(n)]
+    names = regular_files(Path(folder))  # the files the local engine finds there
     formats = {fmt for fmt, _ in map(split_suffixes, names) if fmt in FORMATS}
     if len(formats) != 1:
         raise ConfigError(
