@@ -39,6 +39,12 @@ def parse(output: str) -> tuple[dict, list[tuple[str, str]]]:
     return json.loads(header[len(HEADER) :]), [tuple(row.split("\t")) for row in rows]
 
 
+def lines_of(name: str, *numbers: int) -> list[str]:
+    """The default ids of the documents on lines (or rows) ``numbers`` of the input ``name``:
+    ``name:LINE``, as every command gives them."""
+    return [f"{name}:{n}" for n in numbers]
+
+
 def expected_rows(ids: list[str], texts: list, **options) -> list[tuple[str, str]]:
     """(id, hex) as the CLI should print them, from Fingerprinter.fingerprint_batch."""
     fingerprints = neardup.Fingerprinter(**options).fingerprint_batch(texts)

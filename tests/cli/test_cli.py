@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 import pytest
-from cli_helpers import check_ok, expected_rows, parse, run_process
+from cli_helpers import check_ok, expected_rows, lines_of, parse, run_process
 
 import neardup
 from neardup.cli.fingerprint import EXAMPLE_DOCUMENTS
@@ -61,7 +61,7 @@ def test_lines_file(tmp_path, run):
     )
     texts = ["first line of text", "Second  line, café au lait", "", "fourth line without a newline"]
     result = run("fingerprint", "docs.txt", "--batch-size", "3", cwd=tmp_path)
-    check_ok(result, ["1", "2", "3", "4"], texts)
+    check_ok(result, lines_of("docs.txt", 1, 2, 3, 4), texts)
 
 
 def test_fingerprint_options(tmp_path, run):
@@ -85,7 +85,7 @@ def test_fingerprint_options(tmp_path, run):
     )
     check_ok(
         result,
-        ["1", "2", "3"],
+        lines_of("docs.text", 1, 2, 3),
         texts,
         features="char-ngrams",
         ngram_size=4,
@@ -99,7 +99,7 @@ def test_128_bits(tmp_path, run):
     texts = ["a long enough sentence to have several shingles", "another one, quite different"]
     (tmp_path / "docs.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
     result = run("fingerprint", "docs.txt", "--bits", "128", cwd=tmp_path)
-    check_ok(result, ["1", "2"], texts, bits=128)
+    check_ok(result, lines_of("docs.txt", 1, 2), texts, bits=128)
     assert all(re.fullmatch("[0-9a-f]{32}", hex_) for _, hex_ in parse(result.stdout)[1])
 
 
@@ -129,7 +129,7 @@ def test_gzip_jsonl(tmp_path, run):
     with gzip.open(tmp_path / "docs.jsonl.gz", "wt", encoding="utf-8") as f:
         f.writelines(json.dumps({"text": t}) + "\n" for t in texts)
     result = run("fingerprint", "docs.jsonl.gz", "--features", "words", cwd=tmp_path)
-    check_ok(result, ["1", "2", "3"], texts, features="words")
+    check_ok(result, lines_of("docs.jsonl.gz", 1, 2, 3), texts, features="words")
 
 
 def test_folder(tmp_path, run):
@@ -170,7 +170,7 @@ def test_an_empty_file_in_a_folder_is_a_bad_record(tmp_path, run):
 def test_stdin(tmp_path):
     texts = ["read from standard input", "line two", "line three, the last"]
     result = run_process("fingerprint", "-", cwd=tmp_path, stdin="\n".join(texts).encode())
-    check_ok(result, ["1", "2", "3"], texts)
+    check_ok(result, lines_of("<stdin>", 1, 2, 3), texts)
 
 
 def test_output_file_replaces_atomically(tmp_path, run):
@@ -181,7 +181,7 @@ def test_output_file_replaces_atomically(tmp_path, run):
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     _config, rows = parse((tmp_path / "out.tsv").read_text())
-    assert rows == expected_rows(["1", "2"], texts)
+    assert rows == expected_rows(lines_of("docs.txt", 1, 2), texts)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.txt", "out.tsv"]
 
 
@@ -236,7 +236,7 @@ def test_on_error_skip(tmp_path, run):
     ]
     (tmp_path / "mixed.jsonl").write_text("\n".join(lines) + "\n")
     result = run("fingerprint", "mixed.jsonl", "--on-error", "skip", cwd=tmp_path)
-    check_ok(result, ["1", "6", "7"], ["kept one", "kept two", "kept three"])
+    check_ok(result, lines_of("mixed.jsonl", 1, 6, 7), ["kept one", "kept two", "kept three"])
     assert "skipped 3 lines" in result.stderr
     assert "mixed.jsonl:2" in result.stderr
 
@@ -249,7 +249,7 @@ def test_idf_model(tmp_path, run):
     result = run("fingerprint", "docs.txt", "--features", "words", "--idf", "idf.npz", cwd=tmp_path)
     check_ok(
         result,
-        ["1", "2", "3"],
+        lines_of("docs.txt", 1, 2, 3),
         texts,
         features="words",
         weighting="tfidf",

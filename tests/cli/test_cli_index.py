@@ -81,7 +81,7 @@ def test_index_build_query_info(fpfile, run):
     cwd = fpfile.parent
     result = run("index", "build", fpfile.name, "-o", "docs.idx", "-k", "4", cwd=cwd)
     assert result.returncode == 0, result.stderr
-    assert "indexed 60 fingerprints (their ids)" in result.stderr
+    assert "indexed 60 fingerprints (their ids in docs.idx.ids)" in result.stderr
     data = read_fingerprints(fpfile)
     index = neardup.HammingIndex.open(cwd / "docs.idx")
     assert len(index) == 60 and index.max_distance == 4
@@ -89,23 +89,62 @@ def test_index_build_query_info(fpfile, run):
 
     info = run("index", "info", "docs.idx", cwd=cwd)
     assert info.returncode == 0 and "fingerprints: 60" in info.stdout and "max_distance: 4" in info.stdout
+    assert "ids: numbers, named in docs.idx.ids" in info.stdout
 
     # By fingerprint: the ids within 4 bits of document 31's fingerprint, as brute force says.
     target = data.fingerprints[30]
     expected = sorted(
-        (int(neardup.hamming(target, fp)), int(doc_id))
+        (int(neardup.hamming(target, fp)), doc_id)
         for doc_id, fp in zip(data.ids, data.fingerprints)
         if neardup.hamming(target, fp) <= 4
     )
     by_hex = run("index", "query", "docs.idx", "--fingerprint", f"{int(target):016x}", cwd=cwd)
     assert by_hex.returncode == 0, by_hex.stderr
-    got = [tuple(map(int, line.split("\t"))) for line in by_hex.stdout.splitlines()]
-    assert sorted((d, i) for i, d in got) == expected and (31, 0) in got
+    got = [(doc_id, int(d)) for doc_id, d in (line.split("\t") for line in by_hex.stdout.splitlines())]
+    assert sorted((d, i) for i, d in got) == expected and ("docs.txt:31", 0) in got
 
     # By text: fingerprinted with the config recorded in the index.
     text = _corpus()[30]
     by_text = run("index", "query", "docs.idx", "--text", text, cwd=cwd)
     assert by_text.stdout == by_hex.stdout
+
+
+def test_index_of_integer_ids_holds_them_and_drops_an_old_id_list(fpfile, run):
+    cwd = fpfile.parent
+    assert run("index", "build", fpfile.name, "-o", "docs.idx", cwd=cwd).returncode == 0
+    assert (cwd / "docs.idx.ids").exists()
+    data = read_fingerprints(fpfile)
+    numbered = cwd / "numbered.fp"
+    ids = [str(1000 + k) for k in range(len(data.ids))]
+    numbered.write_bytes(format_header(neardup.FingerprintConfig()) + format_rows(ids, data.fingerprints))
+    built = run("index", "build", "numbered.fp", "-o", "docs.idx", cwd=cwd)
+    assert "indexed 60 fingerprints (their ids);" in built.stderr
+    assert not (cwd / "docs.idx.ids").exists()
+    np.testing.assert_array_equal(
+        np.sort(neardup.HammingIndex.open(cwd / "docs.idx").ids), np.arange(1000, 1060)
+    )
+    found = run(
+        "index",
+        "query",
+        "docs.idx",
+        "--fingerprint",
+        f"{int(data.fingerprints[30]):016x}",
+        "-k",
+        "0",
+        cwd=cwd,
+    )
+    assert found.stdout.splitlines()[0] == "1030\t0"
+
+
+def test_an_id_list_of_another_build_is_refused(fpfile, run):
+    cwd = fpfile.parent
+    assert run("index", "build", fpfile.name, "-o", "docs.idx", cwd=cwd).returncode == 0
+    lines = (cwd / "docs.idx.ids").read_text().splitlines()
+    (cwd / "docs.idx.ids").write_text("\n".join(lines[:-1]) + "\n")
+    result = run("index", "query", "docs.idx", "--fingerprint", "0" * 16, cwd=cwd)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("FormatError: docs.idx.ids: holds 59 ids (its header says 60)")
+    assert "build the index again" in result.stderr
 
 
 def test_index_query_of_a_damaged_file_is_a_clear_error(tmp_path, run):

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
-from cli_helpers import check_ok, expected_rows, parse
+from cli_helpers import check_ok, expected_rows, lines_of, parse
 
 import neardup
 
@@ -38,11 +38,11 @@ def test_parquet_and_zst_jsonl_give_the_fingerprints_of_a_plain_file(tmp_path, r
     _write_zst_jsonl(tmp_path / "docs.jsonl.zst", [{"text": t} for t in TEXTS])
 
     plain = run("fingerprint", "plain.txt", cwd=tmp_path)
-    check_ok(plain, ["1", "2", "3", "4"], TEXTS)
+    check_ok(plain, lines_of("plain.txt", 1, 2, 3, 4), TEXTS)
     parquet = run("fingerprint", "docs.parquet", "--text-field", "body", "--id-field", "url", cwd=tmp_path)
     check_ok(parquet, ["u1", "u2", "u3", "u4"], TEXTS)
     zst = run("fingerprint", "docs.jsonl.zst", cwd=tmp_path)
-    check_ok(zst, ["1", "2", "3", "4"], TEXTS)  # ids: line numbers, as for a plain JSONL file
+    check_ok(zst, lines_of("docs.jsonl.zst", 1, 2, 3, 4), TEXTS)
     assert _hex_column(parquet.stdout) == _hex_column(zst.stdout) == _hex_column(plain.stdout)
 
 
@@ -114,10 +114,10 @@ def test_format_for_the_input_is_deprecated_for_input_format(tmp_path, run):
         "--format names the output format"
     )
     new = run("fingerprint", "docs.data", "--input-format", "jsonl", cwd=tmp_path)
-    check_ok(new, ["1"], ["json in a file without a suffix"])
+    check_ok(new, ["docs.data:1"], ["json in a file without a suffix"])
     assert warning not in new.stderr
     old = run("fingerprint", "docs.data", "--format", "jsonl", cwd=tmp_path)
-    check_ok(old, ["1"], ["json in a file without a suffix"])
+    check_ok(old, ["docs.data:1"], ["json in a file without a suffix"])
     assert old.stdout == new.stdout and warning in old.stderr.splitlines()
     both = run("fingerprint", "docs.data", "--format", "jsonl", "--input-format", "jsonl", cwd=tmp_path)
     assert both.returncode == 2 and "--format for the input is now --input-format" in both.stderr
@@ -147,7 +147,7 @@ def test_compressed_stdin(tmp_path, run):
         cwd=tmp_path,
         stdin=data,
     )
-    check_ok(result, ["1", "2", "3", "4"], TEXTS)
+    check_ok(result, lines_of("<stdin>", 1, 2, 3, 4), TEXTS)
 
 
 def test_on_error_skip_in_a_parquet_file(tmp_path, run):
@@ -156,7 +156,7 @@ def test_on_error_skip_in_a_parquet_file(tmp_path, run):
     assert failed.returncode == 1 and failed.stdout == ""
     assert failed.stderr.startswith("FormatError: gaps.parquet:row 2: column 'text' is empty (null)")
     skipped = run("fingerprint", "gaps.parquet", "--on-error", "skip", cwd=tmp_path)
-    check_ok(skipped, ["1", "3"], ["kept", "kept too"])
+    check_ok(skipped, lines_of("gaps.parquet", 1, 3), ["kept", "kept too"])
     assert "skipped 1 row that could not be read as documents" in skipped.stderr
     assert "gaps.parquet:row 2" in skipped.stderr
 
@@ -167,7 +167,7 @@ def test_too_long_line_is_a_bad_record(tmp_path, run):
     failed = run("fingerprint", "docs.txt", "--max-document-mb", mb, cwd=tmp_path)
     assert failed.returncode == 1 and failed.stderr.startswith("FormatError: docs.txt:2: a line of")
     skipped = run("fingerprint", "docs.txt", "--max-document-mb", mb, "--on-error", "skip", cwd=tmp_path)
-    check_ok(skipped, ["1", "3"], ["short", "short again"])
+    check_ok(skipped, lines_of("docs.txt", 1, 3), ["short", "short again"])
 
 
 def test_malformed_jsonl_gives_the_message_dedup_gives(tmp_path, run):
@@ -207,13 +207,13 @@ def test_index_build_reads_documents(tmp_path, name, run):
     args = ("index", "build", name, "--text-field", "body", "--bits", "128", "-o", "docs.idx")
     built = run(*args, cwd=tmp_path)
     assert built.returncode == 0, built.stderr
-    assert "indexed 20 fingerprints (their ids)" in built.stderr
+    assert "indexed 20 fingerprints (their ids in docs.idx.ids)" in built.stderr
     index = neardup.HammingIndex.open(tmp_path / "docs.idx")
     assert len(index) == 20 and index.bits == 128
     assert index.fingerprint_config == neardup.FingerprintConfig(bits=128).to_dict()
     found = run("index", "query", "docs.idx", "--text", texts[6], "-k", "0", cwd=tmp_path)
     assert found.returncode == 0, found.stderr
-    assert found.stdout.splitlines()[0] == "7\t0"  # ids are the rows, from 1
+    assert found.stdout.splitlines()[0] == f"{name}:7\t0"  # FILE:ROW, rows from 1
 
 
 def test_pairs_of_documents_equal_pairs_of_their_fingerprint_file(tmp_path, run):
@@ -225,7 +225,7 @@ def test_pairs_of_documents_equal_pairs_of_their_fingerprint_file(tmp_path, run)
     from_documents = run("pairs", "docs.jsonl", "-k", "8", cwd=tmp_path)
     assert from_file.returncode == from_documents.returncode == 0, from_documents.stderr
     assert from_file.stdout.splitlines()[1:] == from_documents.stdout.splitlines()[1:]
-    rows = expected_rows(["1", "2"], texts[:2])
+    rows = expected_rows(lines_of("docs.jsonl", 1, 2), texts[:2])
     distance = neardup.hamming(int(rows[0][1], 16), int(rows[1][1], 16))
     assert distance <= 8
-    assert from_documents.stdout.splitlines()[1:] == [f"1\t2\t{distance}"]
+    assert from_documents.stdout.splitlines()[1:] == [f"docs.jsonl:1\tdocs.jsonl:2\t{distance}"]

@@ -4,7 +4,14 @@ them, a named text file read alike by every command, the same default ids everyw
 
 from __future__ import annotations
 
+import gzip
+import json
+import tempfile
+
+import pyarrow.csv as pa_csv
+
 import neardup
+import neardup.io.documents
 
 TEXTS = [
     "the city council will vote on the new library budget at its meeting next tuesday",
@@ -67,3 +74,87 @@ def test_the_library_reads_a_named_text_file_as_lines(tmp_path):
     (folder / "a.txt").write_text("\n".join(TEXTS) + "\n")
     assert len(neardup.dedup(folder)) == 1  # a folder's files are one document each
     assert len(neardup.dedup(folder, lines=True)) == 5
+
+
+def test_every_command_gives_the_same_default_ids(tmp_path, run):
+    (tmp_path / "a.jsonl").write_text("".join(f'{{"text": "{t}"}}\n' for t in TEXTS[:3]))
+    (tmp_path / "b.txt").write_text("\n".join(TEXTS[3:]) + "\n")
+    fingerprinted = run("fingerprint", "a.jsonl", "-o", "a.fp", cwd=tmp_path)
+    assert fingerprinted.returncode == 0, fingerprinted.stderr
+    assert run("fingerprint", "b.txt", "-o", "b.fp", cwd=tmp_path).returncode == 0
+    pairs = run("pairs", "a.fp", "b.fp", "-k", "8", cwd=tmp_path)
+    assert pairs.returncode == 0, pairs.stderr
+    found = {tuple(line.split("\t")[:2]) for line in pairs.stdout.splitlines()[1:]}
+    assert found == {("a.jsonl:1", "a.jsonl:2"), ("b.txt:1", "b.txt:2")}
+    deduped = run(
+        "dedup", "a.jsonl", "b.txt", "-o", "kept.jsonl", "--pairs", "p.csv", "-k", "8", cwd=tmp_path
+    )
+    assert deduped.returncode == 0, deduped.stderr
+    rows = pa_csv.read_csv(tmp_path / "p.csv").to_pylist()
+    assert {(row["id_a"], row["id_b"]) for row in rows} == found
+    for first, second in sorted(found):  # each id names its document in `explain --corpus`
+        explained = run("explain", first, second, "--corpus", "a.jsonl", "b.txt", cwd=tmp_path)
+        assert explained.returncode == 0, explained.stderr
+    built = run("index", "build", "a.fp", "b.fp", "-o", "both.idx", cwd=tmp_path)
+    assert built.returncode == 0, built.stderr  # ids of two files no longer repeat
+    stdin = run("fingerprint", "-", cwd=tmp_path, stdin=(TEXTS[0] + "\n").encode())
+    assert stdin.stdout.splitlines()[1].split("\t")[0] == "<stdin>:1"
+
+
+def test_dedup_reads_stdin_as_other_commands_do(tmp_path, run, monkeypatch):
+    spool = tmp_path / "spool"  # $TMPDIR, where stdin is saved while the run lasts
+    spool.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))
+    saved = []
+    save_stdin = neardup.io.documents.save_stdin
+    monkeypatch.setattr(
+        neardup.io.documents, "save_stdin", lambda *a: saved.append(save_stdin(*a)) or saved[-1]
+    )
+    text = "\n".join(TEXTS) + "\n"
+    (tmp_path / "docs.txt").write_text(text)
+    from_file = run("dedup", "docs.txt", "-o", "file.txt", "--clusters", "file.csv", "-k", "8", cwd=tmp_path)
+    from_stdin = run(
+        "dedup",
+        "-",
+        "-o",
+        "stdin.txt",
+        "--clusters",
+        "stdin.csv",
+        "-k",
+        "8",
+        cwd=tmp_path,
+        stdin=text.encode(),
+    )
+    assert from_file.returncode == from_stdin.returncode == 0, from_stdin.stderr
+    assert (tmp_path / "stdin.txt").read_text() == (tmp_path / "file.txt").read_text()
+    assert "read 5 documents" in from_stdin.stderr
+    clusters = pa_csv.read_csv(tmp_path / "stdin.csv").column("id").to_pylist()
+    assert clusters == [
+        i.replace("docs.txt", "<stdin>")
+        for i in pa_csv.read_csv(tmp_path / "file.csv").column("id").to_pylist()
+    ]
+    assert clusters[0] == "<stdin>:1"
+    assert saved[0].path.parent.parent == spool and not list(spool.iterdir())  # removed after the run
+
+    records = "".join(f'{{"url": "u{k}", "body": "{t}"}}\n' for k, t in enumerate(TEXTS))
+    jsonl = run(
+        "dedup", "-", "docs.txt", "-o", "kept.jsonl", "--input-format", "jsonl", "--compression", "gzip",
+        "--text-field", "body", "-k", "8", cwd=tmp_path, stdin=gzip.compress(records.encode()),
+    )  # fmt: skip
+    assert jsonl.returncode == 1 and "docs.txt" in jsonl.stderr  # --input-format is every input's
+    jsonl = run(
+        "dedup", "-", "-o", "kept.jsonl", "--input-format", "jsonl", "--compression", "gzip",
+        "--text-field", "body", "-k", "8", cwd=tmp_path, stdin=gzip.compress(records.encode()),
+    )  # fmt: skip
+    assert jsonl.returncode == 0, jsonl.stderr
+    kept = [json.loads(line)["url"] for line in (tmp_path / "kept.jsonl").read_text().splitlines()]
+    assert kept == ["u0", "u2", "u3"]
+
+
+def test_dedup_refuses_what_it_cannot_read_from_stdin(tmp_path, run):
+    twice = run("dedup", "-", "-", "-o", "kept.txt", cwd=tmp_path, stdin=b"a\n")
+    assert twice.returncode == 1 and "'-' (stdin) can be read once" in twice.stderr
+    csv = run("dedup", "-", "-o", "kept.csv", "--input-format", "csv", cwd=tmp_path, stdin=b"text\na\n")
+    assert csv.returncode == 1 and "stdin ('-') is read as lines or jsonl" in csv.stderr
+    spark = run("dedup", "-", "-o", "kept.jsonl", "--engine", "spark", cwd=tmp_path, stdin=b"a\n")
+    assert spark.returncode == 2 and "'-' (stdin) does not run on --engine spark" in spark.stderr

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import tempfile
 import warnings
-from typing import Any
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from .._errors import ConfigError
 from ..io.sources import OUTPUT_FORMATS
 from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
 from .options import add_config_arguments, add_input_arguments, config_from_args, read_options
+
+if TYPE_CHECKING:
+    from ..io.sources import Source
 
 _EPILOG = """\
 inputs:
@@ -17,7 +25,10 @@ inputs:
   (.parquet), CSV (.csv) or TSV (.tsv), optionally .gz, .zst or .bz2. Any other file named
   as INPUT holds one document per line (blank lines are not documents); one in a folder is
   one document, or one per line with --lines. --input-format text: every file one document.
-  Ids are --id-field's values, else FILE:LINE (JSONL, lines), FILE:ROW (CSV, Parquet) or FILE.
+  '-' is stdin: lines, or JSONL with --input-format jsonl (saved to a file under $TMPDIR
+  while the run lasts, since the kept lines are copied in a second pass).
+  Ids are --id-field's values, else FILE:LINE (JSONL, lines), FILE:ROW (CSV, Parquet) or
+  FILE; stdin's lines are <stdin>:LINE.
 
 outputs (each written atomically, all or none):
   -o FILE       the kept documents, every field as it was: in the inputs' format, or the
@@ -50,7 +61,9 @@ def add_command(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     dedup.set_defaults(handler=run, command_parser=dedup)
-    dedup.add_argument("inputs", nargs="*", metavar="INPUT", help="files or folders of documents")
+    dedup.add_argument(
+        "inputs", nargs="*", metavar="INPUT", help="files or folders of documents, or '-' for stdin"
+    )
     dedup.add_argument("-o", "--output", metavar="PATH", help="where to write the kept documents")
     dedup.add_argument(
         "--example",
@@ -206,6 +219,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
     if args.engine == "spark":
         unsupported = (
+            ("-" in args.inputs, "'-' (stdin)"),
             (args.example, "--example"),
             (args.lines, "--lines"),
             (args.max_skipped is not None, "--max-skipped"),
@@ -283,8 +297,11 @@ def run(args: argparse.Namespace) -> int:
         )
         _summarise(stats, args)
         return 0
-    from pathlib import Path
+    with contextlib.ExitStack() as stack:
+        return _run_locally(args, options, stack)
 
+
+def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitStack) -> int:
     from .._progress import Progress
     from ..pipeline.job import dedup
 
@@ -298,15 +315,11 @@ def run(args: argparse.Namespace) -> int:
 
         data, id_field = pa.table(data), "id"
     else:
-        data, id_field = [Path(p) for p in args.inputs], args.id_field
+        data, id_field = stack.enter_context(input_sources(args)), args.id_field
         if args.output is not None:  # an output the inputs cannot fill is refused before reading
-            from ..io.sources import find_sources
             from ..io.writers import output_format
 
-            sources = find_sources(
-                args.inputs, format=args.input_format, compression=args.compression, lines=args.lines
-            )
-            output_format(args.output, args.format, sources)
+            output_format(args.output, args.format, data)
     with warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always", UserWarning)
         result = dedup(
@@ -339,6 +352,34 @@ def run(args: argparse.Namespace) -> int:
     if args.example:
         _show_example(result, documents)
     return 0
+
+
+@contextlib.contextmanager
+def input_sources(args: argparse.Namespace) -> Iterator[list[Source]]:
+    """The sources of ``args.inputs``; ``-`` is stdin, saved to a temporary file (under
+    ``$TMPDIR``) for as long as the block runs, since the kept lines are copied from the
+    input in a second pass."""
+    from ..io.documents import STDIN, save_stdin
+    from ..io.sources import find_sources
+
+    def found(inputs: list[str]) -> list[Source]:
+        return find_sources(inputs, format=args.input_format, compression=args.compression, lines=args.lines)
+
+    if STDIN not in args.inputs:
+        yield found(args.inputs)
+        return
+    if args.inputs.count(STDIN) > 1:
+        raise ConfigError("'-' (stdin) can be read once; name it once among the inputs")
+    with tempfile.TemporaryDirectory(prefix="neardup-stdin-") as folder:
+        sources = []
+        for given in args.inputs:
+            if given == STDIN:
+                sources.append(
+                    save_stdin(sys.stdin.buffer, Path(folder), args.input_format, args.compression)
+                )
+            else:
+                sources += found([given])
+        yield sources
 
 
 def _summarise(stats: Any, args: argparse.Namespace) -> None:

@@ -79,9 +79,9 @@ inputs:
   reads it (its UTF-8 text, a byte-order mark left out; an empty file or one not UTF-8 is a
   bad record), or one per line with --lines. Files and folders named .* or _* in a folder
   are left out. --input-format and --compression override the names.
-  Ids are --id-field's values, else: with one INPUT file, the line (JSONL, lines) or row
-  (CSV, TSV, Parquet) number; otherwise the ids `neardup dedup` gives: FILE:LINE, FILE:ROW
-  or FILE, FILE a folder's path joined with the file's path in it.
+  Ids are --id-field's values, else, as in every command: FILE:LINE (JSONL, lines),
+  FILE:ROW (CSV, TSV, Parquet) or FILE, FILE a folder's path joined with the file's path in
+  it; stdin's lines are <stdin>:LINE.
 """
 
 FINGERPRINTS_HELP = f"""\

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from .._config import FingerprintConfig
+from ..io.id_lists import id_list_path, integer_ids, read_id_list, remove_id_list, write_id_list
 from .fingerprint import FINGERPRINTS_HELP, add_document_arguments, load_fingerprints
 
 
@@ -22,8 +23,9 @@ def add_command(commands: Any) -> None:
         "build",
         help="index the fingerprints of INPUTs",
         description="Index the fingerprints of INPUTs (a fingerprint file from `neardup "
-        "fingerprint`, or documents, fingerprinted as it would) and save the index. Ids are "
-        "the documents' ids when all are integers, else the row numbers (0-based).",
+        "fingerprint`, or documents, fingerprinted as it would) and save the index. The index "
+        "holds the documents' ids when all are integers; otherwise it numbers the documents "
+        "from 0 and writes their ids beside it, to INDEX.ids, where `index query` finds them.",
         epilog=FINGERPRINTS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -68,21 +70,23 @@ def add_command(commands: Any) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from ..index.hamming_index import HammingIndex
 
     data = load_fingerprints(args)
-    numeric = all(doc_id.lstrip("-").isdigit() for doc_id in data.ids)
-    ids = np.array([int(doc_id) for doc_id in data.ids], dtype=np.int64) if numeric else None
+    numbers = integer_ids(data.ids)
     index = HammingIndex(
         bits=data.bits, max_distance=args.max_distance, plan=args.plan, fingerprint_config=data.config
     )
-    index.add(data.fingerprints, ids=ids)
+    index.add(data.fingerprints, ids=numbers)
+    # The ids go first: an index never stands beside the ids of another build.
+    if numbers is None:
+        write_id_list(args.output, data.ids)
+    else:
+        remove_id_list(args.output)
     index.save(args.output)
+    where = "their ids" if numbers is not None else f"their ids in {id_list_path(args.output)}"
     print(
-        f"neardup: indexed {len(index)} fingerprints ({'their ids' if numeric else 'ids = row numbers'}); "
-        f"{index.plan.describe(len(index))}",
+        f"neardup: indexed {len(index)} fingerprints ({where}); {index.plan.describe(len(index))}",
         file=sys.stderr,
     )
     return 0
@@ -108,8 +112,10 @@ def run_query(args: argparse.Namespace) -> int:
         fingerprint = parse_hex(f"{query:0{index.bits // 4}x}", index.bits)
     else:
         fingerprint = parse_hex(args.fingerprint.lower().removeprefix("0x"), index.bits)
+    names = read_id_list(args.index, len(index))
     found, distances = index.query(fingerprint, max_distance=args.max_distance)
-    sys.stdout.write("".join(f"{i}\t{d}\n" for i, d in zip(found.tolist(), distances.tolist())))
+    ids = found.tolist() if names is None else [names[i] for i in found.tolist()]
+    sys.stdout.write("".join(f"{i}\t{d}\n" for i, d in zip(ids, distances.tolist())))
     return 0
 
 
@@ -117,8 +123,10 @@ def run_info(args: argparse.Namespace) -> int:
     from ..index.hamming_index import HammingIndex
 
     index = HammingIndex.open(args.index)
+    names = read_id_list(args.index, len(index))
+    ids = "integers" if names is None else f"numbers, named in {id_list_path(args.index)}"
     print(
-        f"file: {args.index}\nfingerprints: {len(index)}\nbits: {index.bits}\n"
+        f"file: {args.index}\nids: {ids}\nfingerprints: {len(index)}\nbits: {index.bits}\n"
         f"max_distance: {index.max_distance}\nplan: {index.plan.describe(len(index))}\n"
         f"bytes: {index.nbytes}\nfingerprint config: {json.dumps(index.fingerprint_config)}"
     )

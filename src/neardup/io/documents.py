@@ -11,14 +11,16 @@ file keeps one row per input line, as it always had:
 - bytes are not checked for UTF-8: the fingerprinter repairs invalid ones as the spec says.
   A line over ``max_document_bytes`` is still a bad record.
 
-Ids, without an id field, are the line or row number when one file (or stdin) is read;
-otherwise dedup's ``file:line`` (``file`` for one-document files), so that a folder's
-documents have the ids ``neardup dedup`` gives them. An id holding a tab or a line break is a
-bad record: a fingerprint file cannot hold it.
+Ids, without an id field, are those ``neardup dedup`` gives (``Source.document_id``):
+``FILE:LINE``, ``FILE:ROW``, or ``FILE`` for a one-document file; stdin's lines are
+``<stdin>:LINE``. One scheme, so that an id from ``fingerprint`` or ``pairs`` names the same
+document in ``dedup``'s clusters and ``explain --corpus``. An id holding a tab or a line break
+is a bad record: a fingerprint file cannot hold it.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -98,8 +100,6 @@ class DocumentReader:
             self.sources += find_sources(
                 [given], format=input_format, compression=compression, lines=lines or direct
             )
-        # One file (or stdin) numbers its documents; otherwise ids are those dedup gives.
-        self._numbered = len(inputs) == 1 and (inputs[0] == STDIN or not Path(inputs[0]).is_dir())
 
     @property
     def unit(self) -> str:
@@ -151,12 +151,8 @@ class DocumentReader:
         rows = batch.rows.tolist()
         if batch.ids is not None:
             ids = [str(i) for i in batch.ids.to_pylist()]
-        elif not self._numbered:
-            ids = [s.document_id(r) for s, r in zip(owners, rows)]
-        elif batch.rows.all():
-            return DocumentBatch([str(r) for r in rows], batch.texts)  # numbers: nothing to check
         else:
-            ids = [s.relative if r == 0 else str(r) for s, r in zip(owners, rows)]
+            ids = [s.document_id(r) for s, r in zip(owners, rows)]
         bad = [k for k, doc_id in enumerate(ids) if "\t" in doc_id or "\n" in doc_id or "\r" in doc_id]
         if not bad:
             return DocumentBatch(ids, batch.texts)
@@ -180,6 +176,20 @@ def _owned(
             yield batch, [sources[w] for w in where.tolist()]
         else:
             yield batch, [sources[where]] * len(batch)
+
+
+def save_stdin(stdin: IO[bytes], folder: Path, input_format: str | None, compression: str | None) -> Source:
+    """Stdin copied to a file in ``folder``, as the source of a command that reads its input
+    more than once (``dedup`` copies the kept lines in a second pass): read as ``-`` is read
+    everywhere, its documents named ``<stdin>:LINE``."""
+    stream = _stdin_source(input_format, compression)
+    path = folder / "stdin"
+    with open(path, "wb") as f:
+        shutil.copyfileobj(stdin, f, 2**20)
+    stat = path.stat()
+    return Source(
+        path, _STDIN_NAME, stream.format, stream.compression, stat.st_size, "stdin", stat.st_mtime_ns
+    )
 
 
 def _stdin_source(input_format: str | None, compression: str | None) -> Source:

@@ -104,9 +104,12 @@ def open_corpus(
 ) -> FileCorpus | MemoryCorpus:
     """The corpus of ``data``: a path (str or ``os.PathLike``) or a list of ``Path`` objects
     are files; a list of texts, a pandas or polars DataFrame or a pyarrow Table (column
-    ``text_field``, ids from ``id_field``) are in memory."""
+    ``text_field``, ids from ``id_field``) are in memory. A list of :class:`~.sources.Source`
+    (from :func:`~.sources.find_sources`, or stdin saved to a file) is those files as found."""
     if isinstance(data, (str, os.PathLike)):  # one path, even as a str (a list of str is texts)
         data = [Path(data)]
+    if isinstance(data, list) and data and all(isinstance(d, Source) for d in data):
+        return FileCorpus(data, options)
     if isinstance(data, (list, tuple)) and data and all(isinstance(d, os.PathLike) for d in data):
         inputs = [os.fspath(d) for d in data]
         sources = find_sources(inputs, format=input_format, compression=compression, lines=lines)
