@@ -151,3 +151,60 @@ def test_index_query_of_a_damaged_file_is_a_clear_error(tmp_path, run):
     (tmp_path / "bad.idx").write_bytes(b"not an index at all")
     result = run("index", "info", "bad.idx", cwd=tmp_path)
     assert result.returncode == 1 and result.stderr.startswith("FormatError: ") and "bad.idx" in result.stderr
+
+
+def _planted_array(n: int, words: int, seed: int) -> tuple[np.ndarray, set]:
+    """Random fingerprints with near copies planted: (array, pairs within 3 bits by brute force)."""
+    rng = np.random.default_rng(seed)
+    fps = rng.integers(0, 2**64, size=(n, words), dtype=np.uint64)
+    fps[n // 2 :] = fps[: n - n // 2] ^ (
+        np.uint64(1) << rng.integers(0, 64, size=(n - n // 2, words)).astype(np.uint64)
+    )
+    flat = fps.reshape(-1) if words == 1 else fps
+    distances = neardup.hamming_pairwise(flat)
+    i, j = np.nonzero(np.triu(distances <= 3, k=1))
+    return flat, {(str(a), str(b), int(distances[a, b])) for a, b in zip(i.tolist(), j.tolist())}
+
+
+@pytest.mark.parametrize("words", [1, 2])
+def test_pairs_and_index_of_a_numpy_array_of_fingerprints(tmp_path, run, words):
+    fps, expected = _planted_array(400, words, seed=words)
+    np.save(tmp_path / "fps.npy", fps)
+    result = run("pairs", "fps.npy", "-k", "3", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    found = {(a, b, int(d)) for a, b, d in (row.split("\t") for row in result.stdout.splitlines()[1:])}
+    assert found == expected and len(found) >= 200  # rows, not the .npy's bytes read as text
+    assert "among 400 fingerprints" in result.stderr
+
+    built = run("index", "build", "fps.npy", "-o", "fps.idx", "-k", "3", cwd=tmp_path)
+    assert built.returncode == 0 and "ids: their rows, from 0" in built.stderr
+    index = neardup.HammingIndex.open(tmp_path / "fps.idx")
+    assert index.bits == 64 * words and index.fingerprint_config is None
+    value = int(fps[250]) if words == 1 else int(fps[250][0]) | int(fps[250][1]) << 64
+    query = run(
+        "index", "query", "fps.idx", "--fingerprint", f"{value:0{16 * words}x}", "-k", "0", cwd=tmp_path
+    )
+    assert query.stdout.splitlines()[0] == "250\t0"
+    text = run("index", "query", "fps.idx", "--text", "a page", cwd=tmp_path)
+    assert text.returncode == 1 and "does not record the fingerprint config" in text.stderr
+
+
+def test_a_numpy_array_is_read_by_its_header_and_checked(tmp_path, run):
+    fps, expected = _planted_array(100, 1, seed=5)
+    with open(tmp_path / "signed", "wb") as f:  # no suffix, int64: read by NumPy's magic
+        np.save(f, fps.view(np.int64))
+    signed = run("pairs", "signed", "-k", "3", cwd=tmp_path)
+    assert signed.returncode == 0, signed.stderr
+    assert {tuple(row.split("\t")[:2]) for row in signed.stdout.splitlines()[1:]} == {p[:2] for p in expected}
+    np.save(tmp_path / "floats.npy", np.zeros(10))
+    floats = run("pairs", "floats.npy", cwd=tmp_path)
+    assert floats.returncode == 1
+    assert floats.stderr.startswith("FormatError: floats.npy: a NumPy array of float64 and shape (10,)")
+    np.save(tmp_path / "other.npy", fps)
+    two = run("pairs", "other.npy", "floats.npy", cwd=tmp_path)
+    assert two.returncode == 1 and "give it alone" in two.stderr
+    np.save(tmp_path / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    pickled = run("pairs", "objects.npy", cwd=tmp_path)
+    assert pickled.returncode == 1 and pickled.stderr.startswith(
+        "FormatError: objects.npy: not a NumPy array"
+    )

@@ -85,9 +85,11 @@ inputs:
 """
 
 FINGERPRINTS_HELP = f"""\
-{INPUTS_HELP}  One INPUT named .fp, or starting with the header line `neardup fingerprint` writes,
-  is a fingerprint file: its fingerprints are read as they are, and the fingerprint options
-  are not used.
+{INPUTS_HELP}  INPUTs named .fp, or starting with the header line `neardup fingerprint` writes, are
+  fingerprint files: their fingerprints are read as they are, and the fingerprint options
+  are not used. One INPUT named .npy is a NumPy array of fingerprints made elsewhere
+  (uint64, shape (n,), or (n, 2) for 128 bits, column 0 the low bits), named by their
+  rows from 0.
 """
 """The epilog of the commands that take a fingerprint file or documents (``pairs``, ``index build``)."""
 
@@ -262,20 +264,28 @@ def load_fingerprints(args: argparse.Namespace) -> FingerprintFile:
 
 
 def is_fingerprint_file(path: str) -> bool:
-    """Whether ``path`` is a fingerprint file: named ``.fp``, or a file whose first line is
-    the header ``neardup fingerprint`` writes."""
+    """Whether ``path`` is a fingerprint file: named ``.fp`` or ``.npy``, or a file that
+    starts with the header ``neardup fingerprint`` writes or NumPy's."""
     import os
 
     from ..io.documents import STDIN
-    from ..io.fingerprint_files import FORMAT
+    from ..io.fingerprint_files import FORMAT, NUMPY_MAGIC
 
     if path == STDIN or not os.path.isfile(path):
         return False
-    if path.lower().endswith(".fp"):
+    if path.lower().endswith((".fp", ".npy")):
         return True
     header = f"# {FORMAT} v".encode()
     with open(path, "rb") as f:
-        return f.read(len(header)) == header
+        start = f.read(len(header))
+    return start == header or start.startswith(NUMPY_MAGIC)
+
+
+def _is_numpy_file(path: str) -> bool:
+    from ..io.fingerprint_files import NUMPY_MAGIC
+
+    with open(path, "rb") as f:
+        return f.read(len(NUMPY_MAGIC)) == NUMPY_MAGIC
 
 
 def _read_fingerprint_files(inputs: list[str], marked: list[str]) -> FingerprintFile:
@@ -284,7 +294,7 @@ def _read_fingerprint_files(inputs: list[str], marked: list[str]) -> Fingerprint
     import numpy as np
 
     from .._errors import ConfigError
-    from ..io.fingerprint_files import FingerprintFile, read_fingerprints
+    from ..io.fingerprint_files import FingerprintFile, read_fingerprints, read_numpy_fingerprints
 
     others = [path for path in inputs if path not in marked]
     if others:
@@ -292,19 +302,25 @@ def _read_fingerprint_files(inputs: list[str], marked: list[str]) -> Fingerprint
             f"{marked[0]} is a fingerprint file but {others[0]} is not: give fingerprint files "
             f"or documents, not both (fingerprint the documents first with `neardup fingerprint`)"
         )
+    arrays = [path for path in inputs if _is_numpy_file(path)]
+    if arrays and len(inputs) > 1:
+        raise ConfigError(
+            f"{arrays[0]} is a NumPy array of fingerprints, named by their rows: give it alone "
+            f"(join several arrays with numpy.concatenate first)"
+        )
+    if arrays:
+        return read_numpy_fingerprints(arrays[0])
     files = [read_fingerprints(path) for path in inputs]
+    first = files[0].config or {}
     for path, other in zip(inputs[1:], files[1:]):
-        if other.config != files[0].config:
-            differ = sorted(
-                k
-                for k in other.config.keys() | files[0].config.keys()
-                if other.config.get(k) != files[0].config.get(k)
-            )
+        config = other.config or {}
+        if config != first:
+            differ = sorted(k for k in config.keys() | first.keys() if config.get(k) != first.get(k))
             raise ConfigError(
                 f"{path} and {inputs[0]} hold fingerprints of different configs (they differ in "
                 f"{', '.join(differ)}), which cannot be compared; fingerprint both alike"
             )
-    ids = [doc_id for file in files for doc_id in file.ids]
+    ids = [doc_id for file in files for doc_id in file.ids or ()]
     return FingerprintFile(files[0].config, ids, np.concatenate([file.fingerprints for file in files]))
 
 

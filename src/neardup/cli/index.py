@@ -70,21 +70,27 @@ def add_command(commands: Any) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from ..index.hamming_index import HammingIndex
 
     data = load_fingerprints(args)
-    numbers = integer_ids(data.ids)
+    numbers: np.ndarray | None
+    if data.ids is None:  # a NumPy array's: its rows
+        numbers, where = np.arange(len(data.fingerprints)), "ids: their rows, from 0"
+    else:
+        numbers, where = integer_ids(data.ids), "their ids"
     index = HammingIndex(
         bits=data.bits, max_distance=args.max_distance, plan=args.plan, fingerprint_config=data.config
     )
     index.add(data.fingerprints, ids=numbers)
     # The ids go first: an index never stands beside the ids of another build.
-    if numbers is None:
+    if numbers is None and data.ids is not None:
         write_id_list(args.output, data.ids)
+        where = f"their ids in {id_list_path(args.output)}"
     else:
         remove_id_list(args.output)
     index.save(args.output)
-    where = "their ids" if numbers is not None else f"their ids in {id_list_path(args.output)}"
     print(
         f"neardup: indexed {len(index)} fingerprints ({where}); {index.plan.describe(len(index))}",
         file=sys.stderr,

@@ -50,14 +50,15 @@ def run(args: argparse.Namespace) -> int:
         out.write(f"# neardup pairs k={args.max_distance} of {' '.join(args.inputs)}\n".encode())
         for first, second, distances in index.iter_pairs():  # bounded memory, however many
             order = np.lexsort((second, first))
+            name = data.id_of
             rows = "".join(
-                f"{data.ids[i]}\t{data.ids[j]}\t{d}\n"
+                f"{name(i)}\t{name(j)}\t{d}\n"
                 for i, j, d in zip(first[order].tolist(), second[order].tolist(), distances[order].tolist())
             )
             out.write(rows.encode("utf-8", "surrogateescape"))
             total += len(first)
     print(
-        f"neardup: {total} pairs within {args.max_distance} bits among {len(data.ids)} fingerprints",
+        f"neardup: {total} pairs within {args.max_distance} bits among {len(data.fingerprints)} fingerprints",
         file=sys.stderr,
     )
     return 0

@@ -1,4 +1,5 @@
-"""Fingerprint files: what ``neardup fingerprint`` writes and the index commands read.
+"""Fingerprint files: what ``neardup fingerprint`` writes and the index commands read (and
+NumPy ``.npy`` arrays of fingerprints made elsewhere, :func:`read_numpy_fingerprints`).
 
     # neardup fingerprints v1 {"bits": 64, "features": "word-shingles", ...}
     ID<TAB>HEX
@@ -57,16 +58,49 @@ def parse_hex(value: str, bits: int) -> np.ndarray:
 
 @dataclass
 class FingerprintFile:
-    """A fingerprint file read back: its config (as written), ids and fingerprints (uint64,
-    (n,) for 64 bits, (n, 2) for 128)."""
+    """A fingerprint file read back: its config (as written; None for fingerprints made
+    elsewhere), ids (None: the row numbers, from 0) and fingerprints (uint64, (n,) for 64
+    bits, (n, 2) for 128)."""
 
-    config: dict[str, Any]
-    ids: list[str]
+    config: dict[str, Any] | None
+    ids: list[str] | None
     fingerprints: np.ndarray
 
     @property
     def bits(self) -> int:
-        return int(self.config["bits"])
+        return 64 * (1 if self.fingerprints.ndim == 1 else self.fingerprints.shape[1])
+
+    def id_of(self, row: int) -> str:
+        """The id of the fingerprint at ``row``."""
+        return str(row) if self.ids is None else self.ids[row]
+
+
+NUMPY_MAGIC = b"\x93NUMPY"
+"""How a NumPy ``.npy`` file starts."""
+
+
+def read_numpy_fingerprints(path: str | os.PathLike) -> FingerprintFile:
+    """The fingerprints of a NumPy ``.npy`` file made elsewhere (the Spark job's fingerprint
+    step, another tool): 64-bit integers, shape (n,) for 64-bit fingerprints or (n, 2) for
+    128 (column 0 the low bits). Their ids are their row numbers, from 0; their config is
+    not known. Memory-mapped: a billion rows are not read until used."""
+    try:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError as e:  # a pickle, or a damaged header
+        raise FormatError(f"{os.fspath(path)}: not a NumPy array of fingerprints ({e})") from None
+    if (
+        array.dtype.kind not in "ui"
+        or array.dtype.itemsize != 8
+        or array.ndim not in (1, 2)
+        or (array.ndim == 2 and array.shape[1] != 2)
+    ):
+        raise FormatError(
+            f"{os.fspath(path)}: a NumPy array of {array.dtype} and shape {array.shape}, where "
+            f"fingerprints are uint64 of shape (n,) for 64 bits or (n, 2) for 128; convert it "
+            f"with numpy (array.astype(np.uint64))"
+        )
+    little = array.astype(array.dtype.newbyteorder("<"), copy=False)  # a copy only if big-endian
+    return FingerprintFile(None, None, little.view(np.uint64))
 
 
 def read_fingerprints(path: str | os.PathLike) -> FingerprintFile:
