@@ -158,3 +158,19 @@ def test_dedup_refuses_what_it_cannot_read_from_stdin(tmp_path, run):
     assert csv.returncode == 1 and "stdin ('-') is read as lines or jsonl" in csv.stderr
     spark = run("dedup", "-", "-o", "kept.jsonl", "--engine", "spark", cwd=tmp_path, stdin=b"a\n")
     assert spark.returncode == 2 and "'-' (stdin) does not run on --engine spark" in spark.stderr
+
+
+def test_fingerprint_and_dedup_find_the_same_lines(tmp_path, run):
+    text = TEXTS[0].encode()  # three copies, so that dedup's clusters name every document read
+    lines = [text, b"", b"   \t", b"not UTF-8 \xff here", text, text]
+    (tmp_path / "docs.txt").write_bytes(b"\n".join(lines) + b"\n")
+    skip = ("--on-error", "skip")
+    strict = run("fingerprint", "docs.txt", cwd=tmp_path)
+    assert strict.returncode == 1 and strict.stderr.startswith("FormatError: docs.txt:4: not valid UTF-8")
+    fingerprinted = run("fingerprint", "docs.txt", *skip, cwd=tmp_path)
+    deduped = run("dedup", "docs.txt", "-o", "kept.txt", "--clusters", "clusters.csv", *skip, cwd=tmp_path)
+    assert fingerprinted.returncode == deduped.returncode == 0, deduped.stderr
+    read = pa_csv.read_csv(tmp_path / "clusters.csv").column("id").to_pylist()
+    assert read == ["docs.txt:1", "docs.txt:5", "docs.txt:6"]
+    assert [row.split("\t")[0] for row in fingerprinted.stdout.splitlines()[1:]] == read
+    assert "skipped 1 line" in fingerprinted.stderr and "docs.txt:4" in deduped.stderr

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._errors import ConfigError
 from ..io.sources import OUTPUT_FORMATS
 from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
 from .options import add_config_arguments, add_input_arguments, config_from_args, read_options
@@ -359,7 +358,7 @@ def input_sources(args: argparse.Namespace) -> Iterator[list[Source]]:
     """The sources of ``args.inputs``; ``-`` is stdin, saved to a temporary file (under
     ``$TMPDIR``) for as long as the block runs, since the kept lines are copied from the
     input in a second pass."""
-    from ..io.documents import STDIN, save_stdin
+    from ..io.documents import STDIN, check_stdin_once, save_stdin
     from ..io.sources import find_sources
 
     def found(inputs: list[str]) -> list[Source]:
@@ -368,8 +367,7 @@ def input_sources(args: argparse.Namespace) -> Iterator[list[Source]]:
     if STDIN not in args.inputs:
         yield found(args.inputs)
         return
-    if args.inputs.count(STDIN) > 1:
-        raise ConfigError("'-' (stdin) can be read once; name it once among the inputs")
+    check_stdin_once(args.inputs)
     with tempfile.TemporaryDirectory(prefix="neardup-stdin-") as folder:
         sources = []
         for given in args.inputs:

@@ -70,15 +70,14 @@ warning, for one release."""
 
 INPUTS_HELP = """\
 inputs:
-  Files and folders (walked recursively, sorted) of JSONL (.jsonl, .ndjson, .json), Parquet
-  (.parquet, .pq), CSV (.csv) or TSV (.tsv, .tab), optionally .gz, .zst or .bz2, read as
-  `neardup dedup` reads them (blank JSONL lines are skipped); '-' is stdin: lines, or
-  JSONL with --input-format jsonl.
-  Any other file named as INPUT holds one document per line, every line, blank ones too
-  (the line ending is not part of it); any other file in a folder is one document, as dedup
-  reads it (its UTF-8 text, a byte-order mark left out; an empty file or one not UTF-8 is a
-  bad record), or one per line with --lines. Files and folders named .* or _* in a folder
-  are left out. --input-format and --compression override the names.
+  Read as `neardup dedup` reads them: files and folders (walked recursively, sorted) of
+  JSONL (.jsonl, .ndjson, .json), Parquet (.parquet, .pq), CSV (.csv) or TSV (.tsv, .tab),
+  optionally .gz, .zst or .bz2; '-' is stdin: lines, or JSONL with --input-format jsonl.
+  Any other file named as INPUT holds one document per line (blank lines are not
+  documents; a line not valid UTF-8 is a bad record); any other file in a folder is one
+  document (its UTF-8 text, a byte-order mark left out; an empty file or one not UTF-8 is
+  a bad record), or one per line with --lines. Files and folders named .* or _* in a
+  folder are left out. --input-format and --compression override the names.
   Ids are --id-field's values, else, as in every command: FILE:LINE (JSONL, lines),
   FILE:ROW (CSV, TSV, Parquet) or FILE, FILE a folder's path joined with the file's path in
   it; stdin's lines are <stdin>:LINE.

@@ -1,15 +1,10 @@
 """Documents one at a time, as ``neardup fingerprint``, ``pairs`` and ``index build`` read
 them: batches of (ids, texts) from files, folders or stdin, in bounded memory.
 
-JSONL, CSV, TSV, Parquet and one-document files are read by :func:`.dispatch.read_documents`,
-with a dedup's rules, checks and messages. Text read as lines is read so that a fingerprint
-file keeps one row per input line, as it always had:
-
-- a text file named as an input (or stdin) holds one document per line; a text file found in
-  a folder is one document (``files.py``'s rule), unless ``lines``;
-- every line is a document, blank ones too;
-- bytes are not checked for UTF-8: the fingerprinter repairs invalid ones as the spec says.
-  A line over ``max_document_bytes`` is still a bad record.
+Files are read by :func:`.dispatch.read_documents`, with a dedup's rules, checks and messages
+(a text file named as an input holds one document a line, blank lines left out; one found in
+a folder is one document, unless ``lines``). Stdin is read as lines or JSONL by the same
+parsers, from the stream.
 
 Ids, without an id field, are those ``neardup dedup`` gives (``Source.document_id``):
 ``FILE:LINE``, ``FILE:ROW``, or ``FILE`` for a one-document file; stdin's lines are
@@ -29,12 +24,10 @@ import numpy as np
 import pyarrow as pa
 
 from .._errors import ConfigError
-from .._kernels.lines import gather, split_lines
 from .._prefetch import prefetch
 from .batch import Batch, ReadOptions
 from .dispatch import read_documents
-from .encoding import UTF8_MARK
-from .lines import Block, JsonlParser, line_blocks, stream_blocks
+from .lines import JsonlParser, lines_of_blocks, stream_blocks
 from .rejects import Rejects
 from .sources import COMPRESSIONS, Source, find_sources
 
@@ -44,7 +37,6 @@ STDIN = "-"
 STDIN_FORMATS = ("lines", "jsonl")
 
 _STDIN_NAME = "<stdin>"
-_NO_BYTES = np.zeros(0, dtype=np.uint8)
 
 
 class DocumentBatch(NamedTuple):
@@ -83,8 +75,7 @@ class DocumentReader:
     ) -> None:
         if not inputs:
             raise ConfigError("no input given: name files or folders of documents, or '-' for stdin")
-        if inputs.count(STDIN) > 1:
-            raise ConfigError("'-' (stdin) can be read once; name it once among the inputs")
+        check_stdin_once(inputs)
         self.options = options
         self.stdin = stdin
         self.sources: list[Source] = []
@@ -94,12 +85,7 @@ class DocumentReader:
                 self._stdin_at = len(self.sources)
                 self.sources.append(_stdin_source(input_format, compression))
                 continue
-            # A file named as an input is lines by default, as `neardup fingerprint` has always
-            # read it; a folder's files follow ``lines``.
-            direct = not Path(given).is_dir()
-            self.sources += find_sources(
-                [given], format=input_format, compression=compression, lines=lines or direct
-            )
+            self.sources += find_sources([given], format=input_format, compression=compression, lines=lines)
 
     @property
     def unit(self) -> str:
@@ -121,30 +107,18 @@ class DocumentReader:
         while position < len(self.sources):
             end = position + 1
             owned: Iterator[tuple[Batch, list[Source]]]
-            if self._as_lines(position):
+            if position == self._stdin_at:
                 source = self.sources[position]
-                owned = ((batch, [source] * len(batch)) for batch in self._lines(position, rejects))
-            else:  # dedup's readers, over the files up to the next one read as lines
-                while end < len(self.sources) and not self._as_lines(end):
+                batches = _stdin_batches(source, self.stdin, self.options, rejects)
+                owned = ((batch, [source] * len(batch)) for batch in batches)
+            else:  # dedup's readers, over the files up to stdin
+                while end < len(self.sources) and end != self._stdin_at:
                     end += 1
                 owned = _owned(self.sources[position:end], self.options, rejects)
             for batch, owners in owned:
                 if len(batch):
                     yield self._named(batch, owners, rejects)
             position = end
-
-    def _as_lines(self, position: int) -> bool:
-        """Whether the source at ``position`` is read by this module's own line readers."""
-        return position == self._stdin_at or self.sources[position].format == "lines"
-
-    def _lines(self, position: int, rejects: Rejects) -> Iterator[Batch]:
-        source = self.sources[position]
-        if position == self._stdin_at:
-            return _stdin_batches(source, self.stdin, self.options, rejects)
-        return (
-            _lines_batch(block, source, self.options, rejects)
-            for block in line_blocks(source, self.options, rejects)
-        )
 
     def _named(self, batch: Batch, owners: list[Source], rejects: Rejects) -> DocumentBatch:
         """The batch with its ids; ids a fingerprint file cannot hold are rejected."""
@@ -178,6 +152,12 @@ def _owned(
             yield batch, [sources[where]] * len(batch)
 
 
+def check_stdin_once(inputs: list[str]) -> None:
+    """Refuse ``inputs`` that name stdin more than once."""
+    if inputs.count(STDIN) > 1:
+        raise ConfigError("'-' (stdin) can be read once; name it once among the inputs")
+
+
 def save_stdin(stdin: IO[bytes], folder: Path, input_format: str | None, compression: str | None) -> Source:
     """Stdin copied to a file in ``folder``, as the source of a command that reads its input
     more than once (``dedup`` copies the kept lines in a second pass): read as ``-`` is read
@@ -207,30 +187,6 @@ def _stdin_source(input_format: str | None, compression: str | None) -> Source:
     return Source(Path(STDIN), _STDIN_NAME, fmt, codec, 0, STDIN)
 
 
-def _lines_batch(block: Block, source: Source, options: ReadOptions, rejects: Rejects) -> Batch:
-    """Every line of ``block`` as a document (its bytes as they are), but those over the
-    size limit; a byte order mark opening the file is not part of the first line."""
-    buf = np.frombuffer(block.data, dtype=np.uint8)
-    starts, ends, _ = split_lines(buf)
-    if block.offset == 0 and block.data.startswith(UTF8_MARK):
-        starts[0] += len(UTF8_MARK)
-    sizes = ends - starts
-    over = np.flatnonzero(sizes > options.max_document_bytes)
-    for r in over.tolist():
-        rejects.reject(
-            f"{source.name}:{block.first_line + r}",
-            f"a line of {sizes[r] / 2**20:.1f} MiB, over the limit of "
-            f"{options.max_document_bytes / 2**20:.0f} MiB (--max-document-mb)",
-            "document too large",
-        )
-    records = np.delete(np.arange(starts.size, dtype=np.int64), over)
-    data, offsets = gather(buf, starts, ends, records, _NO_BYTES)
-    texts = pa.Array.from_buffers(
-        pa.large_binary(), records.size, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-    )
-    return Batch(texts, block.first_line + records, None, block.consumed)
-
-
 def _stdin_batches(
     source: Source, stdin: IO[bytes] | None, options: ReadOptions, rejects: Rejects
 ) -> Iterator[Batch]:
@@ -241,8 +197,7 @@ def _stdin_batches(
         stream = pa.CompressedInputStream(pa.PythonFile(stdin, mode="r"), source.compression)
     blocks = stream_blocks(stream, source, options, rejects)
     if source.format == "lines":
-        for block in blocks:
-            yield _lines_batch(block, source, options, rejects)
+        yield from lines_of_blocks(blocks, source, options, rejects)
         return
     parser = JsonlParser(source, options, rejects)
     for block in blocks:

@@ -266,8 +266,16 @@ def read_jsonl(source: Source, options: ReadOptions, rejects: Rejects) -> Iterat
 
 
 def read_lines(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
-    """The documents of a text file with one per line (blank lines are not documents)."""
-    for block in line_blocks(source, options, rejects):
+    """The documents of a text file with one per line (see :func:`lines_of_blocks`)."""
+    return lines_of_blocks(line_blocks(source, options, rejects), source, options, rejects)
+
+
+def lines_of_blocks(
+    blocks: Iterable[Block], source: Source, options: ReadOptions, rejects: Rejects
+) -> Iterator[Batch]:
+    """The documents of the blocks of a text file (or stdin) with one per line: every line
+    that is not blank, valid UTF-8 within the size limit (others are bad records)."""
+    for block in blocks:
         buf = np.frombuffer(block.data, dtype=np.uint8)
         starts, ends, blank = split_lines(buf)
         records = np.flatnonzero(~blank)
