@@ -35,6 +35,7 @@ EXPECTED = [
     "hamming",
     "hamming_many",
     "hamming_pairwise",
+    "self_join",
     "simhash",
     "warmup",
     "write_report",

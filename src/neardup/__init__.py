@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .fingerprint.idf import IdfModel, fit_idf
     from .index.hamming_index import HammingIndex
     from .index.plan import IndexPlan
+    from .index.self_join import self_join
     from .pipeline.clustering import clusters
     from .pipeline.job import dedup
     from .pipeline.options import DedupOptions
@@ -56,6 +57,7 @@ _LAZY = {
     "dedup": "pipeline.job",
     "explain": "report.explain",
     "fit_idf": "fingerprint.idf",
+    "self_join": "index.self_join",
     "simhash": "fingerprint.fingerprinter",
     "warmup": "pipeline.warmup",
     "Client": "service.client",
@@ -89,6 +91,7 @@ __all__ = [  # sorted case-insensitively (tests/test_public_api.py)
     "hamming",
     "hamming_many",
     "hamming_pairwise",
+    "self_join",
     "simhash",
     "warmup",
     "write_report",

@@ -427,12 +427,27 @@ def join_unit_candidates(entries, rowbits):
 
 @jit_inline
 def _join_span(
-    fps, entries, starts, sizes, masks, rowbits, max_distance, unit_offsets, c0, c1, a_out, b_out, d_out, at
+    fps,
+    entries,
+    first_table,
+    starts,
+    sizes,
+    masks,
+    rowbits,
+    max_distance,
+    unit_offsets,
+    c0,
+    c1,
+    a_out,
+    b_out,
+    d_out,
+    at,
 ):
     """Pairs among candidates ``[c0, c1)`` of the self-join by key groups, candidates numbered
     in (table, sorted position, later position) order with ``unit_offsets`` (the running sum
     of ``join_unit_candidates``). Writes rows (a, b) and distances from ``at``; returns the
-    count. A pair is reported by the first table whose kept blocks it agrees on (``_owner``)."""
+    count. A pair is reported by the first table whose kept blocks it agrees on (``_owner``):
+    ``entries[t]`` is the plan's table ``first_table + t`` (all of them, or one at a time)."""
     n = entries.shape[1]
     per = (n + JOIN_CHUNK - 1) // JOIN_CHUNK
     shift = np.uint64(rowbits)
@@ -463,7 +478,7 @@ def _join_span(
             xlo = alo ^ fps[b, 0]
             xhi = ahi ^ _word(fps, b, 1)
             d = np.int64(popcount(xlo) + popcount(xhi))
-            if d > max_distance or _owner(xlo, xhi, starts, sizes, masks, 0) != t:
+            if d > max_distance or _owner(xlo, xhi, starts, sizes, masks, 0) != first_table + t:
                 continue
             a_out[at + count] = a
             b_out[at + count] = b
@@ -481,7 +496,9 @@ def _join_span(
 
 
 @jit_parallel
-def join_span(fps, entries, starts, sizes, masks, rowbits, max_distance, unit_offsets, c0, c1, parts):
+def join_span(
+    fps, entries, first_table, starts, sizes, masks, rowbits, max_distance, unit_offsets, c0, c1, parts
+):
     """Every pair within ``max_distance`` among candidates ``[c0, c1)`` (see ``_join_span``),
     split into ``parts`` equal runs for the threads: rows (a, b) and distances, int64 arrays,
     at most ``c1 - c0`` long (a window of candidates bounds the memory, whatever the groups)."""
@@ -497,6 +514,7 @@ def join_span(fps, entries, starts, sizes, masks, rowbits, max_distance, unit_of
             counts[s] = _join_span(
                 fps,
                 entries,
+                first_table,
                 starts,
                 sizes,
                 masks,

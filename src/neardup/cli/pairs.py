@@ -16,8 +16,9 @@ def add_command(commands: Any) -> None:
         help="every pair of fingerprints within a Hamming distance (self-join)",
         description="Write every pair of documents of INPUTs (a fingerprint file from `neardup "
         "fingerprint`, or documents, fingerprinted as it would) whose fingerprints differ in at "
-        "most K bits, exactly once, as ID_A<TAB>ID_B<TAB>DISTANCE. The pairs stream out in "
-        "chunks of about 4 million, each sorted, so memory stays bounded however many there are.",
+        "most K bits, exactly once, as ID_A<TAB>ID_B<TAB>DISTANCE. The join holds one permuted "
+        "table at a time and the pairs stream out in chunks of about 4 million, each sorted, so "
+        "memory stays bounded however many there are.",
         epilog=FINGERPRINTS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -40,15 +41,14 @@ def add_command(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from ..index.hamming_index import HammingIndex
+    from ..index.self_join import self_join
 
     data = load_fingerprints(args)
-    index = HammingIndex(bits=data.bits, max_distance=args.max_distance)
-    index.add(data.fingerprints)  # ids are row numbers
     total = 0
     with open_output(args.output) as out:
         out.write(f"# neardup pairs k={args.max_distance} of {' '.join(args.inputs)}\n".encode())
-        for first, second, distances in index.iter_pairs():  # bounded memory, however many
+        # One table at a time, pairs in bounded chunks, however many: rows, named by id_of.
+        for first, second, distances in self_join(data.fingerprints, args.max_distance):
             order = np.lexsort((second, first))
             name = data.id_of
             rows = "".join(

@@ -68,7 +68,7 @@ def _join_main(
         parts = 4 * numba.get_num_threads()
         for c0 in range(0, total, window):
             a, b, d = kernels.join_span(
-                index._fps, index._tables, lay.starts, lay.sizes, lay.masks, lay.rowbits, k,
+                index._fps, index._tables, 0, lay.starts, lay.sizes, lay.masks, lay.rowbits, k,
                 unit_offsets, c0, min(total, c0 + window), parts,
             )  # fmt: skip
             a, b = index._ids[a], index._ids[b]

@@ -1,0 +1,132 @@
+"""The self-join of N fingerprints, one table at a time (``neardup.self_join``, what ``neardup
+pairs`` runs) against a HammingIndex holding all its tables (``add``, then ``iter_pairs``),
+side by side in one run.
+
+Data: ``bench_index.py``'s, made from the seed in each child alike: N random 64-bit
+fingerprints, 1% of them overwritten by a copy of another with d bits flipped (d in 0..k for
+90%, k + 1 for the rest, which must not be found). Both joins use the plan ``auto`` chooses for
+N. Each runs in a child process of its own, so that its peak memory is its own:
+
+* ``peak_bytes_per_fp``: the peak RSS (VmHWM, reset once the data is made) less the RSS before
+  the data, over N: the fingerprints themselves (8 bytes each) included;
+* ``seconds``: the join (for the index, ``add`` and its table build included);
+* ``pairs``, ``recall`` of the planted pairs within k (must be 1.0), ``planted_beyond_k``
+  returned (must be 0), and ``wrong`` pairs (not planted and farther than k by brute force;
+  must be 0).
+
+    python benchmarks/bench_self_join.py --quick                      # N = 1M, seconds
+    python benchmarks/bench_self_join.py --sizes 10000000,100000000   # minutes; ~11 GB at 100M
+
+The last stdout line is ``RESULT {json}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+import bench_index
+from _common import finish, machine_info
+
+ENGINES = ("self_join", "index")
+
+
+def child(engine: str, n: int, k: int, seed: int) -> dict[str, Any]:
+    """One join in this process: its time, memory and pairs, checked."""
+    import neardup
+    from neardup.index.plan import IndexPlan
+
+    bench_index.K = k
+    list(neardup.self_join(np.arange(4, dtype=np.uint64), k))  # kernels loaded before measuring
+    before = bench_index.status_kb("VmRSS") or 0
+    data = bench_index.make_data(n, 0.01, seed)
+    fps = data["fps"]
+    plan = IndexPlan.choose(64, k, "auto", n)
+    bench_index.reset_peak()
+    started = time.perf_counter()
+    if engine == "self_join":
+        chunks = neardup.self_join(fps, k, plan=plan)
+    else:
+        index = neardup.HammingIndex(max_distance=k, plan=plan)
+        index.add(fps)
+        chunks = index.iter_pairs()
+    found = [bench_index.pair_keys(i, j, n) for i, j, _ in chunks]
+    seconds = time.perf_counter() - started
+    peak = bench_index.status_kb("VmHWM") or 0
+    keys = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+    planted = bench_index.pair_keys(data["a"], data["b"], n)
+    within = data["d"] <= k
+    others = keys[~np.isin(keys, planted)]
+    a, b = others // n, others % n
+    return {
+        "engine": engine,
+        "n": n,
+        "k": k,
+        "plan": plan.describe(n),
+        "seconds": round(seconds, 3),
+        "peak_bytes_per_fp": round((peak - before) * 1024 / n, 1),
+        "pairs": int(len(keys)),
+        "distinct_pairs": int(len(np.unique(keys))),
+        "recall": float(np.isin(planted[within], keys).mean()),
+        "planted_beyond_k": int(np.isin(planted[~within], keys).sum()),
+        "wrong": int((bench_index.popcount(fps[a] ^ fps[b]) > k).sum()),
+    }
+
+
+def run_child(engine: str, n: int, k: int, seed: int) -> dict[str, Any]:
+    argv = [sys.executable, __file__, "--child", engine, "--n", str(n), "-k", str(k), "--seed", str(seed)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"{engine} at N = {n:,} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="N = 1M")
+    parser.add_argument("--sizes", default="10000000", help="comma-separated N (default 10M)")
+    parser.add_argument("-k", "--max-distance", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", metavar="FILE", help="also write the results JSON to FILE")
+    parser.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
+    parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child, args.n, args.max_distance, args.seed)))
+        return {}
+    started = time.perf_counter()
+    sizes = [1_000_000] if args.quick else [int(s) for s in args.sizes.split(",")]
+    results: dict[str, Any] = {"machine": machine_info(), "runs": []}
+    print(f"{'N':>12} {'engine':>10} {'seconds':>8} {'B/fp':>6} {'pairs':>10} {'recall':>7} {'wrong':>5}")
+    for n in sizes:
+        for engine in ENGINES:
+            r = run_child(engine, n, args.max_distance, args.seed)
+            results["runs"].append(r)
+            print(
+                f"{n:>12,} {engine:>10} {r['seconds']:>8.2f} {r['peak_bytes_per_fp']:>6.1f} "
+                f"{r['pairs']:>10,} {r['recall']:>7.4f} {r['wrong'] + r['planted_beyond_k']:>5}"
+            )
+    return finish(results, started, args.json, _footer)
+
+
+def _footer(results: dict[str, Any]) -> None:
+    by = {(r["n"], r["engine"]): r for r in results["runs"]}
+    for n in sorted({r["n"] for r in results["runs"]}):
+        one, index = by[(n, "self_join")], by[(n, "index")]
+        same = one["pairs"] == index["pairs"] == one["distinct_pairs"]
+        print(
+            f"N = {n:,} ({one['plan']}): self_join takes {one['seconds'] / index['seconds']:.2f}x "
+            f"the index's time in {one['peak_bytes_per_fp'] / index['peak_bytes_per_fp']:.2f}x its "
+            f"memory ({one['peak_bytes_per_fp']:.1f} against {index['peak_bytes_per_fp']:.1f} bytes "
+            f"a fingerprint); same pairs: {same}"
+        )
+
+
+if __name__ == "__main__":
+    main()
