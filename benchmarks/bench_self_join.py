@@ -29,9 +29,9 @@ import sys
 import time
 from typing import Any
 
+import bench_index
 import numpy as np
 
-import bench_index
 from _common import finish, machine_info
 
 ENGINES = ("self_join", "index")
@@ -71,8 +71,8 @@ def child(engine: str, n: int, k: int, seed: int) -> dict[str, Any]:
         "plan": plan.describe(n),
         "seconds": round(seconds, 3),
         "peak_bytes_per_fp": round((peak - before) * 1024 / n, 1),
-        "pairs": int(len(keys)),
-        "distinct_pairs": int(len(np.unique(keys))),
+        "pairs": len(keys),
+        "distinct_pairs": len(np.unique(keys)),
         "recall": float(np.isin(planted[within], keys).mean()),
         "planted_beyond_k": int(np.isin(planted[~within], keys).sum()),
         "wrong": int((bench_index.popcount(fps[a] ^ fps[b]) > k).sum()),
@@ -88,7 +88,9 @@ def run_child(engine: str, n: int, k: int, seed: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="N = 1M")
     parser.add_argument("--sizes", default="10000000", help="comma-separated N (default 10M)")
     parser.add_argument("-k", "--max-distance", type=int, default=3)
