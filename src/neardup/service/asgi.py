@@ -5,10 +5,13 @@ bodies of the errors both layers send."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import json
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -36,23 +39,26 @@ class Lane:
     ASGI: the body checked by the same pydantic model straight from its bytes, the same token,
     limits and answers as the routes (measured: about 3x the requests a second of FastAPI's
     request handling, which costs most of a one-fingerprint lookup). A body over
-    ``_CHEAP_BODY_BYTES`` is parsed in a thread; a write is always answered from one (it waits
-    for its commit). Every other request passes through."""
+    ``_CHEAP_BODY_BYTES`` is parsed in a thread. A small write is awaited on the event loop
+    (``add_soon``: the committer thread answers a whole group with one call into the loop,
+    where a thread per request cost a hand-off each way and a wake-up of every waiting
+    writer); a larger one is answered from a thread. Every other request passes through."""
 
     def __init__(
         self,
         app: Any,
         query: Callable[[Batch], bytes],
         add: Callable[[Batch], bytes],
+        add_soon: Callable[[Batch], Awaitable[bytes]],
         token: str | None,
         limits: Limits,
     ) -> None:
         self.app, self.token, self.limits = app, token, limits
-        self.answers = {"/query": query, "/documents": add}
+        self.query, self.add, self.add_soon = query, add, add_soon
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        answer = self.answers.get(scope["path"]) if scope["type"] == "http" else None
-        if answer is None or scope["method"] != "POST":
+        path = scope["path"] if scope["type"] == "http" else None
+        if path not in ("/query", "/documents") or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
         if self.token is not None:
@@ -64,14 +70,18 @@ class Lane:
         message = await receive()  # Measured has read the body whole: one message
         body = message.get("body", b"")
         try:
-            if answer is self.answers["/query"] and len(body) <= _CHEAP_BODY_BYTES:
+            if len(body) > _CHEAP_BODY_BYTES:
+                answer = self.query if path == "/query" else self.add
+                payload = await run_in_threadpool(_parsed_then, answer, body)
+            elif path == "/query":
                 batch = Batch.model_validate_json(body)
                 # A few fingerprints or short texts: microseconds, answered on the event loop.
-                payload = answer(batch) if _cheap(batch) else await run_in_threadpool(answer, batch)
-            elif len(body) <= _CHEAP_BODY_BYTES:
-                payload = await run_in_threadpool(answer, Batch.model_validate_json(body))
+                payload = self.query(batch) if _cheap(batch) else await run_in_threadpool(self.query, batch)
             else:
-                payload = await run_in_threadpool(_parsed_then, answer, body)
+                batch = Batch.model_validate_json(body)
+                payload = (
+                    await self.add_soon(batch) if _cheap(batch) else await run_in_threadpool(self.add, batch)
+                )
         except ValidationError as error:
             await _send(send, 422, invalid_json(error.errors(), ("body",)).encode())
             return
@@ -109,8 +119,7 @@ class Measured:
             if body is not None:
                 await self.app(scope, _replay(body, receive), sent)
         finally:
-            self.metrics.latency.labels(route).observe(time.perf_counter() - started)
-            self.metrics.requests.labels(route, str(status)).inc()
+            self.metrics.answered(route, status, time.perf_counter() - started)
 
     async def _body(self, scope: dict[str, Any], receive: Any, send: Any) -> bytes | None:
         """The request's body, or None once it was refused (413 over the limit, 408 late, or the
@@ -122,7 +131,7 @@ class Measured:
             return None
         chunks, size = [], 0
         try:
-            with anyio.fail_after(self.body_timeout):  # asyncio.timeout is Python 3.11+
+            async with _deadline(self.body_timeout):
                 while True:
                     message = await receive()
                     if message["type"] == "http.disconnect":
@@ -138,6 +147,16 @@ class Measured:
         except TimeoutError:
             await _refuse(send, 408, f"the body did not arrive within {self.body_timeout:g} s")
             return None
+
+
+if sys.version_info >= (3, 11):
+    _deadline = asyncio.timeout  # a few microseconds a request; anyio's cancel scope costs ~15
+else:
+
+    @contextlib.asynccontextmanager
+    async def _deadline(seconds: float) -> AsyncIterator[None]:
+        with anyio.fail_after(seconds):
+            yield
 
 
 def _replay(body: bytes, receive: Any) -> Any:

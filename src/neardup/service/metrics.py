@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 ROUTES = frozenset({"documents", "query", "stats", "healthz", "metrics", "openapi.json", "docs", "redoc"})
@@ -31,6 +33,21 @@ class Metrics:
         self.latency = Histogram(
             "neardup_request_seconds", "request latency", ["route"], registry=self.registry
         )
+
+        # Each label's counters, looked up once: prometheus_client's labels() checks and locks.
+        self._latency_of: dict[str, Any] = {}
+        self._requests_of: dict[tuple[str, int], Any] = {}
+
+    def answered(self, route: str, status: int, seconds: float) -> None:
+        """Count a request to ``route`` answered with ``status`` after ``seconds``."""
+        latency = self._latency_of.get(route)
+        if latency is None:
+            latency = self._latency_of[route] = self.latency.labels(route)
+        requests = self._requests_of.get((route, status))
+        if requests is None:
+            requests = self._requests_of[route, status] = self.requests.labels(route, str(status))
+        latency.observe(seconds)
+        requests.inc()
 
     def text(self) -> str:
         """The Prometheus text exposition of every counter."""

@@ -103,13 +103,41 @@ def add_routes(app: FastAPI, service: Service, metrics: Metrics, limits: Limits,
 def answer_add(service: Service, metrics: Metrics, limits: Limits, batch: Batch) -> bytes:
     """The answer to ``POST /documents``: each document looked up, then stored as the batch
     asks, answered once on disk (call it off the event loop: it waits for the commit)."""
+    k = add_radius(service, limits, batch)
+    fps = service.fingerprints(batch.documents, limits)
+    with disk_full_is_507():
+        found, keep = service.add(batch, fps, k)
+    return added(service, metrics, batch, fps, found, keep)
+
+
+async def answer_add_soon(service: Service, metrics: Metrics, limits: Limits, batch: Batch) -> bytes:
+    """:func:`answer_add` on the event loop, for a small batch: checked here, its texts
+    fingerprinted by the committer with the rest of its group, and no thread waits for it."""
+    k = add_radius(service, limits, batch)
+    fps, texts = service.prepare(batch.documents, limits)
+    with disk_full_is_507():
+        found, keep = await service.add_soon(batch, fps, k, texts)
+    return added(service, metrics, batch, fps, found, keep)
+
+
+def add_radius(service: Service, limits: Limits, batch: Batch) -> int:
+    """:func:`radius`, once every document to store has an id."""
     k = radius(service, limits, batch)
     for p, d in enumerate(batch.documents):
         if d.id is None and batch.store:
             raise HTTPException(422, f"documents[{p}].id is required to store a document")
-    fps = service.fingerprints(batch.documents, limits)
-    with disk_full_is_507():
-        found, keep = service.add(batch, fps, k)
+    return k
+
+
+def added(
+    service: Service,
+    metrics: Metrics,
+    batch: Batch,
+    fps: np.ndarray,
+    found: list[list[dict[str, Any]]],
+    keep: list[bool],
+) -> bytes:
+    """A committed write counted, and its answer."""
     metrics.stored.inc(sum(keep))
     metrics.queried.inc(len(fps))
     metrics.size.set(len(service.index))

@@ -3,6 +3,8 @@ of what it holds, rebuilt from it (or from the last snapshot) at start."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import threading
 from dataclasses import dataclass
@@ -21,15 +23,27 @@ from .store import Store
 SNAPSHOT = "index.idx"
 """The index snapshot beside the store, saved at every clean stop."""
 
+_IDLE = 5.0
+"""Seconds the committer thread waits for a write before it ends (the next write starts one)."""
+
+_GROUP_DOCUMENTS = 4096
+"""Documents in one group commit, at most (past its first batch): a batch is compared directly
+with the rows that earlier batches of its group store, so a group's time grows with the
+square of its size; bounded, it grows with the number of documents."""
+
 
 class Service:
     """The state behind the app: the store (the record of truth) and the index of what it holds.
 
-    Readers never wait for writers. Writers take turns (``write_lock``), a group at a time:
-    the batches that arrive while one commit is on its way to disk wait for it, and then the
-    next writer to take the lock looks each of them up in turn and commits them all in one
-    transaction, one fsync (group commit: one fsync per batch held 8 concurrent writers of
-    single documents to 350 acknowledged adds a second). Only then are they made visible, by
+    Readers never wait for writers. Writes queue for one committer thread (started by the
+    first, ending when idle), which takes them a group at a time: the batches that arrive
+    while one commit is on its way to disk wait for it, and then the committer fingerprints
+    the texts they left to it in one call, looks each batch up in turn (``_GroupView``: each
+    sees the batches before it) and commits them all in one transaction, one fsync (group
+    commit: one fsync per batch held 8 concurrent writers of single documents to 350
+    acknowledged adds a second). A writer waits on an event (:meth:`add`), or on a future
+    that the committer resolves with one call into the event loop a group
+    (:meth:`add_soon`: no thread waits per request). Only then are they made visible, by
     swapping in a changed :meth:`HammingIndex.copy` of the index: one reference assignment, so
     a reader sees the index before the group or after it, never half of it, and never waits
     for a commit; and only then is any of them answered. Lookups read ids through the store's
@@ -49,9 +63,11 @@ class Service:
         self.index = restored if restored is not None else self._loaded()
         self.index.auto_compact = False  # compaction runs in the background (compact_soon)
         self.write_lock = threading.RLock()
-        # The batches waiting to be committed, in order; the first one's writer commits them.
+        # The batches waiting to be committed, in order, the group being committed first; the
+        # committer thread (while there is anything to commit) commits them.
         self._queued: list[_Write] = []
         self._queue_changed = threading.Condition()
+        self._committer: threading.Thread | None = None
         self._snapshot_lock = threading.Lock()
         # The changes made while a copy is compacted, to replay onto it; None when none is.
         self._replay: list[tuple[str, np.ndarray, np.ndarray | None]] | None = None
@@ -216,22 +232,34 @@ class Service:
             self.store.set_snapshot(*marks)
 
     def fingerprints(self, documents: list[DocumentIn], limits: Limits) -> np.ndarray:
+        """Each document's fingerprint: parsed from its hex, or computed from its text."""
+        out, texts = self.prepare(documents, limits)
+        if texts:
+            self._fingerprint_texts(out, documents, texts)
+        return out
+
+    def prepare(self, documents: list[DocumentIn], limits: Limits) -> tuple[np.ndarray, list[int]]:
+        """(the fingerprints, the positions of the texts still to fingerprint, zero there so
+        far), once every text is within the limit (413) and every hex fingerprint parses (422)."""
         bits = self.settings.config.bits
-        words = bits // 64
-        out = np.zeros((len(documents), words), dtype=np.uint64)
-        texts = [(p, d.text) for p, d in enumerate(documents) if d.text is not None]
-        for p, text in texts:
-            if len(text.encode("utf-8", "surrogatepass")) > limits.max_text_bytes:
+        out = np.zeros((len(documents), bits // 64), dtype=np.uint64)
+        texts = []
+        for p, d in enumerate(documents):
+            if d.text is None:
+                continue
+            if len(d.text.encode("utf-8", "surrogatepass")) > limits.max_text_bytes:
                 raise HTTPException(
                     413, f"documents[{p}].text is over the limit of {limits.max_text_bytes:,} bytes"
                 )
-        if texts:
-            fps = self.fingerprinter.fingerprint_batch([t for _, t in texts], n_jobs=1)
-            out[[p for p, _ in texts]] = fps.reshape(len(texts), words)
+            texts.append(p)
         for p, d in enumerate(documents):
             if d.fingerprint is not None:
                 out[p] = parse_fingerprint(d.fingerprint, bits, f"documents[{p}].fingerprint")
-        return out
+        return out, texts
+
+    def _fingerprint_texts(self, out: np.ndarray, documents: list[DocumentIn], texts: list[int]) -> None:
+        fps = self.fingerprinter.fingerprint_batch([documents[p].text for p in texts], n_jobs=1)
+        out[texts] = fps.reshape(len(texts), out.shape[1])
 
     def add(self, batch: Batch, fps: np.ndarray, k: int) -> tuple[list[list[dict[str, Any]]], list[bool]]:
         """Look each fingerprint up, then store the documents the batch asks to store: (each
@@ -239,94 +267,144 @@ class Service:
 
         Concurrent calls share one commit (group commit): each answer is what it would be had
         the batches of a group come one at a time, in the order they queued."""
-        write = _Write(batch, fps, k)
+        answered = threading.Event()
+        write = _Write(batch, fps, k, [], answered)
+        self._submit(write)
+        answered.wait()
+        return write.outcome()
+
+    async def add_soon(
+        self, batch: Batch, fps: np.ndarray, k: int, texts: list[int]
+    ) -> tuple[list[list[dict[str, Any]]], list[bool]]:
+        """:meth:`add` for the event loop: awaited, no thread waits for the commit, and the
+        texts at positions ``texts`` (from :meth:`prepare`) are fingerprinted into ``fps`` by
+        the committer, with every other text of the group in one call."""
+        loop = asyncio.get_running_loop()
+        answered = loop.create_future()
+        write = _Write(batch, fps, k, texts, answered, loop)
+        self._submit(write)
+        await answered
+        return write.outcome()
+
+    def _submit(self, write: _Write) -> None:
+        """Queue ``write`` for the committer thread, starting one if none is running."""
         with self._queue_changed:
             self._queued.append(write)
-            # Wait until a writer ahead has committed this batch, or this one is first in line
-            # and leads the next group: every batch queued now.
-            while not write.done and self._queued[0] is not write:
-                self._queue_changed.wait()
-            group = [] if write.done else list(self._queued)
-        if group:
-            try:
-                with self.write_lock:
-                    self._commit(group)
-            finally:
-                with self._queue_changed:
-                    del self._queued[: len(group)]
-                    self._queue_changed.notify_all()  # the group's writers, and the next leader
-        if write.error is not None:
-            raise write.error
-        assert write.result is not None
-        return write.result
+            if self._committer is None:
+                self._committer = threading.Thread(target=self._commit_queued, name="neardup-commit")
+                self._committer.daemon = True
+                self._committer.start()
+            else:
+                self._queue_changed.notify()
+
+    def _commit_queued(self) -> None:
+        """The committer thread: commit what is queued, a group at a time (the batches that
+        queue during a commit form the next group), until ``_IDLE`` seconds pass without one."""
+        try:
+            while (group := self._next_group()) is not None:
+                self._commit_group(group)
+        finally:  # also after an error that ends the thread: the next write starts another
+            with self._queue_changed:
+                if self._committer is threading.current_thread():
+                    self._committer = None
+
+    def _next_group(self) -> list[_Write] | None:
+        """The batches queued first, once there is one, up to ``_GROUP_DOCUMENTS`` documents
+        (at least one batch); None (and the committer ends) when none came."""
+        with self._queue_changed:
+            if not self._queued:
+                self._queue_changed.wait(_IDLE)
+            if not self._queued:
+                self._committer = None
+                return None
+            group, documents = [], 0
+            for write in self._queued:
+                documents += len(write.fps)
+                if group and documents > _GROUP_DOCUMENTS:
+                    break
+                group.append(write)
+            return group
+
+    def _commit_group(self, group: list[_Write]) -> None:
+        """Commit ``group``, then answer each of its writers, with its result or its error."""
+        try:
+            with self.write_lock:
+                self._commit(group)
+        except Exception as error:
+            for write in group:  # a failure past the store's, whose error each batch has already
+                if write.error is None:
+                    write.error, write.result = error, None
+        finally:
+            with self._queue_changed:
+                del self._queued[: len(group)]
+            _answer(group)
 
     def _commit(self, group: list[_Write]) -> None:
         """Decide each batch of ``group`` in turn, each seeing those before it, then commit
         them all in one transaction and make them visible. Call with ``write_lock`` held."""
-        index = self.index  # what the next batch's lookups see: copied at the first change
-        names: dict[int, str] = {}  # provisional (negative) key -> id, of this group's rows
-        pending: dict[str, int] = {}  # id -> provisional key
+        self._fingerprint_group(group)
+        view = _GroupView(self, [write for write in group if write.error is None])
         rows: list[tuple[str, tuple[int, ...], Any]] = []
         added: list[np.ndarray] = []
         decided: list[_Write] = []
-        try:
-            for position, write in enumerate(group):
-                try:
-                    write.result, chosen = self._decide(write, index, names)
-                except Exception as error:  # this batch alone is refused
-                    write.error = error
-                    continue
-                decided.append(write)
-                if not chosen:
-                    continue
+        for write in group:
+            if write.error is not None:
+                continue
+            try:
+                write.result, chosen = self._decide(write, view.found(write))
+            except Exception as error:  # this batch alone is refused
+                write.error = error
+                continue
+            decided.append(write)
+            if chosen:
                 documents = write.batch.documents
                 ids = [str(documents[p].id) for p in chosen]
                 rows += [(i, _words(write.fps[p]), documents[p].metadata) for i, p in zip(ids, chosen)]
                 added.append(write.fps[chosen])
-                if position == len(group) - 1:
-                    continue  # no later batch looks: the index need not learn these rows
-                if index is self.index:
-                    index = index.copy()
-                provisional = -1 - len(names) - np.arange(len(ids), dtype=np.int64)
-                replaced = [pending.get(i) for i in ids]
-                for p, doc_id in enumerate(ids):
-                    if replaced[p] is None and (row := self.store.get(doc_id)) is not None:
-                        replaced[p] = row.key  # stored before this group: a later batch no longer sees it
-                new = added[-1]
-                index.add(new if new.shape[1] == 2 else new[:, 0], ids=provisional)
-                gone = [key for key in replaced if key is not None]
-                if gone:
-                    index.remove(np.array(gone, dtype=np.int64))
-                names.update(zip(provisional.tolist(), ids))
-                pending.update(zip(ids, provisional.tolist()))
-            if rows:
-                try:
-                    keys, replaced_keys = self.store.add(rows)  # one transaction: on disk from here
-                except BaseException as error:
-                    for write in decided:
-                        write.error, write.result = error, None
-                    raise
-                fps = np.concatenate(added)
-                self.change(
-                    np.array(replaced_keys, dtype=np.int64),
-                    fps if fps.shape[1] == 2 else fps[:, 0],
-                    np.array(keys, dtype=np.int64),
-                )
-        finally:
-            for write in group:
-                write.done = True
+                view.stage(ids, added[-1])
+        if rows:
+            try:
+                keys, replaced_keys = self.store.add(rows)  # one transaction: on disk from here
+            except BaseException as error:
+                for write in decided:
+                    write.error, write.result = error, None
+                raise
+            fps = np.concatenate(added)
+            self.change(
+                np.array(replaced_keys, dtype=np.int64),
+                fps if fps.shape[1] == 2 else fps[:, 0],
+                np.array(keys, dtype=np.int64),
+            )
+
+    def _fingerprint_group(self, group: list[_Write]) -> None:
+        """The texts the group's batches left to the commit, in one call: its fixed cost
+        (about 30 us, as much as a 2 KB text) is paid once a group, not once a request."""
+        waiting = [write for write in group if write.texts]
+        if not waiting:
+            return
+        documents = [write.batch.documents[p] for write in waiting for p in write.texts]
+        fps = np.empty((len(documents), self.settings.config.bits // 64), dtype=np.uint64)
+        try:
+            self._fingerprint_texts(fps, documents, list(range(len(documents))))
+        except Exception as error:  # those batches alone are refused
+            for write in waiting:
+                write.error = error
+            return
+        start = 0
+        for write in waiting:
+            write.fps[write.texts] = fps[start : start + len(write.texts)]
+            start += len(write.texts)
 
     def _decide(
-        self, write: _Write, index: HammingIndex, names: dict[int, str]
+        self, write: _Write, found: list[list[dict[str, Any]]]
     ) -> tuple[tuple[list[list[dict[str, Any]]], list[bool]], list[int]]:
-        """((each document's near-duplicates in ``index``, whether to store it), the positions
-        to store) for one batch of a group."""
-        batch, fps, k = write.batch, write.fps, write.k
-        found = self.lookup(fps, k, index, names)
+        """((each document's near-duplicates, ``found`` before the batch, whether to store it),
+        the positions to store) for one batch of a group."""
+        batch = write.batch
         if batch.store and batch.skip_if_duplicate:  # also of copies within the batch
             ids = [d.id for d in batch.documents]
-            config = self.settings
-            keep = keep_first_of_near_copies(found, ids, fps, k, config.config.bits, config.max_distance)
+            bits, radius = self.settings.config.bits, self.settings.max_distance
+            keep = keep_first_of_near_copies(found, ids, write.fps, write.k, bits, radius)
         else:
             keep = [batch.store] * len(found)
         return (found, keep), [p for p, ok in enumerate(keep) if ok]
@@ -340,23 +418,11 @@ class Service:
             self.change(removed=np.array([key], dtype=np.int64))
         return True
 
-    def lookup(
-        self,
-        fps: np.ndarray,
-        k: int,
-        index: HammingIndex | None = None,
-        pending: dict[int, str] | None = None,
-    ) -> list[list[dict[str, Any]]]:
-        """Each fingerprint's stored near-duplicates (id, distance), nearest first, in ``index``
-        (default the one visible now; a reader takes no lock); ``pending`` names the keys of
-        rows not committed yet (a group commit's)."""
-        index = self.index if index is None else index
-        pending = pending or {}
-        query = fps if fps.shape[1] == 2 else fps[:, 0]
-        offsets, found, distance = index.query_batch(np.ascontiguousarray(query), max_distance=k)
-        keys = set(found.tolist())
-        names = self.store.by_keys(sorted(keys.difference(pending)))
-        names.update({key: pending[key] for key in keys.intersection(pending)})
+    def lookup(self, fps: np.ndarray, k: int) -> list[list[dict[str, Any]]]:
+        """Each fingerprint's stored near-duplicates (id, distance), nearest first, in the index
+        visible now (a reader takes no lock)."""
+        offsets, found, distance = _search(self.index, fps, k)
+        names = self.store.by_keys(sorted(set(found.tolist())))
         found_ids, found_distances = found.tolist(), distance.tolist()
         return [
             [{"id": names[f], "distance": d} for f, d in zip(found_ids[a:b], found_distances[a:b])]
@@ -364,16 +430,128 @@ class Service:
         ]
 
 
+_STAGED_BLOCK = 1024
+"""A group's rows compared with a batch this many at a time: a table of at most max_batch x
+this many distances."""
+
+
+class _GroupView:
+    """What each batch of a group sees, in turn, as though the batches before it had been
+    committed one at a time: the index as the group found it, searched once for all of their
+    fingerprints, less the rows that earlier batches replaced (by storing their ids again),
+    plus the rows that earlier batches stored, compared directly (a group's rows are few). At
+    a tie in distance, rows stored before the group come first, then the group's in order."""
+
+    def __init__(self, service: Service, writes: list[_Write]) -> None:
+        self._writes = {id(write): n for n, write in enumerate(writes)}
+        words = service.settings.config.bits // 64
+        fps = np.concatenate([w.fps for w in writes]) if writes else np.zeros((0, words), np.uint64)
+        k = max((w.k for w in writes), default=0)
+        offsets, keys, distances = _search(service.index, fps, k)
+        self._keys, self._distances = keys.tolist(), distances.tolist()
+        self._offsets = offsets.tolist()
+        self._first = np.cumsum([0] + [len(w.fps) for w in writes]).tolist()  # each batch's row
+        self._names = service.store.by_keys(sorted(set(self._keys)))
+        storing = [d.id for w in writes if w.batch.store for d in w.batch.documents if d.id is not None]
+        self._stored = service.store.keys_of(storing)  # id -> key, before the group
+        self._replaced: set[int] = set()  # keys of those the group's rows so far replace
+        self._ids: list[str] = []  # the group's rows so far, in order
+        self._fps = np.zeros((0, words), np.uint64)  # their fingerprints
+        self._alive: list[bool] = []  # False once a later row of the group replaced it
+        self._latest: dict[str, int] = {}  # id -> its last row in the group
+
+    def found(self, write: _Write) -> list[list[dict[str, Any]]]:
+        """Each of ``write``'s documents' near-duplicates within its radius, nearest first."""
+        first, k = self._first[self._writes[id(write)]], write.k
+        near = self._near_staged(write.fps, k)
+        out = []
+        for p in range(len(write.fps)):
+            a, b = self._offsets[first + p], self._offsets[first + p + 1]
+            hits = [
+                (d, 0, key)
+                for key, d in zip(self._keys[a:b], self._distances[a:b])
+                if d <= k and key not in self._replaced
+            ]
+            if near[p]:
+                hits = sorted(hits + near[p])
+            out.append([{"id": self._name(tier, key), "distance": d} for d, tier, key in hits])
+        return out
+
+    def stage(self, ids: list[str], fps: np.ndarray) -> None:
+        """The rows a batch stores, seen by the batches after it."""
+        for doc_id in ids:
+            row = self._latest.get(doc_id)
+            if row is not None:
+                self._alive[row] = False
+            elif (key := self._stored.get(doc_id)) is not None:
+                self._replaced.add(key)
+        self._latest.update(zip(ids, range(len(self._ids), len(self._ids) + len(ids))))
+        self._ids += ids
+        self._fps = np.concatenate([self._fps, fps])
+        self._alive += [True] * len(ids)
+
+    def _near_staged(self, fps: np.ndarray, k: int) -> list[list[tuple[int, int, int]]]:
+        """Each fingerprint's (distance, 1, row) of the group's live rows within ``k``."""
+        near: list[list[tuple[int, int, int]]] = [[] for _ in range(len(fps))]
+        for start in range(0, len(self._ids), _STAGED_BLOCK):
+            staged = self._fps[start : start + _STAGED_BLOCK]
+            distance = np.zeros((len(fps), len(staged)), dtype=np.int64)
+            for word in range(fps.shape[1]):
+                distance += np.bitwise_count(fps[:, word, None] ^ staged[None, :, word])
+            for p, j in zip(*np.nonzero(distance <= k)):
+                if self._alive[start + j]:
+                    near[p].append((int(distance[p, j]), 1, start + int(j)))
+        return near
+
+    def _name(self, tier: int, key: int) -> str:
+        return self._names[key] if tier == 0 else self._ids[key]
+
+
+def _search(index: HammingIndex, fps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``index.query_batch`` of fingerprints of shape (n, words)."""
+    query = fps if fps.shape[1] == 2 else fps[:, 0]
+    return index.query_batch(np.ascontiguousarray(query), max_distance=k)
+
+
 @dataclass
 class _Write:
-    """One batch waiting for a group commit, and, once ``done``, its result or its error."""
+    """One batch waiting for a group commit, and, once committed, its result or its error.
+    ``waiter`` is set (an event) or resolved (a future of ``loop``) once it is answered."""
 
     batch: Batch
     fps: np.ndarray
     k: int
-    done: bool = False
+    texts: list[int]  # positions whose fingerprints the committer computes
+    waiter: threading.Event | asyncio.Future[None]
+    loop: asyncio.AbstractEventLoop | None = None
     result: tuple[list[list[dict[str, Any]]], list[bool]] | None = None
     error: BaseException | None = None
+
+    def outcome(self) -> tuple[list[list[dict[str, Any]]], list[bool]]:
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
+def _answer(group: list[_Write]) -> None:
+    """Wake the writers of a committed group: an event each, and one call into each event
+    loop for all of its writers (a wake-up of a loop costs a system call)."""
+    waiting: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+    for write in group:
+        if write.loop is None:
+            write.waiter.set()  # type: ignore[union-attr]
+        else:
+            waiting.setdefault(write.loop, []).append(write.waiter)  # type: ignore[arg-type]
+    for loop, futures in waiting.items():
+        with contextlib.suppress(RuntimeError):  # the loop has closed: no one waits
+            loop.call_soon_threadsafe(_resolve, futures)
+
+
+def _resolve(futures: list[asyncio.Future[None]]) -> None:
+    for future in futures:
+        if not future.done():  # not cancelled (a server stopping)
+            future.set_result(None)
 
 
 def _words(fp: np.ndarray) -> tuple[int, ...]:

@@ -36,6 +36,10 @@ _STALE = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")
 data folder was cut short by a crash (a SIGKILL while the snapshot was saved)."""
 
 
+_VARIABLES = 500
+"""Parameters in one statement, at most (SQLite before 3.32 allows 999)."""
+
+
 class StoreFullError(OSError):
     """A write found no room on the data folder's disk (SQLite's "database or disk is full");
     nothing of it was stored."""
@@ -202,6 +206,16 @@ class Store:
             self._reader().execute(f"SELECT key, id FROM documents WHERE key IN ({marks})", keys).fetchall()
         )
         return {int(k): i for k, i in rows}
+
+    def keys_of(self, ids: list[str]) -> dict[str, int]:
+        """The keys of those of these ids that are stored."""
+        reader = self._reader()
+        found: dict[str, int] = {}
+        for start in range(0, len(ids), _VARIABLES):
+            part = ids[start : start + _VARIABLES]
+            marks = ",".join("?" * len(part))
+            found.update(reader.execute(f"SELECT id, key FROM documents WHERE id IN ({marks})", part))
+        return found
 
     def delete(self, doc_id: str) -> int | None:
         """Removes a document; returns its key, or None when there was none."""
