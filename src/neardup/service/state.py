@@ -317,7 +317,8 @@ class Service:
             if not self._queued:
                 self._committer = None
                 return None
-            group, documents = [], 0
+            group: list[_Write] = []
+            documents = 0
             for write in self._queued:
                 documents += len(write.fps)
                 if group and documents > _GROUP_DOCUMENTS:
