@@ -16,6 +16,11 @@ N. Each runs in a child process of its own, so that its peak memory is its own:
 
     python benchmarks/bench_self_join.py --quick                      # N = 1M, seconds
     python benchmarks/bench_self_join.py --sizes 10000000,100000000   # minutes; ~11 GB at 100M
+    python benchmarks/bench_self_join.py --out-of-core --memory 1G --sizes 10000000,100000000
+
+``--out-of-core`` sets the out-of-core join (``memory=``, the fingerprints in a memory-mapped
+``.npy``) beside the in-memory one; it also reports the peak of the process's own memory
+(RssAnon, sampled), without the mapped file's pages, and each table's time and bytes written.
 
 The last stdout line is ``RESULT {json}``.
 """
@@ -33,32 +38,48 @@ import bench_index
 import numpy as np
 
 from _common import finish, machine_info
+from neardup.cli.options import byte_size
 
-ENGINES = ("self_join", "index")
+ENGINES = ("self_join", "index", "out_of_core")
 
 
-def child(engine: str, n: int, k: int, seed: int) -> dict[str, Any]:
+def child(engine: str, n: int, k: int, seed: int, memory: int, work_dir: str | None) -> dict[str, Any]:
     """One join in this process: its time, memory and pairs, checked."""
+    import tempfile
+
     import neardup
     from neardup.index.plan import IndexPlan
 
     bench_index.K = k
     list(neardup.self_join(np.arange(4, dtype=np.uint64), k))  # kernels loaded before measuring
     before = bench_index.status_kb("VmRSS") or 0
+    before_anon = bench_index.status_kb("RssAnon") or 0
     data = bench_index.make_data(n, 0.01, seed)
     fps = data["fps"]
     plan = IndexPlan.choose(64, k, "auto", n)
-    bench_index.reset_peak()
-    started = time.perf_counter()
-    if engine == "self_join":
-        chunks = neardup.self_join(fps, k, plan=plan)
-    else:
-        index = neardup.HammingIndex(max_distance=k, plan=plan)
-        index.add(fps)
-        chunks = index.iter_pairs()
-    found = [bench_index.pair_keys(i, j, n) for i, j, _ in chunks]
-    seconds = time.perf_counter() - started
-    peak = bench_index.status_kb("VmHWM") or 0
+    tables: list[tuple[int, int, float, int]] = []
+    with tempfile.TemporaryDirectory(dir=work_dir) as folder:
+        if engine == "out_of_core":  # the fingerprints as a file, read as the join goes
+            np.save(f"{folder}/fps.npy", fps)
+            del fps, data["fps"]
+            fps = np.load(f"{folder}/fps.npy", mmap_mode="r")
+        bench_index.reset_peak()
+        anon = _PeakAnon()
+        started = time.perf_counter()
+        if engine == "self_join":
+            chunks = neardup.self_join(fps, k, plan=plan)
+        elif engine == "out_of_core":
+            chunks = neardup.self_join(
+                fps, k, plan=plan, memory=memory, work_dir=folder, on_table=lambda *t: tables.append(t)
+            )
+        else:
+            index = neardup.HammingIndex(max_distance=k, plan=plan)
+            index.add(fps)
+            chunks = index.iter_pairs()
+        found = [bench_index.pair_keys(i, j, n) for i, j, _ in chunks]
+        seconds = time.perf_counter() - started
+        peak = bench_index.status_kb("VmHWM") or 0
+        peak_anon = anon.stop()
     keys = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     planted = bench_index.pair_keys(data["a"], data["b"], n)
     within = data["d"] <= k
@@ -75,12 +96,39 @@ def child(engine: str, n: int, k: int, seed: int) -> dict[str, Any]:
         "distinct_pairs": len(np.unique(keys)),
         "recall": float(np.isin(planted[within], keys).mean()),
         "planted_beyond_k": int(np.isin(planted[~within], keys).sum()),
-        "wrong": int((bench_index.popcount(fps[a] ^ fps[b]) > k).sum()),
+        "wrong": int((bench_index.popcount(np.asarray(fps[a]) ^ np.asarray(fps[b])) > k).sum()),
+        "peak_anonymous_bytes_per_fp": round((peak_anon - before_anon) * 1024 / n, 1),
+        "memory_given": memory if engine == "out_of_core" else None,
+        "tables": [{"seconds": round(s, 2), "bytes_written": w} for _, _, s, w in tables],
     }
 
 
-def run_child(engine: str, n: int, k: int, seed: int) -> dict[str, Any]:
-    argv = [sys.executable, __file__, "--child", engine, "--n", str(n), "-k", str(k), "--seed", str(seed)]
+class _PeakAnon:
+    """The peak of RssAnon (the process's own memory, without the pages of the files it maps,
+    which VmHWM counts and the kernel may drop), sampled every 20 ms on a thread."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak = bench_index.status_kb("RssAnon") or 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._done.wait(0.02):
+            self.peak = max(self.peak, bench_index.status_kb("RssAnon") or 0)
+
+    def stop(self) -> int:
+        self._done.set()
+        self._thread.join()
+        return self.peak
+
+
+def run_child(engine: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
+    argv = [sys.executable, __file__, "--child", engine, "--n", str(n), "-k", str(args.max_distance)]
+    argv += ["--seed", str(args.seed), "--memory", str(args.memory)]
+    argv += ["--work-dir", args.work_dir] if args.work_dir else []
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode:
         raise SystemExit(f"{engine} at N = {n:,} failed:\n{done.stderr}")
@@ -96,31 +144,64 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("-k", "--max-distance", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", metavar="FILE", help="also write the results JSON to FILE")
+    parser.add_argument(
+        "--out-of-core",
+        action="store_true",
+        help="self_join in memory against self_join out of core in --memory (not the index)",
+    )
+    parser.add_argument(
+        "--memory", type=byte_size, default=2**30, help="the out-of-core join's budget (default 1G)"
+    )
+    parser.add_argument("--work-dir", help="its work folder (default: the system's temporary folder)")
     parser.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.child, args.n, args.max_distance, args.seed)))
+        print(json.dumps(child(args.child, args.n, args.max_distance, args.seed, args.memory, args.work_dir)))
         return {}
     started = time.perf_counter()
     sizes = [1_000_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     results: dict[str, Any] = {"machine": machine_info(), "runs": []}
-    print(f"{'N':>12} {'engine':>10} {'seconds':>8} {'B/fp':>6} {'pairs':>10} {'recall':>7} {'wrong':>5}")
+    engines = ("self_join", "out_of_core") if args.out_of_core else ("self_join", "index")
+    print(
+        f"{'N':>12} {'engine':>11} {'seconds':>8} {'B/fp':>6} {'anon B/fp':>9} {'pairs':>10} "
+        f"{'recall':>7} {'wrong':>5}"
+    )
     for n in sizes:
-        for engine in ENGINES:
-            r = run_child(engine, n, args.max_distance, args.seed)
+        for engine in engines:
+            r = run_child(engine, n, args)
             results["runs"].append(r)
             print(
-                f"{n:>12,} {engine:>10} {r['seconds']:>8.2f} {r['peak_bytes_per_fp']:>6.1f} "
-                f"{r['pairs']:>10,} {r['recall']:>7.4f} {r['wrong'] + r['planted_beyond_k']:>5}"
+                f"{n:>12,} {engine:>11} {r['seconds']:>8.2f} {r['peak_bytes_per_fp']:>6.1f} "
+                f"{r['peak_anonymous_bytes_per_fp']:>9.1f} {r['pairs']:>10,} {r['recall']:>7.4f} "
+                f"{r['wrong'] + r['planted_beyond_k']:>5}"
             )
+            if r["tables"]:
+                times = [t["seconds"] for t in r["tables"]]
+                written = sum(t["bytes_written"] for t in r["tables"])
+                print(
+                    f"{'':>12} {len(times)} tables of {min(times):.1f}-{max(times):.1f} s, "
+                    f"{written / 2**30:.2f} GiB written in all"
+                )
     return finish(results, started, args.json, _footer)
 
 
 def _footer(results: dict[str, Any]) -> None:
     by = {(r["n"], r["engine"]): r for r in results["runs"]}
     for n in sorted({r["n"] for r in results["runs"]}):
-        one, index = by[(n, "self_join")], by[(n, "index")]
+        one = by[(n, "self_join")]
+        if (n, "out_of_core") in by:
+            disk = by[(n, "out_of_core")]
+            same = disk["pairs"] == one["pairs"] == disk["distinct_pairs"]
+            print(
+                f"N = {n:,} ({one['plan']}): out of core in {disk['memory_given'] / 2**30:.2f} GiB "
+                f"takes {disk['seconds'] / one['seconds']:.2f}x the in-memory join's time; "
+                f"{disk['peak_anonymous_bytes_per_fp']:.1f} bytes a fingerprint of its own memory "
+                f"({disk['peak_bytes_per_fp']:.1f} with the mapped file's pages) against "
+                f"{one['peak_bytes_per_fp']:.1f}; same pairs: {same}"
+            )
+            continue
+        index = by[(n, "index")]
         same = one["pairs"] == index["pairs"] == one["distinct_pairs"]
         print(
             f"N = {n:,} ({one['plan']}): self_join takes {one['seconds'] / index['seconds']:.2f}x "

@@ -208,3 +208,34 @@ def test_a_numpy_array_is_read_by_its_header_and_checked(tmp_path, run):
     assert pickled.returncode == 1 and pickled.stderr.startswith(
         "FormatError: objects.npy: not a NumPy array"
     )
+
+
+def test_pairs_past_memory_are_joined_out_of_core_in_the_work_dir(tmp_path, run):
+    rng = np.random.default_rng(9)
+    fps = rng.integers(0, 2**64, size=30_000, dtype=np.uint64)
+    fps[::3] = fps[1::3] ^ (np.uint64(1) << rng.integers(0, 64, size=10_000).astype(np.uint64))
+    np.save(tmp_path / "fps.npy", fps)
+    expected = {
+        (str(i), str(j), d)
+        for a, b, c in neardup.self_join(fps, 3)
+        for i, j, d in zip(a.tolist(), b.tolist(), c.tolist())
+    }
+    (tmp_path / "work").mkdir()
+    result = run(
+        "pairs", "fps.npy", "--memory", "300K", "--work-dir", "work", "-o", "pairs.tsv", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    rows = (tmp_path / "pairs.tsv").read_text().splitlines()[1:]
+    assert {(a, b, int(d)) for a, b, d in (row.split("\t") for row in rows)} == expected
+    assert len(rows) == len(expected) >= 10_000
+    assert "out of core in 0.00 GiB of memory" in result.stderr and "in work" in result.stderr
+    assert "table 1/" in result.stderr and list((tmp_path / "work").iterdir()) == []
+
+    fits = run("pairs", "fps.npy", "--memory", "1G", cwd=tmp_path)
+    assert fits.returncode == 0 and "out of core" not in fits.stderr
+    assert len(fits.stdout.splitlines()) == len(rows) + 1
+    alone = run("pairs", "fps.npy", "--work-dir", "work", cwd=tmp_path)
+    assert alone.returncode == 2 and "give --memory SIZE too" in alone.stderr
+    for size in ("0", "eight", "-1G", "nan"):
+        bad = run("pairs", "fps.npy", f"--memory={size}", cwd=tmp_path)
+        assert bad.returncode == 2 and "is not a size in bytes" in bad.stderr

@@ -637,3 +637,31 @@ def scan_serial(queries, fps, max_distance, self_from):
     for i in range(q):
         _scan(queries, i, fps, max_distance, self_from, rows_out, dist_out, offsets[i], True)
     return offsets, rows_out, dist_out
+
+
+@jit
+def partition_by_key(entries, fps, shift, mask, entries_out, fps_out):
+    """A counting sort of table entries (and their rows' fingerprints) by the partition
+    ``(entry >> shift) & mask`` of their key, into ``entries_out`` and ``fps_out``: the
+    out-of-core self-join's split, in one pass where a sort would take log n. Returns each
+    partition's end in the output (int64, mask + 1 of them)."""
+    n = entries.shape[0]
+    fanout = np.int64(mask) + 1
+    ends = np.zeros(fanout, dtype=np.int64)
+    for i in range(n):
+        ends[np.int64((entries[i] >> shift) & mask)] += 1
+    at = np.empty(fanout, dtype=np.int64)
+    total = 0
+    for p in range(fanout):
+        at[p] = total
+        total += ends[p]
+        ends[p] = total
+    words = fps.shape[1]
+    for i in range(n):
+        p = np.int64((entries[i] >> shift) & mask)
+        q = at[p]
+        entries_out[q] = entries[i]
+        for w in range(words):
+            fps_out[q, w] = fps[i, w]
+        at[p] = q + 1
+    return ends

@@ -50,6 +50,23 @@ def fraction(value: str) -> float:
     return number
 
 
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def byte_size(value: str) -> int:
+    """An argparse type: a number of bytes, with K, M, G or T (powers of 1024; "8G", "512M",
+    "1.5GiB")."""
+    text = value.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = text[-1:] if text[-1:] in _UNITS else ""
+    try:
+        number = float(text[: len(text) - len(unit)])
+    except ValueError:
+        number = float("nan")
+    if not number > 0 or number * _UNITS[unit] < 1:  # NaN too
+        raise argparse.ArgumentTypeError(f"{value} is not a size in bytes (8G, 512M, 1048576)")
+    return int(number * _UNITS[unit])
+
+
 def add_input_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     """The options of reading documents, as the group ``input`` of ``parser`` (returned, for
     a command's own additions); :func:`read_options` turns them into ``ReadOptions``."""

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from .fingerprint import FINGERPRINTS_HELP, add_document_arguments, load_fingerprints
-from .options import open_output
+from .options import byte_size, open_output
 
 
 def add_command(commands: Any) -> None:
@@ -35,6 +35,21 @@ def add_command(commands: Any) -> None:
         help="the largest Hamming distance, in bits (default: %(default)s)",
     )
     pairs.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: stdout)")
+    pairs.add_argument(
+        "--memory",
+        type=byte_size,
+        metavar="SIZE",
+        help="bound the join's memory (8G, 512M); past it each table is partitioned by key to "
+        "--work-dir and joined a partition at a time (default: in memory, about 16 bytes a "
+        "fingerprint)",
+    )
+    pairs.add_argument(
+        "--work-dir",
+        metavar="DIR",
+        help="where a join past --memory writes its files, removed as it goes (default: the "
+        "system's temporary folder); it needs about 32 bytes a fingerprint free, stated "
+        "before it starts",
+    )
     add_document_arguments(pairs)
 
 
@@ -44,11 +59,21 @@ def run(args: argparse.Namespace) -> int:
     from ..index.self_join import self_join
 
     data = load_fingerprints(args)
+    if args.work_dir is not None and args.memory is None:
+        args.command_parser.error("--work-dir is where a join past --memory writes: give --memory SIZE too")
+    out_of_core = args.memory is not None and _announce_out_of_core(args, data.fingerprints)
     total = 0
     with open_output(args.output) as out:
         out.write(f"# neardup pairs k={args.max_distance} of {' '.join(args.inputs)}\n".encode())
         # One table at a time, pairs in bounded chunks, however many: rows, named by id_of.
-        for first, second, distances in self_join(data.fingerprints, args.max_distance):
+        joined = self_join(
+            data.fingerprints,
+            args.max_distance,
+            memory=args.memory,
+            work_dir=args.work_dir,
+            on_table=_table_done if out_of_core else None,
+        )
+        for first, second, distances in joined:
             order = np.lexsort((second, first))
             name = data.id_of
             rows = "".join(
@@ -62,3 +87,38 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _announce_out_of_core(args: argparse.Namespace, fingerprints: Any) -> bool:
+    """Whether the join goes out of core; if it does, say where and how much disk it takes,
+    and refuse (status 2) a work folder without that much free."""
+    import shutil
+    import tempfile
+
+    from ..index.self_join import disk_bytes_needed, goes_out_of_core
+
+    rows, words = fingerprints.shape[0], 1 if fingerprints.ndim == 1 else fingerprints.shape[1]
+    if not goes_out_of_core(rows, words, args.memory):
+        return False
+    folder = args.work_dir if args.work_dir is not None else tempfile.gettempdir()
+    needed, free = disk_bytes_needed(fingerprints), shutil.disk_usage(folder).free
+    if needed > free:
+        args.command_parser.error(
+            f"the join of {rows:,} fingerprints in --memory {args.memory / 2**30:.2f} GiB needs up "
+            f"to {needed / 2**30:.2f} GiB in {folder}, which has {free / 2**30:.2f} GiB free; give "
+            f"--work-dir on a larger disk, or more --memory"
+        )
+    print(
+        f"neardup: joining {rows:,} fingerprints out of core in {args.memory / 2**30:.2f} GiB of "
+        f"memory: a table at a time, up to {needed / 2**30:.2f} GiB in {folder}",
+        file=sys.stderr,
+    )
+    return True
+
+
+def _table_done(table: int, tables: int, seconds: float, written: int) -> None:
+    print(
+        f"neardup: table {table + 1}/{tables} joined in {seconds:.1f} s ({written / 2**30:.2f} GiB written)",
+        file=sys.stderr,
+        flush=True,
+    )

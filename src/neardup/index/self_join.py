@@ -11,12 +11,14 @@ few million, where the work is the same as the index's.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import numba
 import numpy as np
 
 from .._kernels import index as kernels
+from .disk_join import DiskPlan, TableDone, disk_self_join, in_memory_bytes
 from .hamming import _as_fingerprints
 from .plan import IndexPlan, _check_distance
 from .tables import csr_offsets, layout
@@ -25,6 +27,9 @@ JOIN_WINDOW = 1 << 22
 """Candidate pairs examined at a time (the pairs of a window: at most three int64 arrays of
 this length, 96 MiB)."""
 
+MIN_WINDOW = 1024
+"""Pairs examined at a time, at the least, however little memory is given."""
+
 
 def self_join(
     fingerprints: object,
@@ -32,6 +37,9 @@ def self_join(
     *,
     plan: object = "auto",
     chunk_size: int = JOIN_WINDOW,
+    memory: int | None = None,
+    work_dir: str | os.PathLike | None = None,
+    on_table: TableDone | None = None,
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Every pair of rows of ``fingerprints`` within ``max_distance`` bits, exactly once, in
     chunks ``(i, j, distances)``: int64 row numbers with ``i < j``, chunks and pairs in no
@@ -42,20 +50,45 @@ def self_join(
     (a memory-mapped array is read, not copied); ``plan`` as for :class:`HammingIndex`. A
     plan whose tables do not each find their pairs by key alone (multi-index hashing past
     its blocks' radius, ``max_distance`` 8 at 64 bits) is joined through a whole index.
+
+    ``memory`` (bytes) bounds the join: past it (``in_memory_bytes``), each table is
+    written to a temporary folder inside ``work_dir`` (the system's temporary folder by
+    default) partitioned by key, and joined a partition at a time (``disk_join.py``): up to
+    ``disk_bytes_needed`` on disk; a window of pairs then takes at most an eighth of it
+    (``chunk_size`` is lowered to fit). ``on_table(table, tables, seconds, bytes_written)`` is
+    called as each table is done, out of core.
     """
     fps = _as_fingerprints(fingerprints, "fingerprints")
     bits = 64 * fps.shape[1]
     k = _check_distance(max_distance, bits)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
         raise ValueError(f"chunk_size={chunk_size!r} must be a positive integer")
+    if memory is not None and (
+        isinstance(memory, bool) or not isinstance(memory, (int, np.integer)) or memory < 1
+    ):
+        raise ValueError(f"memory={memory!r} must be a positive number of bytes")
     n = fps.shape[0]
     chosen = IndexPlan.choose(bits, k, plan, n)
     if n < 2:
         return
+    if memory is not None:
+        chunk_size = _window(int(memory), int(chunk_size))
+    out_of_core = memory is not None and goes_out_of_core(n, fps.shape[1], int(memory), int(chunk_size))
     if k // chosen.num_blocks:
+        if out_of_core:
+            raise ValueError(
+                f"max_distance={k} with a plan of {chosen.num_blocks} blocks probes its tables "
+                f"and cannot be joined out of core; give a plan of more than {k} blocks "
+                f"(plan='auto'), or no memory="
+            )
         yield from _through_an_index(fps, k, chosen, int(chunk_size))
         return
     lay = layout(chosen, n)
+    if out_of_core:
+        assert memory is not None
+        tables = chosen.num_tables
+        yield from disk_self_join(fps, k, lay, tables, int(memory), work_dir, int(chunk_size), on_table)
+        return
     parts = 4 * numba.get_num_threads()
     for t in range(chosen.num_tables):
         entries = np.empty((1, n), dtype=np.uint64)
@@ -82,3 +115,21 @@ def _through_an_index(
     index = HammingIndex(bits=64 * fps.shape[1], max_distance=k, plan=plan)
     index.add(fps if fps.shape[1] == 2 else fps.reshape(-1))
     yield from index.iter_pairs(chunk_size=chunk_size)
+
+
+def disk_bytes_needed(fingerprints: object) -> int:
+    """The most bytes an out-of-core :func:`self_join` of ``fingerprints`` writes to its work
+    folder at a time: one table's entries and fingerprints, and one partition being split."""
+    fps = _as_fingerprints(fingerprints, "fingerprints")
+    return DiskPlan(fps.shape[0], fps.shape[1], 0, 0).disk_bytes
+
+
+def goes_out_of_core(rows: int, words: int, memory: int, chunk_size: int = JOIN_WINDOW) -> bool:
+    """Whether :func:`self_join` of ``rows`` fingerprints of ``words`` words in ``memory``
+    bytes writes its tables to disk."""
+    return rows >= 2 and in_memory_bytes(rows, words, _window(memory, chunk_size)) > memory
+
+
+def _window(memory: int, chunk_size: int) -> int:
+    """Pairs examined at a time in ``memory`` bytes: at most an eighth of it (48 bytes a pair)."""
+    return min(chunk_size, max(MIN_WINDOW, memory // (8 * 48)))

@@ -1,0 +1,125 @@
+"""``neardup.self_join`` out of core (``memory=``): each table partitioned by key into files of
+a work folder and joined a partition at a time, against brute force (tests/naive_index.py)
+and the in-memory join. Budgets of a few dozen rows (``MIN_ROWS`` lowered) make many
+partitions, and partitions split again, from a few hundred fingerprints."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from index_checks import planted, rows
+
+import naive_index as naive
+import neardup
+from neardup.index import disk_join
+from neardup.index.self_join import disk_bytes_needed
+
+
+def budget(partition_rows: int, words: int, window: int) -> int:
+    """The memory= that makes partitions of at most ``partition_rows`` rows, for a window of
+    at most ``MIN_WINDOW`` pairs (which memory= does not lower)."""
+    plan = disk_join.DiskPlan(0, words, 0, window)
+    return plan.window_bytes + partition_rows * plan.row_bytes
+
+
+def joined(fps, k, **options) -> list[tuple[int, int, int]]:
+    found = []
+    for i, j, d in neardup.self_join(fps, k, **options):
+        assert i.dtype == j.dtype == d.dtype == np.int64 and (i < j).all()
+        found += zip(i.tolist(), j.tolist(), d.tolist())
+    assert len(found) == len(set(found))
+    return sorted(found)
+
+
+@pytest.fixture(autouse=True)
+def small_partitions():
+    with mock.patch.object(disk_join, "MIN_ROWS", 1):
+        yield
+
+
+@pytest.mark.parametrize("bits", [64, 128])
+@pytest.mark.parametrize("k", [0, 1, 3, 6])
+def test_planted_pairs_out_of_core_equal_brute_force(bits, k, tmp_path):
+    values = planted(np.random.default_rng(k + bits), bits, k, bases=30)
+    expected = naive.pairs(values, list(range(len(values))), k)
+    tables = []
+    memory = budget(16, bits // 64, 7)
+    found = joined(
+        rows(values, bits),
+        k,
+        memory=memory,
+        chunk_size=7,
+        work_dir=tmp_path,
+        on_table=lambda *a: tables.append(a),
+    )
+    assert found == expected
+    assert [t for t, *_ in tables] == list(range(len(tables))) and tables[0][1] == len(tables)
+    assert all(written >= len(values) * (8 + bits // 8) for *_, written in tables)  # written to disk
+    assert list(tmp_path.iterdir()) == []  # the work folder's files are gone
+
+
+def test_a_skewed_key_range_is_split_again_and_a_key_group_held_whole(tmp_path):
+    """2,000 copies of one fingerprint and 500 near it share their keys in most tables: their
+    partition is split by the key's next bits until only their key group is left, which is
+    joined whole although it is far past the budget."""
+    rng = np.random.default_rng(5)
+    base = np.uint64(0x0123_4567_89AB_CDEF)
+    flips = np.uint64(1) << rng.integers(0, 64, size=500).astype(np.uint64)
+    fps = np.concatenate(
+        [rng.integers(0, 2**64, size=3000, dtype=np.uint64), np.full(2000, base), base ^ flips]
+    )
+    rng.shuffle(fps)
+    written = []
+    memory = budget(64, 1, 1000)
+    found = joined(
+        fps, 3, memory=memory, chunk_size=1000, work_dir=tmp_path, on_table=lambda *a: written.append(a[3])
+    )
+    assert found == joined(fps, 3)
+    assert min(written) > 1.2 * len(fps) * 16  # a partition written again, in each table
+
+
+def test_the_in_memory_join_is_kept_when_it_fits_and_a_memory_mapped_array(tmp_path):
+    fps = rows(planted(np.random.default_rng(1), 64, 3, bases=40), 64)
+    np.save(tmp_path / "fps.npy", fps)
+    mapped = np.load(tmp_path / "fps.npy", mmap_mode="r")
+    tables = []
+    found = joined(mapped, 3, memory=budget(20, 1, 100), chunk_size=100, on_table=lambda *a: tables.append(a))
+    assert found == joined(fps, 3) and tables  # out of core, in the system's temporary folder
+    tables.clear()
+    assert joined(fps, 3, memory=1 << 30, on_table=lambda *a: tables.append(a)) == found
+    assert tables == []  # it fits: in memory
+    assert disk_bytes_needed(fps) == 2 * len(fps) * 16
+
+
+def test_budgets_and_plans_that_cannot_be_joined_out_of_core_are_refused():
+    fps = rows(planted(np.random.default_rng(2), 64, 8, bases=6), 64)
+    too_little = pytest.raises(ValueError, match="memory=1,000 bytes is too little")
+    with mock.patch.object(disk_join, "MIN_ROWS", 4096), too_little:
+        joined(fps, 3, memory=1000)
+    with pytest.raises(ValueError, match="cannot be joined out of core"):
+        joined(fps, 8, plan=6, memory=budget(16, 1, 7), chunk_size=7)
+    with pytest.raises(ValueError, match="memory"):
+        joined(fps, 3, memory=0)
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.data())
+def test_drawn_fingerprints_out_of_core_equal_brute_force(data):
+    bits = data.draw(st.sampled_from([64, 128]))
+    k = data.draw(st.integers(0, 7))
+    bases = data.draw(st.lists(st.integers(0, 2**bits - 1), min_size=1, max_size=8))
+    values = []
+    for base in bases:
+        values.append(base)
+        for _ in range(data.draw(st.integers(0, 8))):
+            flips = data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 2))
+            values.append(base ^ sum(1 << p for p in flips))
+    window = data.draw(st.integers(1, 50))
+    memory = budget(data.draw(st.integers(1, 8)), bits // 64, window)
+    expected = naive.pairs(values, list(range(len(values))), k)
+    with mock.patch.object(disk_join, "MIN_ROWS", 1):
+        assert joined(rows(values, bits), k, memory=memory, chunk_size=window) == expected
