@@ -85,8 +85,8 @@ def test_both_ways_of_finding_pairs_equal_a_scan(bits, monkeypatch):
     )
     assert len(want) >= 200 + 2 * 30
     found = {}
-    for scan_max in (batch_duplicates._SCAN_MAX, 0):  # numpy's table, then the HammingIndex
-        monkeypatch.setattr(batch_duplicates, "_SCAN_MAX", scan_max)
+    for scan_max in (batch_duplicates.SCAN_MAX, 0):  # numpy's table, then the HammingIndex
+        monkeypatch.setattr(batch_duplicates, "SCAN_MAX", scan_max)
         pairs = batch_duplicates._pairs(fps, 3, bits, 3)
         found[scan_max] = sorted(zip(*(column.tolist() for column in pairs)))
     assert list(found.values()) == [want, want]

@@ -1,5 +1,6 @@
-"""The data folder: private (0700, its database files 0600), cleared at start of the temporary
-files a crash left, and a full disk answered 507 naming the cause. A full disk is SQLite's own
+"""The data folder: private (0700, its database files and snapshot 0600), held by one service
+at a time, cleared at start of the temporary files a crash left, and a full disk answered 507
+naming the cause. A full disk is SQLite's own
 SQLITE_FULL, reached through a real store whose write connection has a page limit
 (``PRAGMA max_page_count``)."""
 
@@ -8,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,8 +21,10 @@ import pytest
 import uvicorn
 from server_process import free_port
 
+from neardup import ConfigError
 from neardup.service.app import create_app
-from neardup.service.store import DATABASE, Store, StoreFullError
+from neardup.service.state import SNAPSHOT
+from neardup.service.store import DATABASE, LOCK, Store, StoreFullError
 
 
 def mode(path: Path) -> int:
@@ -41,9 +46,35 @@ def test_the_folder_and_its_files_are_private(server_factory, tmp_path, umask_02
         assert client.post("/documents", json=body).status_code == 200
         assert mode(data) == 0o700
         files = sorted(p.name for p in data.iterdir())
-        assert {DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm"} <= set(files)
-        for name in (DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm"):
+        assert {DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", LOCK} <= set(files)
+        for name in (DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", LOCK):
             assert mode(data / name) == 0o600, name
+    server.stop()  # saves the index snapshot
+    assert mode(data / SNAPSHOT) == 0o600
+
+
+def test_one_store_a_folder_and_one_service(server_factory, tmp_path):
+    """Two services on one folder would each serve an index without the other's writes, and
+    the second would sweep away the first's temporary files: the second is refused."""
+    first = Store(tmp_path / "alone")
+    with pytest.raises(ConfigError, match=r"alone is in use by neardup serve, pid \d+ on "):
+        Store(tmp_path / "alone")
+    first.close()
+    Store(tmp_path / "alone").close()  # free again once closed
+
+    data = tmp_path / "data"
+    server = server_factory(data=data)
+    second = subprocess.run(
+        [sys.executable, "-m", "neardup", "serve", "--data", str(data), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert second.returncode == 1
+    assert f"is in use by neardup serve, pid {server.process.pid} on " in second.stderr
+    assert "give another --data folder" in second.stderr
+    with server.client() as client:  # the first goes on
+        assert client.post("/documents", json={"documents": [{"id": "a", "text": "x"}]}).is_success
 
 
 def test_temporary_files_a_crash_left_are_removed_at_start(server_factory, tmp_path):

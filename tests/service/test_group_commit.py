@@ -101,6 +101,7 @@ def test_queued_writers_share_one_commit_and_see_each_other_in_order(tmp_path, m
     # A restart comes after the first service's work: its background compaction may still be
     # saving a snapshot, whose temporary file the new store would sweep away as stale.
     service.wait_for_compaction()
+    service.store.close()
     restarted = Service(Store(tmp_path))
     assert _found(restarted, far) == ["x"] and _found(restarted, 0xF0F0) == []
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..index.hamming_index import HammingIndex
 
-_SCAN_MAX = 1024
+SCAN_MAX = 1024
 """Up to this many documents, every pair is compared with numpy (a 1024 x 1024 table of
 distances, about a millisecond); above it, the batch goes into a HammingIndex of its own (its
 parallel kernels cost tens of milliseconds to start on a busy machine, even for two
@@ -47,7 +47,7 @@ def keep_first_of_near_copies(
 def _pairs(fps: np.ndarray, k: int, bits: int, max_distance: int) -> tuple[np.ndarray, ...]:
     """Every pair of the batch within ``k``: int64 (earlier, later, distance), earlier < later."""
     n = fps.shape[0]
-    if n <= _SCAN_MAX:
+    if n <= SCAN_MAX:
         distance = np.zeros((n, n), dtype=np.uint8)  # at most 128: 1 MiB at 1024
         for word in fps.T:
             distance += np.bitwise_count(word[:, None] ^ word[None, :])

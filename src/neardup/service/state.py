@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ from fastapi import HTTPException
 from .._errors import FormatError
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..index.hamming_index import HammingIndex
-from .batch_duplicates import keep_first_of_near_copies
+from .batch_duplicates import SCAN_MAX, keep_first_of_near_copies
 from .models import Batch, DocumentIn, Limits, parse_fingerprint
 from .store import Store
 
@@ -115,6 +116,11 @@ class Service:
         search()  # tables, tombstones and a delta
         index.compact()
         search()
+        # A skip_if_duplicate batch past SCAN_MAX documents finds its own copies through an
+        # index of its own (--max-batch above it).
+        bits = self.settings.config.bits
+        rows = np.random.default_rng(0).integers(0, 2**64, size=(SCAN_MAX + 1, bits // 64), dtype=np.uint64)
+        keep_first_of_near_copies([[] for _ in rows], [None] * len(rows), rows, k, bits, k)
 
     def change(
         self,
@@ -229,6 +235,7 @@ class Service:
         then its marks, one save at a time."""
         with self._snapshot_lock:
             index.save(self.snapshot_path)
+            os.chmod(self.snapshot_path, 0o600)  # private, as the store's files are
             self.store.set_snapshot(*marks)
 
     def fingerprints(self, documents: list[DocumentIn], limits: Limits) -> np.ndarray:

@@ -13,10 +13,12 @@ since, or all rows when there is none: stored fingerprints, never a text fingerp
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
 import re
+import socket
 import sqlite3
 import threading
 from collections.abc import Iterable
@@ -30,6 +32,9 @@ from .._config import FingerprintConfig
 from .._errors import ConfigError
 
 DATABASE = "neardup.sqlite3"
+
+LOCK = "lock"
+"""The file a store holds locked (``flock``) while it is open: one service a data folder."""
 
 _STALE = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")
 """The temporary files of ``_atomic`` writes (``.index.idx.1a2b3c4d.tmp``): one left in the
@@ -84,6 +89,15 @@ class Store:
         # Private, as a database server makes its data: ids and metadata are the callers'.
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         database = self.folder / DATABASE
+        # Before anything is swept or opened: the temporary files may be another service's.
+        self._held = _hold(self.folder)
+        try:
+            self._open(database, settings)
+        except BaseException:
+            os.close(self._held)
+            raise
+
+    def _open(self, database: Path, settings: Settings | None) -> None:
         # SQLite creates its -wal and -shm files with the database file's mode.
         os.close(os.open(database, os.O_RDWR | os.O_CREAT, 0o600))
         for name in remove_stale_temporaries(self.folder):
@@ -112,6 +126,7 @@ class Store:
         else:
             self.settings = Settings.from_json(found[0])
             if settings is not None and settings != self.settings:
+                self._db.close()
                 raise ConfigError(
                     f"{self.folder} was created with {self.settings.to_json()}; this start asks "
                     f"{settings.to_json()}. Start without fingerprint options to use the folder "
@@ -123,6 +138,7 @@ class Store:
             for reader in self._readers:
                 reader.close()
             self._db.close()
+            os.close(self._held)  # and with it the lock
 
     def _reader(self) -> sqlite3.Connection:
         """This thread's read-only connection."""
@@ -262,6 +278,25 @@ class Store:
     def count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM documents").fetchone()[0])
+
+
+def _hold(folder: Path) -> int:
+    """Lock ``folder``'s lock file for this store (the descriptor); ConfigError, naming the
+    holder, when another process (or another open store) holds it: two services writing one
+    folder would each serve an index without the other's writes."""
+    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "a process"
+        os.close(fd)
+        raise ConfigError(
+            f"{folder} is in use by {holder}: one neardup serve a data folder. Stop that one, or "
+            f"give another --data folder"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"neardup serve, pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+    return fd
 
 
 def remove_stale_temporaries(folder: Path) -> list[str]:
