@@ -232,3 +232,34 @@ def test_a_group_answers_as_its_batches_would_one_at_a_time(tmp_path, monkeypatc
         assert len(groups) > 10 and all(sum(g) <= 5 or len(g) == 1 for g in groups)
     assert any(any(found) for found, _ in expected) and not all(all(stored) for _, stored in expected)
     assert grouped.store.count() == len(grouped.index) == one_at_a_time.store.count()
+
+
+def test_a_group_waits_briefly_for_as_many_writers_as_lately_and_a_lone_writer_never(tmp_path, monkeypatch):
+    monkeypatch.setattr(state, "_COMMIT_DELAY", 10.0)  # long enough to see, never reached
+    service = Service(Store(tmp_path))
+    groups: list[list[str]] = []
+    commit_group = service._commit_group
+
+    def counted(group):
+        groups.append([d.id for write in group for d in write.batch.documents])
+        commit_group(group)
+
+    service._commit_group = counted  # type: ignore[method-assign]
+
+    def write(doc_id: str, fp: int) -> threading.Thread:
+        batch, fps = _batch([(doc_id, fp)])
+        thread = threading.Thread(target=service.add, args=(batch, fps, 3))
+        thread.start()
+        return thread
+
+    started = time.monotonic()
+    write("alone", 0x1111).join(30)  # no group before: committed at once
+    write("alone again", 0x2222).join(30)  # the last groups held one batch: no wait
+    assert time.monotonic() - started < 5
+    service._recent_groups = (0, 2)  # two writers wrote together lately
+    first = write("a", 0x3333)
+    time.sleep(0.3)  # the group waits for a second batch
+    second = write("b", 0x4444)
+    first.join(30), second.join(30)
+    assert groups == [["alone"], ["alone again"], ["a", "b"]]
+    assert time.monotonic() - started < 5  # the second writer ended the wait

@@ -65,8 +65,7 @@ def test_warm_loads_every_kernel_that_requests_run(tmp_path, bits):
     hexes = format_hex(fps if words == 2 else fps[:, 0])
     documents = [DocumentIn(id=f"h{i}", fingerprint=h) for i, h in enumerate(hexes)]
     service.add(Batch(documents=documents), service.fingerprints(documents, limits), 3)
-    service.snapshot()
-    service.store.close()
+    service.close()  # waits for a compaction the adds started, then saves the snapshot
     assert _new_since(before) == {}
     restarted = Service(Store(tmp_path / "data"))
     assert restarted.started_from == "snapshot"

@@ -65,8 +65,9 @@ def create_app(
             service.started_from,
         )
         yield
-        service.snapshot()  # a clean stop: the next start reads the snapshot, not every row
-        store.close()  # here, not after uvicorn.run: on SIGTERM uvicorn re-raises the signal
+        # A clean stop: the next start reads the snapshot, not every row. Here, not after
+        # uvicorn.run: on SIGTERM uvicorn re-raises the signal.
+        service.close()
         LOG.info("Saved the index snapshot and closed the store in %s", store.folder)
 
     app = _App(
