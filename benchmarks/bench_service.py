@@ -24,7 +24,8 @@ fixed time and a bounded number of requests:
 costs: a server started on an empty data folder with an empty kernel cache (``NUMBA_CACHE_DIR``
 a new temporary folder) and the seconds from its start to its first answered write; then
 ``POST /documents`` of one new ~2 KB text per request from 1 and from 8 clients, each
-acknowledged only once on disk: documents/s.
+acknowledged only once on disk: documents/s, of a server with the default ``--commit-delay``
+(2 ms) and of one with none, in turns in the same run, and the ratio of their medians.
 
 The last stdout line is ``RESULT {json}``.
 """
@@ -307,54 +308,85 @@ def single_writes(url: str, concurrency: int, seconds: float, tag: str) -> dict[
 
 def writes(args: argparse.Namespace, results: dict[str, Any]) -> None:
     """``--writes``: the first answered write on an empty kernel cache, then single-document
-    write rates."""
+    write rates of a server with the default ``--commit-delay`` and of one with none (``0``),
+    both running, each on a data folder of its own, measured in turns (three each): this
+    machine's speed drifts by half from one minute to the next."""
     with tempfile.TemporaryDirectory() as folder:
-        data, cache = Path(folder) / "data", Path(folder) / "numba-cache"
+        cache = Path(folder) / "numba-cache"
         cache.mkdir()
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        t = time.perf_counter()
         env = {k: v for k, v in os.environ.items() if k != "NEARDUP_TOKEN"}
         env["NUMBA_CACHE_DIR"] = str(cache)
-        process = subprocess.Popen(
-            [sys.executable, "-m", "neardup", "serve", "--data", str(data), "--port", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        body = {"documents": [{"id": "first", "text": "the first page a crawler remembers"}]}
+        servers: dict[str, tuple[subprocess.Popen, str]] = {}
         try:
-            while True:
-                try:
-                    if httpx.post(f"{url}/documents", json=body, timeout=600).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    if process.poll() is not None:
-                        raise RuntimeError("neardup serve exited") from None
-                    time.sleep(0.05)
-            results["first_write_on_empty_cache_s"] = time.perf_counter() - t
+            for delay in DELAYS:  # the first on the empty cache
+                t = time.perf_counter()
+                servers[delay] = _first_write(Path(folder) / f"data-{delay}", delay, env)
+                if "first_write_on_empty_cache_s" not in results:
+                    results["first_write_on_empty_cache_s"] = time.perf_counter() - t
+                    print(
+                        f"first answered write on an empty kernel cache: "
+                        f"{results['first_write_on_empty_cache_s']:.1f} s after the start",
+                        flush=True,
+                    )
+            runs: list[dict[str, Any]] = []
+            for concurrency in (1, 8):
+                for turn in range(3):
+                    for delay, (_, url) in servers.items():
+                        r = single_writes(url, concurrency, args.seconds, f"d{delay}-c{concurrency}-{turn}")
+                        runs.append({**r, "commit_delay_ms": float(delay)})
+            results["single_writes"] = runs
+            for delay, (_, url) in servers.items():
+                mine = [r for r in runs if r["commit_delay_ms"] == float(delay)]
+                with httpx.Client(base_url=url) as client:
+                    stored = client.get("/stats").json()["documents"]
+                results[f"stored_check_delay_{delay}"] = stored == 1 + sum(r["requests"] for r in mine)
+        finally:
+            for process, _ in servers.values():
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=600)
+    for concurrency in (1, 8):
+        medians = {}
+        for delay in DELAYS:
+            key = (float(delay), concurrency)
+            mine = [r for r in runs if (r["commit_delay_ms"], r["concurrency"]) == key]
+            rates = [r["documents_per_s"] for r in mine]
+            medians[delay] = float(np.median(rates))
+            p99 = float(np.median([r["p99_ms"] for r in mine]))
+            each = ", ".join(f"{rate:,.0f}" for rate in rates)
             print(
-                f"first answered write on an empty kernel cache: "
-                f"{results['first_write_on_empty_cache_s']:.1f} s after the start",
+                f"--commit-delay {delay}: add 1 text of ~2 KB a request, concurrency {concurrency}: "
+                f"{medians[delay]:,.0f} acknowledged documents/s (median of {each}), p99 {p99:.1f} ms",
                 flush=True,
             )
-            results["single_writes"] = []
-            for concurrency in (1, 8):
-                r = single_writes(url, concurrency, args.seconds, f"c{concurrency}")
-                results["single_writes"].append(r)
-                print(
-                    f"add 1 text of ~2 KB a request, concurrency {concurrency}: "
-                    f"{r['documents_per_s']:,.0f} acknowledged documents/s, "
-                    f"p50 {r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms",
-                    flush=True,
-                )
-            with httpx.Client(base_url=url) as client:
-                stored = client.get("/stats").json()["documents"]
-            results["stored_check"] = stored == 1 + sum(r["requests"] for r in results["single_writes"])
-            print(f"every acknowledged write is stored: {results['stored_check']}", flush=True)
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=600)
+        results[f"documents_per_s_c{concurrency}"] = medians
+        ratio = medians[DELAYS[0]] / medians[DELAYS[1]]
+        results[f"delay_ratio_c{concurrency}"] = ratio
+        print(f"concurrency {concurrency}: the commit delay gives {ratio:.2f}x the writes of none")
+    stored = all(results[f"stored_check_delay_{delay}"] for delay in DELAYS)
+    print(f"every acknowledged write is stored: {stored}", flush=True)
+
+
+DELAYS = ("2", "0")
+"""``--commit-delay`` of the two servers: the default, and none."""
+
+
+def _first_write(data: Path, delay: str, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """A server on ``data`` with ``--commit-delay delay``, once it has answered a first write."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    argv = [sys.executable, "-m", "neardup", "serve", "--data", str(data), "--port", str(port)]
+    process = subprocess.Popen(
+        [*argv, "--commit-delay", delay], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    body = {"documents": [{"id": "first", "text": "the first page a crawler remembers"}]}
+    while True:
+        try:
+            if httpx.post(f"{url}/documents", json=body, timeout=600).status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            if process.poll() is not None:
+                raise RuntimeError("neardup serve exited") from None
+            time.sleep(0.05)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

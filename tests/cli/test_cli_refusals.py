@@ -183,3 +183,10 @@ def test_repeated_ids_are_reported(tmp_path, run):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         neardup.dedup(unique, id_field="url")
+
+
+@pytest.mark.parametrize("delay", ["-1", "nan", "inf", "soon"])
+def test_serve_refuses_a_commit_delay_that_is_not_a_number_of_milliseconds(tmp_path, run, delay):
+    refused = run("serve", "--data", "data", f"--commit-delay={delay}", cwd=tmp_path)
+    assert refused.returncode == 2 and "--commit-delay" in refused.stderr
+    assert not (tmp_path / "data").exists()  # refused before the folder is made

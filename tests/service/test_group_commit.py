@@ -235,8 +235,7 @@ def test_a_group_answers_as_its_batches_would_one_at_a_time(tmp_path, monkeypatc
 
 
 def test_a_group_waits_briefly_for_as_many_writers_as_lately_and_a_lone_writer_never(tmp_path, monkeypatch):
-    monkeypatch.setattr(state, "_COMMIT_DELAY", 10.0)  # long enough to see, never reached
-    service = Service(Store(tmp_path))
+    service = Service(Store(tmp_path), commit_delay=10.0)  # long enough to see, never reached
     groups: list[list[str]] = []
     commit_group = service._commit_group
 

@@ -42,6 +42,14 @@ def positive_float(value: str) -> float:
     return number
 
 
+def non_negative_float(value: str) -> float:
+    """An argparse type: a finite number >= 0."""
+    number = float(value)
+    if not 0 <= number < float("inf"):  # NaN too
+        raise argparse.ArgumentTypeError(f"{value} is not a number >= 0")
+    return number
+
+
 def fraction(value: str) -> float:
     """An argparse type: a number in [0, 1]."""
     number = float(value)

@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from .options import add_config_arguments, config_from_args, positive_float
+from .options import add_config_arguments, config_from_args, non_negative_float, positive_float
 
 _CONFIG_OPTIONS = ("bits", "features", "shingle_size", "ngram_size", "normalize", "weighting", "idf", "seed")
 
@@ -79,6 +79,15 @@ def add_command(commands: Any) -> None:
         help="open connections and requests in progress beyond which a request is answered 503 "
         "(default: no limit)",
     )
+    serve.add_argument(
+        "--commit-delay",
+        type=non_negative_float,
+        default=2.0,
+        metavar="MS",
+        help="milliseconds a group commit waits, at most, for as many writers as the last groups "
+        "held, as PostgreSQL's commit_delay (0: never; a lone writer never waits; default: "
+        "%(default)s)",
+    )
     add_config_arguments(serve)
     # None marks an option not given: a start on an existing folder compares only what was given.
     serve.set_defaults(**dict.fromkeys(_CONFIG_OPTIONS))
@@ -107,7 +116,13 @@ def run(args: argparse.Namespace) -> int:
     store = Store(args.data, settings)
     limits = Limits(max_batch=args.max_batch, max_body_bytes=int(args.max_body_mb * 2**20))
     try:
-        app = create_app(store, token=args.token or None, limits=limits, body_timeout=args.body_timeout)
+        app = create_app(
+            store,
+            token=args.token or None,
+            limits=limits,
+            body_timeout=args.body_timeout,
+            commit_delay=args.commit_delay / 1000,
+        )
         # The app's lifespan warms the kernels before uvicorn listens, and closes the store at
         # the end (uvicorn re-raises SIGTERM once it has stopped: nothing after this line runs).
         server.run(

@@ -29,7 +29,7 @@ from .asgi import Lane, Measured
 from .metrics import Metrics
 from .models import Limits
 from .routes import add_routes, answer_add, answer_add_soon, answer_query
-from .state import Service
+from .state import COMMIT_DELAY, Service
 from .store import Store
 
 LOG = logging.getLogger("neardup.serve")
@@ -41,15 +41,17 @@ def create_app(
     token: str | None = None,
     limits: Limits | None = None,
     body_timeout: float = 60.0,
+    commit_delay: float = COMMIT_DELAY,
 ) -> FastAPI:
     """The ASGI app over ``store``; ``token`` guards every route but ``/healthz``.
 
     Its lifespan owns the store: at start it loads or compiles every kernel a request runs
     (:meth:`Service.warm`; uvicorn listens only after that), and at a clean stop it saves the
     index snapshot and closes the store. A request's body must arrive whole within
-    ``body_timeout`` seconds."""
+    ``body_timeout`` seconds. A group commit waits up to ``commit_delay`` seconds for as
+    many writers as the last groups held (:class:`Service`)."""
     limits = limits or Limits()
-    service = Service(store)
+    service = Service(store, commit_delay)
     metrics = Metrics()
     metrics.size.set(len(service.index))
 

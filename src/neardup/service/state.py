@@ -28,11 +28,11 @@ SNAPSHOT = "index.idx"
 _IDLE = 5.0
 """Seconds the committer thread waits for a write before it ends (the next write starts one)."""
 
-_COMMIT_DELAY = 0.002
+COMMIT_DELAY = 0.002
 """Seconds a group waits, at most, for as many writes as the larger of the last two groups
-held (PostgreSQL's commit_delay): concurrent writers answered together write again together,
-and one commit of them all costs less than two of half, each racing the event loop's work
-for the interpreter. A lone writer never waits."""
+held (PostgreSQL's commit_delay), by default: concurrent writers answered together write
+again together, and one commit of them all costs less than two of half, each racing the
+event loop's work for the interpreter. A lone writer never waits."""
 
 _GROUP_DOCUMENTS = 4096
 """Documents in one group commit, at most (past its first batch): a batch is compared directly
@@ -46,7 +46,7 @@ class Service:
     Readers never wait for writers. Writes queue for one committer thread (started by the
     first, ending when idle), which takes them a group at a time: the batches that arrive
     while one commit is on its way to disk wait for it (and, when the last groups held
-    several, up to ``_COMMIT_DELAY`` for as many), and then the committer fingerprints
+    several, up to ``commit_delay`` seconds for as many), and then the committer fingerprints
     the texts they left to it in one call, looks each batch up in turn (``_GroupView``: each
     sees the batches before it) and commits them all in one transaction, one fsync (group
     commit: one fsync per batch held 8 concurrent writers of single documents to 350
@@ -62,8 +62,9 @@ class Service:
     the rows since), and swapped in once the writes made meanwhile are replayed onto it.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, commit_delay: float = COMMIT_DELAY) -> None:
         self.store = store
+        self.commit_delay = commit_delay
         self.settings = store.settings
         self.fingerprinter = Fingerprinter(self.settings.config)
         self.snapshot_path = store.folder / SNAPSHOT
@@ -341,8 +342,8 @@ class Service:
                 self._committer = None
                 return None
             expected = max(self._recent_groups)
-            if len(self._queued) < expected:
-                deadline = time.monotonic() + _COMMIT_DELAY
+            if len(self._queued) < expected and self.commit_delay > 0:
+                deadline = time.monotonic() + self.commit_delay
                 while len(self._queued) < expected and (left := deadline - time.monotonic()) > 0:
                     self._queue_changed.wait(left)
             group: list[_Write] = []

@@ -138,7 +138,9 @@ class Store:
             for reader in self._readers:
                 reader.close()
             self._db.close()
-            os.close(self._held)  # and with it the lock
+            if self._held >= 0:  # and with it the lock, once: the number may be reused
+                os.close(self._held)
+                self._held = -1
 
     def _reader(self) -> sqlite3.Connection:
         """This thread's read-only connection."""
