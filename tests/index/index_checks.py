@@ -47,6 +47,18 @@ def near(rng: np.random.Generator, bits: int, bases: list[int], k: int) -> int:
     return v
 
 
+def draw_families(data, bits: int, k: int, max_copies: int) -> list[int]:
+    """Hypothesis draw: up to 8 random bases, each followed by up to ``max_copies`` copies of
+    it with at most k + 2 bits flipped."""
+    bases = data.draw(st.lists(st.integers(0, 2**bits - 1), min_size=1, max_size=8))
+    values = []
+    for base in bases:
+        values.append(base)
+        for _ in range(data.draw(st.integers(0, max_copies))):
+            values.append(flip(base, data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 2))))
+    return values
+
+
 def draw_case(data, bits: int, k: int, max_bases: int, max_queries: int):
     """Hypothesis draw: bases with neighbours up to k + 2 bits away, distinct int64 ids, and
     queries up to k + 1 bits from the first values."""

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from index_checks import planted, rows
+from index_checks import draw_families, planted, rows
 
 import naive_index as naive
 import neardup
@@ -72,12 +72,6 @@ def test_a_memory_mapped_array_and_edge_cases(tmp_path):
 def test_drawn_fingerprints_equal_brute_force(data):
     bits = data.draw(st.sampled_from([64, 128]))
     k = data.draw(st.integers(0, 7))
-    bases = data.draw(st.lists(st.integers(0, 2**bits - 1), min_size=1, max_size=8))
-    values = []
-    for base in bases:
-        values.append(base)
-        for _ in range(data.draw(st.integers(0, 5))):
-            flips = data.draw(st.sets(st.integers(0, bits - 1), max_size=k + 2))
-            values.append(base ^ sum(1 << p for p in flips))
+    values = draw_families(data, bits, k, max_copies=5)
     expected = naive.pairs(values, list(range(len(values))), k)
     assert joined(rows(values, bits), k, chunk_size=data.draw(st.integers(1, 50))) == expected
