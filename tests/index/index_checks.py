@@ -7,6 +7,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import naive_index as naive
+import neardup
 from neardup import HammingIndex
 
 
@@ -45,6 +46,16 @@ def near(rng: np.random.Generator, bits: int, bases: list[int], k: int) -> int:
     for p in rng.choice(bits, size=rng.integers(0, k + 2), replace=False):
         v ^= 1 << int(p)
     return v
+
+
+def joined(fps, k, **options) -> list[tuple[int, int, int]]:
+    """Every pair the self-join (``neardup.self_join``) yields, checked to come once each, sorted."""
+    found = []
+    for i, j, d in neardup.self_join(fps, k, **options):
+        assert i.dtype == j.dtype == d.dtype == np.int64 and (i < j).all()
+        found += zip(i.tolist(), j.tolist(), d.tolist())
+    assert len(found) == len(set(found))
+    return sorted(found)
 
 
 def draw_families(data, bits: int, k: int, max_copies: int) -> list[int]:

@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from index_checks import draw_families, planted, rows
+from index_checks import draw_families, joined, planted, rows
 
 import naive_index as naive
-import neardup
 from neardup.index import disk_join
 from neardup.index.self_join import disk_bytes_needed
 
@@ -24,15 +23,6 @@ def budget(partition_rows: int, words: int, window: int) -> int:
     at most ``MIN_WINDOW`` pairs (which memory= does not lower)."""
     plan = disk_join.DiskPlan(0, words, 0, window)
     return plan.window_bytes + partition_rows * plan.row_bytes
-
-
-def joined(fps, k, **options) -> list[tuple[int, int, int]]:
-    found = []
-    for i, j, d in neardup.self_join(fps, k, **options):
-        assert i.dtype == j.dtype == d.dtype == np.int64 and (i < j).all()
-        found += zip(i.tolist(), j.tolist(), d.tolist())
-    assert len(found) == len(set(found))
-    return sorted(found)
 
 
 @pytest.fixture(autouse=True)

@@ -7,20 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from index_checks import draw_families, planted, rows
+from index_checks import draw_families, joined, planted, rows
 
 import naive_index as naive
 import neardup
-
-
-def joined(fps, k, **options) -> list[tuple[int, int, int]]:
-    """Every pair the self-join yields, checked to come once each, sorted."""
-    found = []
-    for i, j, d in neardup.self_join(fps, k, **options):
-        assert i.dtype == j.dtype == d.dtype == np.int64 and (i < j).all()
-        found += zip(i.tolist(), j.tolist(), d.tolist())
-    assert len(found) == len(set(found))
-    return sorted(found)
 
 
 @pytest.mark.parametrize("bits", [64, 128])
