@@ -111,11 +111,11 @@ def disk_self_join(
     plan.check()
     with tempfile.TemporaryDirectory(prefix="neardup-join-", dir=work_dir) as folder:
         for t in range(tables):
-            start, written = time.perf_counter(), [0]
-            table = _Table(fps, k, lay, t, plan, Path(folder), written)
+            start = time.perf_counter()
+            table = _Table(fps, k, lay, t, plan, Path(folder))
             yield from table.join()
             if on_table is not None:
-                on_table(t, tables, time.perf_counter() - start, written[0])
+                on_table(t, tables, time.perf_counter() - start, table.written)
 
 
 @dataclass
@@ -132,11 +132,9 @@ class _Part:
 class _Table:
     """One table's out-of-core join."""
 
-    def __init__(
-        self, fps: np.ndarray, k: int, lay: Layout, t: int, plan: DiskPlan, folder: Path, written: list[int]
-    ) -> None:
-        self.fps, self.k, self.lay, self.t, self.plan = fps, k, lay, t, plan
-        self.folder, self.written = folder, written
+    def __init__(self, fps: np.ndarray, k: int, lay: Layout, t: int, plan: DiskPlan, folder: Path) -> None:
+        self.fps, self.k, self.lay, self.t, self.plan, self.folder = fps, k, lay, t, plan, folder
+        self.written = 0  # bytes
         self.width = int(lay.widths[t])
         self.rowmask = np.uint64((1 << lay.rowbits) - 1)
         self.parts = 4 * numba.get_num_threads()
@@ -210,7 +208,7 @@ class _Table:
                         fps[begin:end].tofile(files[p][1])
                         parts[p].rows += end - begin
                     begin = end
-                self.written[0] += entries.nbytes + fps.nbytes
+                self.written += entries.nbytes + fps.nbytes
         for part in parts:
             if not part.rows:
                 _remove(part)
