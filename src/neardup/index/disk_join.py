@@ -26,11 +26,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import numba
 import numpy as np
 
 from .._kernels import index as kernels
-from .tables import Layout, csr_offsets
+from .join import key_group_pairs
+from .tables import Layout
 
 MIN_ROWS = 1 << 12
 """Rows of a partition below which a budget is refused as too small to be useful."""
@@ -137,15 +137,10 @@ class _Table:
         self.written = 0  # bytes
         self.width = int(lay.widths[t])
         self.rowmask = np.uint64((1 << lay.rowbits) - 1)
-        self.parts = 4 * numba.get_num_threads()
         self.names = 0
 
     def join(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        n = self.fps.shape[0]
-        if n <= self.plan.partition_rows:
-            yield from self._join_rows(*self._entries(0, n))
-            return
-        for part in self._split(self._chunks_of_fps(), n, 0):
+        for part in self._split(self._chunks_of_fps(), self.fps.shape[0], 0):
             yield from self._join_part(part)
 
     def _entries(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
@@ -231,7 +226,7 @@ class _Table:
     ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """The table's pairs among these rows (whole key groups): each entry's row number is
         swapped for its place here, so that the join reads ``fps`` in place."""
-        lay, m = self.lay, entries.shape[0]
+        m = entries.shape[0]
         if m < 2:
             return
         rows = (entries & self.rowmask).astype(np.int64)
@@ -239,13 +234,7 @@ class _Table:
         entries |= np.arange(m, dtype=np.uint64)
         entries.sort()
         table = entries.reshape(1, m)
-        unit_offsets = csr_offsets(kernels.join_unit_candidates(table, lay.rowbits))
-        total = int(unit_offsets[-1])
-        for c0 in range(0, total, self.plan.window):
-            a, b, d = kernels.join_span(
-                fps, table, self.t, lay.starts, lay.sizes, lay.masks, lay.rowbits, self.k,
-                unit_offsets, c0, min(total, c0 + self.plan.window), self.parts,
-            )  # fmt: skip
+        for a, b, d in key_group_pairs(fps, table, self.t, self.lay, self.k, self.plan.window):
             if len(a):
                 a, b = rows[a], rows[b]
                 yield np.minimum(a, b), np.maximum(a, b), d

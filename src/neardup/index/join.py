@@ -1,6 +1,7 @@
 """The self-join of a :class:`HammingIndex` in bounded memory: the main rows by their tables'
 key groups (or by probes, past what a key group finds), the delta against the main rows and
-against itself, a window of pairs at a time, tombstoned rows left out."""
+against itself, a window of pairs at a time, tombstoned rows left out; and the join of sorted
+tables by key groups (``key_group_pairs``) that ``self_join`` and its out-of-core form share."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numba
 import numpy as np
 
 from .._kernels import index as kernels
-from .tables import csr_offsets, member
+from .tables import Layout, csr_offsets, member
 
 if TYPE_CHECKING:
     from .hamming_index import HammingIndex
@@ -61,16 +62,8 @@ def _join_main(
     and multi-index hashing at a small enough radius), by table groups: the rows sharing a
     key meet each other there, with no probe at all, a window of candidates at a time.
     Otherwise each row probes the tables for the rows after it, in batches."""
-    lay = index._layout
     if k // index.plan.num_blocks == 0:
-        unit_offsets = csr_offsets(kernels.join_unit_candidates(index._tables, lay.rowbits))
-        total = int(unit_offsets[-1])
-        parts = 4 * numba.get_num_threads()
-        for c0 in range(0, total, window):
-            a, b, d = kernels.join_span(
-                index._fps, index._tables, 0, lay.starts, lay.sizes, lay.masks, lay.rowbits, k,
-                unit_offsets, c0, min(total, c0 + window), parts,
-            )  # fmt: skip
+        for a, b, d in key_group_pairs(index._fps, index._tables, 0, index._layout, k, window):
             a, b = index._ids[a], index._ids[b]
             yield np.minimum(a, b), np.maximum(a, b), d
         return
@@ -83,6 +76,23 @@ def _join_main(
         found, d = kernels.query_fill(index._fps[lo:hi], index._fps, index._ids, *table, k, lo, offsets)
         mine = np.repeat(index._ids[lo:hi], np.diff(offsets))
         yield np.minimum(mine, found), np.maximum(mine, found), d
+
+
+def key_group_pairs(
+    fps: np.ndarray, tables: np.ndarray, first_table: int, lay: Layout, k: int, window: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The pairs of rows of ``fps`` within ``k`` that meet in a key group of the sorted
+    ``tables`` (the plan's tables ``first_table`` on), each reported by its first table: rows
+    (a, b) in no order and distances, a window of ``window`` candidates at a time (a chunk may
+    be empty)."""
+    unit_offsets = csr_offsets(kernels.join_unit_candidates(tables, lay.rowbits))
+    total = int(unit_offsets[-1])
+    parts = 4 * numba.get_num_threads()
+    for c0 in range(0, total, window):
+        yield kernels.join_span(
+            fps, tables, first_table, lay.starts, lay.sizes, lay.masks, lay.rowbits, k,
+            unit_offsets, c0, min(total, c0 + window), parts,
+        )  # fmt: skip
 
 
 def _without_dead(

@@ -14,14 +14,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-import numba
 import numpy as np
 
 from .._kernels import index as kernels
 from .disk_join import DiskPlan, TableDone, disk_self_join, in_memory_bytes
 from .hamming import _as_fingerprints
+from .join import key_group_pairs
 from .plan import IndexPlan, _check_distance
-from .tables import csr_offsets, layout
+from .tables import layout
 
 JOIN_WINDOW = 1 << 22
 """Candidate pairs examined at a time (the pairs of a window: at most three int64 arrays of
@@ -89,19 +89,12 @@ def self_join(
         tables = chosen.num_tables
         yield from disk_self_join(fps, k, lay, tables, int(memory), work_dir, int(chunk_size), on_table)
         return
-    parts = 4 * numba.get_num_threads()
     for t in range(chosen.num_tables):
         entries = np.empty((1, n), dtype=np.uint64)
         kept, widths = lay.kept[t : t + 1], lay.widths[t : t + 1]
         kernels.build_entries(fps, lay.starts, lay.sizes, kept, widths, lay.rowbits, entries)
         entries.sort(axis=1)
-        unit_offsets = csr_offsets(kernels.join_unit_candidates(entries, lay.rowbits))
-        total = int(unit_offsets[-1])
-        for c0 in range(0, total, chunk_size):
-            a, b, d = kernels.join_span(
-                fps, entries, t, lay.starts, lay.sizes, lay.masks, lay.rowbits, k,
-                unit_offsets, c0, min(total, c0 + chunk_size), parts,
-            )  # fmt: skip
+        for a, b, d in key_group_pairs(fps, entries, t, lay, k, chunk_size):
             if len(a):
                 yield np.minimum(a, b), np.maximum(a, b), d
         del entries  # before the next table is made

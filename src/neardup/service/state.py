@@ -342,10 +342,9 @@ class Service:
                 self._committer = None
                 return None
             expected = max(self._recent_groups)
-            if len(self._queued) < expected and self.commit_delay > 0:
-                deadline = time.monotonic() + self.commit_delay
-                while len(self._queued) < expected and (left := deadline - time.monotonic()) > 0:
-                    self._queue_changed.wait(left)
+            deadline = time.monotonic() + self.commit_delay  # no wait at 0
+            while len(self._queued) < expected and (left := deadline - time.monotonic()) > 0:
+                self._queue_changed.wait(left)
             group: list[_Write] = []
             documents = 0
             for write in self._queued:
