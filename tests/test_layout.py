@@ -1,5 +1,5 @@
 """The package's folders follow the data's path, and each imports only from those before it
-(docs/architecture.md): io -> fingerprint -> planted -> index -> pipeline -> report -> spark ->
+(docs/architecture.md): io -> fingerprint -> planted -> index -> pipeline -> passage -> report -> spark ->
 service -> cli, with the root's small shared modules and ``_kernels`` below them all. ``planted``
 (corpora for tests, benchmarks and ``--example``) needs only the fingerprint, so it sits right
 after it."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import neardup
 
 PACKAGE = Path(neardup.__file__).parent
-LAYERS = ["io", "fingerprint", "planted", "index", "pipeline", "report", "spark", "service", "cli"]
+LAYERS = ["io", "fingerprint", "planted", "index", "pipeline", "passage", "report", "spark", "service", "cli"]
 SHARED = {
     "_config",
     "_errors",

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
     from .pipeline.options import DedupOptions
     from .pipeline.result import DedupResult
     from .pipeline.warmup import warmup
+    from .passage.job import passages
+    from .passage.matching import PassageOptions
+    from .passage.result import PassageResult
     from .report.explain import Explanation, explain
     from .report.html import write_report
 
@@ -53,10 +56,13 @@ _LAZY = {
     "HammingIndex": "index.hamming_index",
     "IdfModel": "fingerprint.idf",
     "IndexPlan": "index.plan",
+    "PassageOptions": "passage.matching",
+    "PassageResult": "passage.result",
     "clusters": "pipeline.clustering",
     "dedup": "pipeline.job",
     "explain": "report.explain",
     "fit_idf": "fingerprint.idf",
+    "passages": "passage.job",
     "self_join": "index.self_join",
     "simhash": "fingerprint.fingerprinter",
     "warmup": "pipeline.warmup",
@@ -79,6 +85,8 @@ __all__ = [  # sorted case-insensitively (tests/test_public_api.py)
     "IndexPlan",
     "MissingExtraError",
     "NeardupError",
+    "PassageOptions",
+    "PassageResult",
     "ServiceError",
     "TooManyPairsError",
     "__version__",
@@ -91,6 +99,7 @@ __all__ = [  # sorted case-insensitively (tests/test_public_api.py)
     "hamming",
     "hamming_many",
     "hamming_pairwise",
+    "passages",
     "self_join",
     "simhash",
     "warmup",

@@ -1,0 +1,447 @@
+"""Near-duplicate passages: words, sampled word n-gram seeds, the documents that share them,
+chains of shared seeds, and a banded local alignment that finds each passage's ends.
+
+Words are cut by the fingerprint's character classes (a run of word code points, or one solo
+code point such as a CJK ideograph) and compared by a 32-bit hash of their lower-cased code
+points (``lower``: code point -> its lower case, for the planes it covers). Offsets are in code
+points (Python ``str`` indices); an ill-formed UTF-8 byte counts as one.
+
+A seed is a hash of ``size`` consecutive words, kept when ``seed % sample == 0``: the same
+words give the same seed in every document, so a sampled seed is sampled wherever it occurs.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._jit import jit, jit_inline, jit_parallel
+from .utf8 import decode
+
+OTHER, WORD, SOLO, SPACE = 0, 1, 2, 3
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+_COUNT, _HASH, _CHARS = 0, 1, 2
+_OPEN_CHAINS = 16
+"""Chains of one pair of documents followed at once (more: the one idle longest is closed)."""
+_EXPANSIONS = 6
+"""How often an alignment that reaches its region's edge is redone on a wider region."""
+
+
+@jit_inline
+def _mix(x):
+    """splitmix64's finaliser: every input bit moves every output bit."""
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+@jit_inline
+def _code_point(buf, i, end):
+    """(code point, bytes) at ``buf[i]``; an ill-formed byte is (-1, 1)."""
+    b = buf[i]
+    if b < 0x80:
+        return np.int64(b), 1
+    return decode(buf, i, end)
+
+
+@jit
+def _scan(buf, start, end, classes, lower, mode, hashes, char_first, char_last):
+    """The words of ``buf[start:end]``; return how many. ``mode`` _HASH writes each word's
+    hash to ``hashes``, _CHARS its code point offsets [first, last) to ``char_first`` and
+    ``char_last``, _COUNT only counts. The one rule of what a word is."""
+    n = 0
+    chars = 0
+    i = start
+    while i < end:
+        cp, width = _code_point(buf, i, end)
+        cls = classes[cp] if cp >= 0 else OTHER
+        if cls != WORD and cls != SOLO:
+            i += width
+            chars += 1
+            continue
+        first = chars
+        h = _FNV_OFFSET
+        while True:
+            lowered = lower[cp] if cp < lower.shape[0] else cp
+            h = (h ^ np.uint64(lowered)) * _FNV_PRIME
+            i += width
+            chars += 1
+            if cls == SOLO or i >= end:
+                break
+            cp, width = _code_point(buf, i, end)
+            if cp < 0 or classes[cp] != WORD:
+                break
+        if mode == _HASH:
+            hashes[n] = np.uint32(_mix(h) >> np.uint64(32))
+        elif mode == _CHARS:
+            char_first[n] = first
+            char_last[n] = chars
+        n += 1
+    return n
+
+
+@jit_parallel
+def count_words(buf, offsets, classes, lower):
+    """How many words each document holds: int64, shape (n,)."""
+    n = offsets.shape[0] - 1
+    counts = np.empty(n, dtype=np.int64)
+    no_hashes = np.empty(0, dtype=np.uint32)
+    no_chars = np.empty(0, dtype=np.int64)
+    for d in numba.prange(n):
+        counts[d] = _scan(
+            buf, offsets[d], offsets[d + 1], classes, lower, _COUNT, no_hashes, no_chars, no_chars
+        )
+    return counts
+
+
+@jit_parallel
+def word_hashes(buf, offsets, classes, lower, word_offsets):
+    """Every word's hash (uint32, shape (word_offsets[-1],)): document d's are
+    ``[word_offsets[d]:word_offsets[d + 1]]``."""
+    n = offsets.shape[0] - 1
+    out = np.empty(word_offsets[n], dtype=np.uint32)
+    no_chars = np.empty(0, dtype=np.int64)
+    for d in numba.prange(n):
+        _scan(
+            buf, offsets[d], offsets[d + 1], classes, lower, _HASH, out[word_offsets[d] :], no_chars, no_chars
+        )
+    return out
+
+
+@jit
+def char_spans(buf, offsets, classes, lower, docs, first_word, last_word):
+    """The code point offsets [start, end) of words ``first_word[q]..last_word[q]`` (inclusive)
+    of document ``docs[q]``: two int64 arrays, shape (len(docs),). Queries of one document
+    should come together: its words are scanned once for them."""
+    q_count = docs.shape[0]
+    start = np.empty(q_count, dtype=np.int64)
+    end = np.empty(q_count, dtype=np.int64)
+    no_hashes = np.empty(0, dtype=np.uint32)
+    doc = -1
+    char_first = np.empty(0, dtype=np.int64)
+    char_last = np.empty(0, dtype=np.int64)
+    for q in range(q_count):
+        if docs[q] != doc:
+            doc = docs[q]
+            lo, hi = offsets[doc], offsets[doc + 1]
+            n = _scan(buf, lo, hi, classes, lower, _COUNT, no_hashes, char_first, char_last)
+            char_first = np.empty(n, dtype=np.int64)
+            char_last = np.empty(n, dtype=np.int64)
+            _scan(buf, lo, hi, classes, lower, _CHARS, no_hashes, char_first, char_last)
+        start[q] = char_first[first_word[q]]
+        end[q] = char_last[last_word[q]]
+    return start, end
+
+
+@jit_inline
+def _seed_at(words, t, size):
+    g = np.uint64(size)
+    for j in range(size):
+        g = _mix(g ^ np.uint64(words[t + j]))
+    return g
+
+
+@jit_parallel
+def count_seeds(words, word_offsets, size, sample, min_words):
+    """How many sampled seeds each document with at least ``min_words`` words holds."""
+    n = word_offsets.shape[0] - 1
+    counts = np.zeros(n, dtype=np.int64)
+    for d in numba.prange(n):
+        lo, hi = word_offsets[d], word_offsets[d + 1]
+        if hi - lo < min_words:
+            continue
+        c = 0
+        for t in range(lo, hi - size + 1):
+            if _seed_at(words, t, size) % sample == 0:
+                c += 1
+        counts[d] = c
+    return counts
+
+
+@jit_parallel
+def fill_seeds(words, word_offsets, size, sample, min_words, seed_offsets, first_doc):
+    """The sampled seeds counted by ``count_seeds``: (seed uint64, document int32 numbered
+    from ``first_doc``, word position int32), documents in order, positions ascending."""
+    n = word_offsets.shape[0] - 1
+    total = seed_offsets[n]
+    seeds = np.empty(total, dtype=np.uint64)
+    docs = np.empty(total, dtype=np.int32)
+    positions = np.empty(total, dtype=np.int32)
+    for d in numba.prange(n):
+        lo, hi = word_offsets[d], word_offsets[d + 1]
+        if hi - lo < min_words:
+            continue
+        at = seed_offsets[d]
+        for t in range(lo, hi - size + 1):
+            g = _seed_at(words, t, size)
+            if g % sample == 0:
+                seeds[at] = g
+                docs[at] = first_doc + d
+                positions[at] = t - lo
+                at += 1
+    return seeds, docs, positions
+
+
+@jit
+def seed_hits(seeds, docs, positions, common_docs):
+    """Pairs of occurrences of one seed in two documents, from seeds sorted with their
+    documents ascending within a seed: (doc_a, doc_b, pos_a, pos_b), doc_a < doc_b, and a
+    mask of the occurrences of common seeds (in ``common_docs`` documents or more), which
+    make no pairs. A seed with more than 4 * ``common_docs`` occurrences in fewer documents
+    (a phrase repeated within documents) pairs only each document's first occurrence, so no
+    seed makes more than ``common_docs ** 2 / 2`` pairs."""
+    common = np.zeros(seeds.shape[0], dtype=np.bool_)
+    none = np.empty(0, dtype=np.int32)
+    total = _seed_pairs(seeds, docs, positions, common_docs, common, False, none, none, none, none)
+    doc_a = np.empty(total, dtype=np.int32)
+    doc_b = np.empty(total, dtype=np.int32)
+    pos_a = np.empty(total, dtype=np.int32)
+    pos_b = np.empty(total, dtype=np.int32)
+    _seed_pairs(seeds, docs, positions, common_docs, common, True, doc_a, doc_b, pos_a, pos_b)
+    return doc_a, doc_b, pos_a, pos_b, common
+
+
+@jit
+def _seed_pairs(seeds, docs, positions, common_docs, common, fill, doc_a, doc_b, pos_a, pos_b):
+    """``seed_hits``' two passes: count the pairs and mark ``common``, then ``fill``."""
+    n = seeds.shape[0]
+    at = 0
+    s = 0
+    while s < n:
+        e = s + 1
+        distinct = 1
+        while e < n and seeds[e] == seeds[s]:
+            if docs[e] != docs[e - 1]:
+                distinct += 1
+            e += 1
+        if distinct >= common_docs:
+            for x in range(s, e):
+                common[x] = True
+        elif distinct > 1:
+            firsts_only = e - s > 4 * common_docs
+            for x in range(s, e):
+                if firsts_only and x > s and docs[x] == docs[x - 1]:
+                    continue
+                for y in range(x + 1, e):
+                    if docs[y] == docs[x] or (firsts_only and docs[y] == docs[y - 1]):
+                        continue
+                    if fill:
+                        doc_a[at] = docs[x]
+                        doc_b[at] = docs[y]
+                        pos_a[at] = positions[x]
+                        pos_b[at] = positions[y]
+                    at += 1
+        s = e
+    return at
+
+
+@jit
+def chain_hits(doc_a, doc_b, pos_a, pos_b, max_gap, max_drift, min_hits):
+    """Chains of hits that lie along one diagonal (``pos_b - pos_a`` drifting at most
+    ``max_drift`` words from one hit to the next, at most ``max_gap`` words apart in a), from
+    hits sorted by (doc_a, doc_b, pos_a, pos_b). Returns, per chain of ``min_hits`` or more:
+    doc_a, doc_b, first and last pos_a, first and last pos_b, lowest and highest diagonal."""
+    n = doc_a.shape[0]
+    cap = n // max(min_hits, 1) + 1
+    out = np.empty((cap, 8), dtype=np.int64)
+    found = 0
+    # Open chains: first_a, last_a, first_b, last_b, last_d, low_d, high_d, hits
+    chains = np.empty((_OPEN_CHAINS, 8), dtype=np.int64)
+    open_count = 0
+    s = 0
+    while s < n:
+        e = s
+        while e < n and doc_a[e] == doc_a[s] and doc_b[e] == doc_b[s]:
+            e += 1
+        open_count = 0
+        for h in range(s, e):
+            a, b = np.int64(pos_a[h]), np.int64(pos_b[h])
+            d = b - a
+            # Close the chains this hit is too far past.
+            c = 0
+            while c < open_count:
+                if a - chains[c, 1] > max_gap:
+                    if chains[c, 7] >= min_hits:
+                        found = _emit(out, found, doc_a[s], doc_b[s], chains[c])
+                    open_count -= 1
+                    chains[c] = chains[open_count]
+                else:
+                    c += 1
+            best = -1
+            best_drift = max_drift + 1
+            for c in range(open_count):
+                drift = abs(d - chains[c, 4])
+                if drift < best_drift and b >= chains[c, 3] and (a > chains[c, 1] or b > chains[c, 3]):
+                    best, best_drift = c, drift
+            if best >= 0:
+                chains[best, 1] = a
+                chains[best, 3] = b
+                chains[best, 4] = d
+                chains[best, 5] = min(chains[best, 5], d)
+                chains[best, 6] = max(chains[best, 6], d)
+                chains[best, 7] += 1
+                continue
+            if open_count == _OPEN_CHAINS:  # close the one idle longest
+                oldest = 0
+                for c in range(1, open_count):
+                    if chains[c, 1] < chains[oldest, 1]:
+                        oldest = c
+                if chains[oldest, 7] >= min_hits:
+                    found = _emit(out, found, doc_a[s], doc_b[s], chains[oldest])
+                open_count -= 1
+                chains[oldest] = chains[open_count]
+            chains[open_count, 0] = a
+            chains[open_count, 1] = a
+            chains[open_count, 2] = b
+            chains[open_count, 3] = b
+            chains[open_count, 4] = d
+            chains[open_count, 5] = d
+            chains[open_count, 6] = d
+            chains[open_count, 7] = 1
+            open_count += 1
+        for c in range(open_count):
+            if chains[c, 7] >= min_hits:
+                found = _emit(out, found, doc_a[s], doc_b[s], chains[c])
+        s = e
+    return out[:found].copy()
+
+
+@jit_inline
+def _emit(out, found, da, db, chain):
+    out[found, 0] = da
+    out[found, 1] = db
+    out[found, 2] = chain[0]
+    out[found, 3] = chain[1]
+    out[found, 4] = chain[2]
+    out[found, 5] = chain[3]
+    out[found, 6] = chain[5]
+    out[found, 7] = chain[6]
+    return found + 1
+
+
+@jit
+def _align(a, b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result):
+    """Best local alignment of ``a[row_lo:row_hi]`` with ``b``, on diagonals ``j - i`` in
+    [d_lo, d_hi] (Smith-Waterman in a band; linear gaps). ``result`` gets: first i, last i,
+    first j, last j, matched words, score (0: nothing aligned)."""
+    width = d_hi - d_lo + 1
+    nb = b.shape[0]
+    # Row i's cell k is (i, i + d_lo + k): its diagonal neighbour (i-1, j-1) is the previous
+    # row's cell k, (i-1, j) the previous row's k+1, (i, j-1) this row's k-1.
+    prev_h = np.zeros(width + 1, dtype=np.int64)
+    prev_si = np.zeros(width + 1, dtype=np.int64)
+    prev_sj = np.zeros(width + 1, dtype=np.int64)
+    prev_m = np.zeros(width + 1, dtype=np.int64)
+    cur_h = np.zeros(width + 1, dtype=np.int64)
+    cur_si = np.zeros(width + 1, dtype=np.int64)
+    cur_sj = np.zeros(width + 1, dtype=np.int64)
+    cur_m = np.zeros(width + 1, dtype=np.int64)
+    best = 0
+    for r in range(6):
+        result[r] = 0
+    for i in range(row_lo, row_hi):
+        for k in range(width):
+            j = i + d_lo + k
+            if j < 0 or j >= nb:
+                cur_h[k] = 0
+                continue
+            same = a[i] == b[j]
+            h = 0
+            si = i
+            sj = j
+            m = 0
+            if same:
+                h = match
+                m = 1
+            if i > row_lo and prev_h[k] > 0:
+                v = prev_h[k] + (match if same else -mismatch)
+                if v > h:
+                    h, si, sj, m = v, prev_si[k], prev_sj[k], prev_m[k] + (1 if same else 0)
+            if i > row_lo and k + 1 < width and prev_h[k + 1] > 0:
+                v = prev_h[k + 1] - gap
+                if v > h:
+                    h, si, sj, m = v, prev_si[k + 1], prev_sj[k + 1], prev_m[k + 1]
+            if k > 0 and cur_h[k - 1] > 0:
+                v = cur_h[k - 1] - gap
+                if v > h:
+                    h, si, sj, m = v, cur_si[k - 1], cur_sj[k - 1], cur_m[k - 1]
+            cur_h[k] = h
+            cur_si[k] = si
+            cur_sj[k] = sj
+            cur_m[k] = m
+            if h > best:
+                best = h
+                result[0] = si
+                result[1] = i
+                result[2] = sj
+                result[3] = j
+                result[4] = m
+                result[5] = h
+        prev_h, cur_h = cur_h, prev_h
+        prev_si, cur_si = cur_si, prev_si
+        prev_sj, cur_sj = cur_sj, prev_sj
+        prev_m, cur_m = cur_m, prev_m
+
+
+@jit_parallel
+def align_chains(words, word_offsets, chains, size, margin, band, match, mismatch, gap):
+    """The best local alignment around each chain (``chain_hits``' rows): int64, shape
+    (len(chains), 6) of first and last word in a, first and last word in b (positions within
+    each document), matched words and score. The region is the chain's words widened by
+    ``margin`` words, its diagonals by ``band``; a region whose best alignment reaches its
+    edge is widened and aligned again."""
+    n = chains.shape[0]
+    out = np.zeros((n, 6), dtype=np.int64)
+    for c in numba.prange(n):
+        da, db = chains[c, 0], chains[c, 1]
+        a = words[word_offsets[da] : word_offsets[da + 1]]
+        b = words[word_offsets[db] : word_offsets[db + 1]]
+        widen = margin
+        row_lo = max(chains[c, 2] - widen, 0)
+        row_hi = min(chains[c, 3] + size + widen, a.shape[0])
+        d_lo, d_hi = chains[c, 6] - band, chains[c, 7] + band
+        result = out[c]
+        for _ in range(_EXPANSIONS):
+            _align(a, b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result)
+            at_start = result[0] == row_lo and row_lo > 0
+            at_end = result[1] == row_hi - 1 and row_hi < a.shape[0]
+            if result[5] == 0 or not (at_start or at_end):
+                break
+            widen *= 2
+            if at_start:
+                row_lo = max(row_lo - widen, 0)
+            if at_end:
+                row_hi = min(row_hi + widen, a.shape[0])
+    return out
+
+
+@jit
+def common_runs(docs, positions, seeds, size, max_gap, min_words):
+    """Runs of common seeds within documents, from common occurrences sorted by (document,
+    position): seeds at most ``max_gap`` words apart, spanning ``min_words`` words or more.
+    Returns int64 rows of (document, first word, last word, the run's smallest seed as int64):
+    near-identical copies of one passage mostly share that smallest seed (a MinHash)."""
+    n = docs.shape[0]
+    out = np.empty((n // 2 + 1, 4), dtype=np.int64)
+    found = 0
+    s = 0
+    while s < n:
+        e = s + 1
+        low = seeds[s]
+        while e < n and docs[e] == docs[s] and positions[e] - positions[e - 1] <= max_gap:
+            if seeds[e] < low:
+                low = seeds[e]
+            e += 1
+        last = np.int64(positions[e - 1]) + size - 1
+        if last - positions[s] + 1 >= min_words and found < out.shape[0]:
+            out[found, 0] = docs[s]
+            out[found, 1] = positions[s]
+            out[found, 2] = last
+            out[found, 3] = np.int64(low >> np.uint64(1))
+            found += 1
+        s = e
+    return out[:found].copy()

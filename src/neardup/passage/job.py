@@ -1,0 +1,155 @@
+"""Find the passages documents share: read -> words and seeds -> matches (``matching.py``)
+-> offsets and ids -> a ``PassageResult``.
+
+Memory holds the texts (to find each passage's characters), 4 bytes a word and 16 bytes a
+sampled seed (one word in three): about 2.5 times the corpus's text.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .._progress import Progress
+from ..fingerprint.fingerprinter import _resolve_threads, _threads
+from ..io.batch import MiB, ReadOptions
+from ..io.ids import repeated_ids
+from ..io.rejects import Rejects
+from ..pipeline.corpus import open_corpus
+from .matching import Common, Matches, PassageOptions, Seeds, find_passages
+from .result import COMMON_COLUMNS, MATCH_COLUMNS, PassageResult
+from .words import CorpusWords
+
+
+def passages(
+    data: Any,
+    options: PassageOptions | None = None,
+    *,
+    text_field: str = "text",
+    id_field: str | None = None,
+    errors: str = "raise",
+    max_skipped: float | None = None,
+    input_format: str | None = None,
+    compression: str | None = None,
+    lines: bool = False,
+    max_document_mb: float = 32,
+    block_mb: float = 16,
+    n_jobs: int | None = None,
+    progress: Progress | None = None,
+    **option_keywords: Any,
+) -> PassageResult:
+    """Every passage of at least ``min_words`` words that two documents share, near copies
+    included (about one word in ten changed, inserted or deleted), with where it lies in each.
+
+    Args:
+        data: what :func:`neardup.dedup` reads: a list of texts; a pandas or polars
+            DataFrame or a pyarrow Table (column ``text_field``); or files: a path (str or
+            ``Path``) or a list of ``Path`` (JSONL, Parquet, CSV/TSV, text; plain, .gz, .zst).
+        options: a :class:`PassageOptions`, or its fields as keywords: ``min_words`` (50),
+            ``min_similarity`` (0.8), ``common_docs`` (100: a passage in this many documents
+            or more is listed once in ``result.common``, not as pairs).
+        text_field, id_field, errors, max_skipped, input_format, compression, lines,
+        max_document_mb, block_mb, n_jobs, progress: as for :func:`neardup.dedup`.
+
+    Returns a :class:`PassageResult`: ``matches`` (``id_a, id_b, start_a, end_a, start_b,
+    end_b, words, similarity``; offsets are ``str`` indices) and ``common``.
+    """
+    if options is None:
+        options = PassageOptions(**option_keywords)
+    elif option_keywords:
+        raise TypeError(
+            f"pass options= or its fields as keywords, not both: {', '.join(sorted(option_keywords))}"
+        )
+    read = ReadOptions(
+        text_field=text_field,
+        id_field=id_field,
+        max_document_bytes=int(max_document_mb * MiB),
+        block_bytes=int(block_mb * MiB),
+    )
+    corpus = open_corpus(
+        data,
+        text_field=text_field,
+        id_field=id_field,
+        options=read,
+        input_format=input_format,
+        compression=compression,
+        lines=lines,
+    )
+    progress = progress or Progress(enabled=False)
+    rejects = Rejects(errors)
+    words, seeds = CorpusWords(), Seeds(options.min_words)
+    ids: list = []
+    text_bytes = 0
+    with _threads(_resolve_threads(n_jobs)):
+        with progress.stage("words", total=getattr(corpus, "total_bytes", None)) as stage:
+            for batch, owners in corpus.batches(rejects):
+                if batch.ids is not None:
+                    ids += batch.ids.to_pylist()
+                else:
+                    ids += corpus.default_ids(batch.rows, np.broadcast_to(owners, len(batch)))
+                first = len(words)
+                hashes, offsets = words.add(batch.texts)
+                seeds.add(hashes, offsets, first)
+                text_bytes += _text_bytes(batch.texts)
+                stage.update(batch.consumed if corpus.total_bytes else len(words), len(batch))
+        rejects.check_share(len(ids), max_skipped)
+        if id_field is not None and (repeated := repeated_ids(ids, id_field)) is not None:
+            warnings.warn(repeated, UserWarning, stacklevel=2)
+        words.freeze()
+        with progress.stage("passages", unit="docs"):
+            matches, common = find_passages(words.hashes, words.offsets, seeds, options)
+            return PassageResult(
+                _matches_table(matches, words, ids),
+                _common_table(common, words, ids),
+                documents=len(ids),
+                words=len(words.hashes),
+                bytes=text_bytes,
+                skipped=rejects.count,
+            )
+
+
+def _text_bytes(texts: Any) -> int:
+    if isinstance(texts, list):
+        return sum(len(t.encode("utf-8", "surrogatepass")) if isinstance(t, str) else len(t) for t in texts)
+    chunks = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
+    return sum(int(chunk.offsets[-1].as_py() - chunk.offsets[0].as_py()) for chunk in chunks)
+
+
+def _matches_table(m: Matches, words: CorpusWords, ids: list) -> pa.Table:
+    start_a, end_a = words.char_offsets(m.doc_a, m.first_a, m.last_a)
+    start_b, end_b = words.char_offsets(m.doc_b, m.first_b, m.last_b)
+    columns = [
+        _ids(ids, m.doc_a),
+        _ids(ids, m.doc_b),
+        start_a,
+        end_a,
+        start_b,
+        end_b,
+        m.words,
+        np.round(m.similarity, 4),
+    ]
+    return pa.table(dict(zip(MATCH_COLUMNS, columns)))
+
+
+def _common_table(c: Common, words: CorpusWords, ids: list) -> pa.Table:
+    firsts = np.flatnonzero(np.diff(c.passage, prepend=-1))
+    held = np.unique(np.stack([c.passage, c.doc]), axis=1)[0] if len(c.passage) else c.passage
+    documents = np.bincount(held, minlength=len(firsts)).astype(np.int64)
+    start, end = words.char_offsets(c.doc[firsts], c.first[firsts], c.last[firsts])
+    columns = [
+        np.arange(len(firsts), dtype=np.int64),
+        documents,
+        _ids(ids, c.doc[firsts]),
+        start,
+        end,
+        c.last[firsts] - c.first[firsts] + 1,
+    ]
+    return pa.table(dict(zip(COMMON_COLUMNS, columns)))
+
+
+def _ids(ids: list, docs: np.ndarray) -> pa.Array:
+    kind = pa.string() if ids and isinstance(ids[0], str) else pa.int64() if ids else None
+    return pa.array([ids[d] for d in docs.tolist()], type=kind)

@@ -1,0 +1,205 @@
+"""The passages documents share, from their words: sampled seeds -> documents that share a
+seed -> chains of shared seeds along one diagonal -> a banded local alignment of each chain,
+kept when long and similar enough. Seeds in ``common_docs`` documents or more make no pairs:
+their runs are common passages (a site's footer), counted once each.
+
+Why these settings (``benchmarks/bench_passages.py`` measures them): seeds of 4 words, one in
+3 kept, leave a 50-word passage with one word in ten edited about 7 seeds, of which a chain
+needs 2; an edit breaks the 4 seeds over it, so exact runs are not needed. The alignment scores
++2 a matched word and -3 a changed, inserted or deleted one: a passage with one edit in ten
+scores well above zero, unrelated text well below, so the passage's ends are where its
+matches stop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._errors import ConfigError
+from .._kernels.passages import align_chains, chain_hits, common_runs, count_seeds, fill_seeds, seed_hits
+
+SEED_WORDS = 4
+"""Words hashed into one seed."""
+SAMPLE = 3
+"""One seed in this many is kept (by its hash, so the same ones in every document)."""
+MIN_HITS = 2
+"""Shared seeds along one diagonal that make a chain worth aligning."""
+MAX_GAP = 24
+"""Words between two seeds of one chain, at most."""
+MAX_DRIFT = 8
+"""Words the diagonal may move between two seeds of one chain (insertions, deletions)."""
+MARGIN = 32
+"""Words aligned beyond a chain's first and last seed (doubled while the passage reaches further)."""
+BAND = 16
+"""Diagonals aligned beyond the chain's."""
+MATCH, MISMATCH, GAP = 2, 3, 3
+
+
+@dataclass(frozen=True)
+class PassageOptions:
+    """What counts as a shared passage.
+
+    Attributes:
+        min_words: the shorter copy holds at least this many words.
+        min_similarity: 2 * matched words / (words of both copies), at least this.
+        common_docs: a passage in this many documents or more is common: reported once, with
+            its count, not as pairs (a footer in a million pages would be 5e11 pairs).
+    """
+
+    min_words: int = 50
+    min_similarity: float = 0.8
+    common_docs: int = 100
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.min_words, int) or self.min_words < 2 * SEED_WORDS:
+            raise ConfigError(
+                f"min_words (--min-words) must be an integer >= {2 * SEED_WORDS}, got {self.min_words!r}"
+            )
+        if not 0 < self.min_similarity <= 1:
+            raise ConfigError(
+                f"min_similarity (--min-similarity) must be in (0, 1], got {self.min_similarity!r}"
+            )
+        if not isinstance(self.common_docs, int) or self.common_docs < 3:
+            raise ConfigError(
+                f"common_docs (--common-docs) must be an integer >= 3, got {self.common_docs!r}"
+            )
+
+
+class Seeds:
+    """The sampled seeds of every document long enough to hold a passage."""
+
+    def __init__(self, min_words: int) -> None:
+        self.min_words = min_words
+        self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add(self, hashes: np.ndarray, offsets: np.ndarray, first_doc: int) -> None:
+        """The seeds of documents ``first_doc, first_doc + 1, ...``, whose words are
+        ``hashes[offsets[d]:offsets[d + 1]]``."""
+        counts = count_seeds(hashes, offsets, SEED_WORDS, SAMPLE, self.min_words)
+        seed_offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=seed_offsets[1:])
+        self._parts.append(
+            fill_seeds(hashes, offsets, SEED_WORDS, SAMPLE, self.min_words, seed_offsets, first_doc)
+        )
+
+    def __len__(self) -> int:
+        return sum(len(part[0]) for part in self._parts)
+
+    def by_seed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(seeds, documents, positions), sorted by seed, then document and position."""
+        if not self._parts:
+            return np.zeros(0, np.uint64), np.zeros(0, np.int32), np.zeros(0, np.int32)
+        seeds, docs, positions = (np.concatenate(column) for column in zip(*self._parts))
+        self._parts = []
+        order = np.argsort(seeds, kind="stable")  # documents were added in order
+        return seeds[order], docs[order], positions[order]
+
+
+@dataclass
+class Matches:
+    """Aligned passages, one per row (int64 arrays): documents a < b, the first and last word
+    of each copy (numbered within its document), and the words matched."""
+
+    doc_a: np.ndarray
+    doc_b: np.ndarray
+    first_a: np.ndarray
+    last_a: np.ndarray
+    first_b: np.ndarray
+    last_b: np.ndarray
+    matched: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.doc_a)
+
+    @property
+    def words(self) -> np.ndarray:
+        """The shorter copy's length in words."""
+        return np.minimum(self.last_a - self.first_a, self.last_b - self.first_b) + 1
+
+    @property
+    def similarity(self) -> np.ndarray:
+        """2 * matched / (words of both copies)."""
+        total = self.last_a - self.first_a + self.last_b - self.first_b + 2
+        return 2 * self.matched / np.maximum(total, 1)
+
+
+@dataclass
+class Common:
+    """Common passages: each run of common seeds (``doc``, ``first`` and ``last`` word) with
+    the number of its ``passage`` (0, 1, ...), runs of one passage in document order."""
+
+    doc: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    passage: np.ndarray
+
+
+def find_passages(
+    hashes: np.ndarray, offsets: np.ndarray, seeds: Seeds, options: PassageOptions
+) -> tuple[Matches, Common]:
+    """The passages the documents share (pairs) and the common ones, from every document's
+    words (``hashes[offsets[d]:offsets[d + 1]]``) and their ``seeds``."""
+    by_seed, docs, positions = seeds.by_seed()
+    doc_a, doc_b, pos_a, pos_b, common = seed_hits(by_seed, docs, positions, options.common_docs)
+    order = np.lexsort((pos_b, pos_a, doc_b, doc_a))
+    chains = chain_hits(doc_a[order], doc_b[order], pos_a[order], pos_b[order], MAX_GAP, MAX_DRIFT, MIN_HITS)
+    del doc_a, doc_b, pos_a, pos_b, order
+    aligned = align_chains(hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP)
+    matches = Matches(chains[:, 0], chains[:, 1], *aligned[:, :5].T)
+    good = (matches.words >= options.min_words) & (matches.similarity >= options.min_similarity)
+    matches = _distinct(_rows(matches, np.flatnonzero(good)), aligned[good, 5])
+    return matches, _common(by_seed[common], docs[common], positions[common], options)
+
+
+def _rows(matches: Matches, rows: np.ndarray) -> Matches:
+    return Matches(*(getattr(matches, name)[rows] for name in Matches.__dataclass_fields__))
+
+
+def _distinct(matches: Matches, scores: np.ndarray) -> Matches:
+    """One row per passage: of the alignments of one pair that overlap in both documents
+    (chains of one passage, split by a gap, align to the same words), the best scored."""
+    order = np.lexsort((-scores, matches.first_a, matches.doc_b, matches.doc_a))
+    m = _rows(matches, order)
+    keep = np.ones(len(m), dtype=bool)
+    pair = m.doc_a * (int(m.doc_b.max(initial=0)) + 1) + m.doc_b
+    score = scores[order]
+    starts = np.flatnonzero(np.diff(pair, prepend=-1))
+    ends = np.append(starts[1:], len(m))
+    for lo, hi in zip(starts.tolist(), ends.tolist()):
+        if hi - lo == 1:
+            continue
+        kept: list[int] = []
+        for r in range(lo, hi):
+            for k in kept:
+                if (
+                    m.first_a[r] <= m.last_a[k]
+                    and m.first_a[k] <= m.last_a[r]
+                    and (m.first_b[r] <= m.last_b[k] and m.first_b[k] <= m.last_b[r])
+                ):
+                    if score[r] > score[k]:
+                        keep[k] = False
+                        kept.remove(k)
+                        kept.append(r)
+                    else:
+                        keep[r] = False
+                    break
+            else:
+                kept.append(r)
+    return _rows(m, np.flatnonzero(keep))
+
+
+def _common(seeds: np.ndarray, docs: np.ndarray, positions: np.ndarray, options: PassageOptions) -> Common:
+    """Runs of common seeds, numbered as passages by their smallest seed, in order of the
+    first document that holds each."""
+    order = np.lexsort((positions, docs))
+    runs = common_runs(docs[order], positions[order], seeds[order], SEED_WORDS, MAX_GAP, options.min_words)
+    keys = runs[:, 3]
+    _, first_at, label = np.unique(keys, return_index=True, return_inverse=True)
+    # Number passages by where they first occur (runs are in document order).
+    rank = np.empty(len(first_at), dtype=np.int64)
+    rank[np.argsort(first_at, kind="stable")] = np.arange(len(first_at))
+    passage = rank[label.reshape(-1)] if len(runs) else np.zeros(0, np.int64)
+    order = np.lexsort((runs[:, 0], passage))
+    return Common(runs[order, 0], runs[order, 1], runs[order, 2], passage[order])

@@ -1,0 +1,81 @@
+"""What ``neardup.passages`` finds: the shared passages as a table, the common ones as another,
+and their writing."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from .._atomic import atomic_path
+from .._errors import ConfigError
+from ..io.sources import split_suffixes
+from ..io.writers import TABLE_FORMATS, write_table
+
+MATCH_COLUMNS = ("id_a", "id_b", "start_a", "end_a", "start_b", "end_b", "words", "similarity")
+COMMON_COLUMNS = ("passage", "documents", "id", "start", "end", "words")
+
+
+@dataclass
+class PassageResult:
+    """Shared passages.
+
+    Attributes:
+        matches: one row per passage two documents share (a pair may have several):
+            ``id_a, id_b`` (a before b in the input), where the passage lies in each as
+            code point offsets ``[start_a, end_a)`` and ``[start_b, end_b)`` (``str``
+            indices), ``words`` (the shorter copy's length) and ``similarity`` (2 * matched
+            words / words of both copies).
+        common: one row per passage held by ``common_docs`` documents or more, which
+            ``matches`` leaves out: ``passage`` (its number), ``documents`` (how many hold
+            it), ``id``, ``start``, ``end`` and ``words`` of its first copy.
+        documents: documents read; ``words``: their words; ``bytes``: their text's size.
+        skipped: records left out (``errors="skip"``).
+    """
+
+    matches: pa.Table
+    common: pa.Table
+    documents: int
+    words: int
+    bytes: int
+    skipped: int = 0
+
+    def summary(self) -> str:
+        """One paragraph for people: what was read and found."""
+        pairs = len(
+            set(zip(self.matches.column("id_a").to_pylist(), self.matches.column("id_b").to_pylist()))
+        )
+        common = self.common.column("documents").to_pylist()
+        lines = [
+            f"read {self.documents:,} documents ({self.words:,} words, {self.bytes / 2**20:.1f} MiB)"
+            + (f", skipped {self.skipped:,} bad records" if self.skipped else ""),
+            f"{len(self.matches):,} shared passages between {pairs:,} pairs of documents",
+        ]
+        if common:
+            lines.append(
+                f"{len(common):,} common passages, each in {min(common):,} to {max(common):,} documents "
+                f"(listed once, not as pairs)"
+            )
+        return "\n".join(lines)
+
+    def write(self, output: str | os.PathLike | None = None, common: str | os.PathLike | None = None) -> None:
+        """Write the matches to ``output`` and the common passages to ``common``, each
+        atomically, as its suffix says (.tsv, .csv, .jsonl, .parquet)."""
+        with contextlib.ExitStack() as stack:
+            for table, path in ((self.matches, output), (self.common, common)):
+                if path is not None:
+                    write_table(table, stack.enter_context(atomic_path(path)), table_format(path))
+
+
+def table_format(path: str | os.PathLike) -> str:
+    """The format a table is written in, named by its suffix."""
+    fmt, compression = split_suffixes(Path(path).name)
+    if fmt not in TABLE_FORMATS or compression is not None:
+        raise ConfigError(
+            f"{Path(path).name}: name the table's format by its suffix, uncompressed: "
+            f"{', '.join('.' + f for f in TABLE_FORMATS)}"
+        )
+    return fmt

@@ -1,0 +1,114 @@
+"""The words of a corpus as one array of 32-bit hashes, grown a batch of documents at a time,
+with the texts kept to find each passage's characters.
+
+A word is what the fingerprint's tokeniser calls one (docs/fingerprint-spec.md): a run of word
+code points, or one solo code point (a CJK ideograph, for example). Two words are the same
+when their lower-cased code points are (``str.lower``, code point by code point); the text is
+not otherwise normalised, so that offsets point into the text as given.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from .._kernels.passages import char_spans, count_words, word_hashes
+from ..fingerprint.features import TABLE_LIMIT, char_classes
+from ..fingerprint.text_buffers import TextBuffer, raw_buffers
+
+
+@functools.cache
+def lower_case() -> np.ndarray:
+    """Each code point's lower case where it is one code point (int64, shape (TABLE_LIMIT,));
+    code points above compare as they are."""
+    table = np.arange(TABLE_LIMIT, dtype=np.int64)
+    for cp in range(TABLE_LIMIT):
+        lowered = chr(cp).lower()
+        if len(lowered) == 1 and lowered != chr(cp):
+            table[cp] = ord(lowered)
+    table.setflags(write=False)
+    return table
+
+
+class CorpusWords:
+    """Documents numbered 0, 1, ... in the order added, their words and their texts.
+
+    Attributes:
+        hashes: uint32, every word's hash; document d's are ``hashes[offsets[d]:offsets[d + 1]]``.
+        offsets: int64, shape (documents + 1,).
+    """
+
+    def __init__(self) -> None:
+        self._buffers: list[TextBuffer] = []
+        self._firsts = [0]  # the first document of each buffer, and one past the last
+        self._hashes: list[np.ndarray] = []
+        self._counts: list[np.ndarray] = []
+        self.hashes = np.zeros(0, dtype=np.uint32)
+        self.offsets = np.zeros(1, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return self._firsts[-1]
+
+    def add(self, texts: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Add ``texts`` (a pyarrow string or binary array, or a list of str); return their
+        words as (hashes, offsets from 0), for the caller's seeds."""
+        classes, lower = char_classes(), lower_case()
+        added_hashes, added_counts = [], []
+        for buffer in raw_buffers(texts):
+            counts = count_words(buffer.data, buffer.offsets, classes, lower)
+            offsets = _offsets(counts)
+            self._buffers.append(buffer)
+            self._firsts.append(self._firsts[-1] + len(buffer))
+            added_hashes.append(word_hashes(buffer.data, buffer.offsets, classes, lower, offsets))
+            added_counts.append(counts)
+        self._hashes += added_hashes
+        self._counts += added_counts
+        counts = np.concatenate(added_counts) if added_counts else np.zeros(0, np.int64)
+        hashes = np.concatenate(added_hashes) if added_hashes else np.zeros(0, np.uint32)
+        return hashes, _offsets(counts)
+
+    def freeze(self) -> None:
+        """Join the batches' words into ``hashes`` and ``offsets``, once all are added."""
+        if self._hashes:
+            self.hashes = np.concatenate(self._hashes)
+            self.offsets = _offsets(np.concatenate(self._counts))
+        self._hashes, self._counts = [], []
+
+    def char_offsets(self, docs: np.ndarray, first_word: np.ndarray, last_word: np.ndarray) -> tuple:
+        """The code point offsets [start, end) of words ``first_word..last_word`` (inclusive,
+        numbered within each document) of documents ``docs``: two int64 arrays."""
+        start = np.empty(len(docs), dtype=np.int64)
+        end = np.empty(len(docs), dtype=np.int64)
+        order = np.argsort(docs, kind="stable")
+        owner = np.searchsorted(self._firsts, docs[order], side="right") - 1
+        bounds = np.flatnonzero(np.diff(owner, prepend=-1, append=len(self._buffers)))
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            b = int(owner[lo])
+            rows = order[lo:hi]
+            buffer = self._buffers[b]
+            local = (docs[rows] - self._firsts[b]).astype(np.int64)
+            start[rows], end[rows] = char_spans(
+                buffer.data,
+                buffer.offsets,
+                char_classes(),
+                lower_case(),
+                local,
+                first_word[rows].astype(np.int64),
+                last_word[rows].astype(np.int64),
+            )
+        return start, end
+
+    def text(self, doc: int) -> str:
+        """Document ``doc``'s text (ill-formed UTF-8 replaced)."""
+        b = int(np.searchsorted(self._firsts, doc, side="right")) - 1
+        buffer, local = self._buffers[b], doc - self._firsts[b]
+        data = buffer.data[buffer.offsets[local] : buffer.offsets[local + 1]]
+        return data.tobytes().decode("utf-8", "replace")
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
