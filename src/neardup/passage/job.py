@@ -82,7 +82,6 @@ def passages(
     rejects = Rejects(errors)
     words, seeds = CorpusWords(), Seeds(options.min_words)
     ids: list = []
-    text_bytes = 0
     with _threads(_resolve_threads(n_jobs)):
         with progress.stage("words", total=getattr(corpus, "total_bytes", None)) as stage:
             for batch, owners in corpus.batches(rejects):
@@ -93,7 +92,6 @@ def passages(
                 first = len(words)
                 hashes, offsets = words.add(batch.texts)
                 seeds.add(hashes, offsets, first)
-                text_bytes += _text_bytes(batch.texts)
                 stage.update(batch.consumed if corpus.total_bytes else len(words), len(batch))
         rejects.check_share(len(ids), max_skipped)
         if id_field is not None and (repeated := repeated_ids(ids, id_field)) is not None:
@@ -106,16 +104,9 @@ def passages(
                 _common_table(common, words, ids),
                 documents=len(ids),
                 words=len(words.hashes),
-                bytes=text_bytes,
+                bytes=words.text_bytes,
                 skipped=rejects.count,
             )
-
-
-def _text_bytes(texts: Any) -> int:
-    if isinstance(texts, list):
-        return sum(len(t.encode("utf-8", "surrogatepass")) if isinstance(t, str) else len(t) for t in texts)
-    chunks = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
-    return sum(int(chunk.offsets[-1].as_py() - chunk.offsets[0].as_py()) for chunk in chunks)
 
 
 def _matches_table(m: Matches, words: CorpusWords, ids: list) -> pa.Table:
@@ -153,3 +144,11 @@ def _common_table(c: Common, words: CorpusWords, ids: list) -> pa.Table:
 def _ids(ids: list, docs: np.ndarray) -> pa.Array:
     kind = pa.string() if ids and isinstance(ids[0], str) else pa.int64() if ids else None
     return pa.array([ids[d] for d in docs.tolist()], type=kind)
+
+
+def warm() -> None:
+    """Compile (or load from the cache) the kernels ``passages`` runs: ``neardup warmup``."""
+    words = [f"w{i}" for i in range(120)]
+    shared = " ".join(words[:60])
+    texts = [f"{shared} {i} Straße 文字" for i in range(4)] + [" ".join(words[30:]) + " tail"]
+    passages(texts, common_docs=4)

@@ -51,6 +51,11 @@ class CorpusWords:
     def __len__(self) -> int:
         return self._firsts[-1]
 
+    @property
+    def text_bytes(self) -> int:
+        """The UTF-8 size of every text added."""
+        return sum(int(b.offsets[-1] - b.offsets[0]) for b in self._buffers)
+
     def add(self, texts: Any) -> tuple[np.ndarray, np.ndarray]:
         """Add ``texts`` (a pyarrow string or binary array, or a list of str); return their
         words as (hashes, offsets from 0), for the caller's seeds."""

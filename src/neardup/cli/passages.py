@@ -1,0 +1,143 @@
+"""``neardup passages``: the command-line face of :func:`neardup.passages`."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import time
+import warnings
+from typing import Any
+
+from .options import STDOUT, add_input_arguments, fraction, positive_int
+
+_EPILOG = """\
+inputs:
+  As `neardup dedup` reads them: files and folders of JSONL, Parquet, CSV/TSV or text
+  (one document per line when named, per file in a folder), plain or .gz/.zst/.bz2, '-'
+  for stdin. Ids are --id-field's values, else FILE:LINE, FILE:ROW or FILE.
+
+outputs (each written atomically; the format by suffix: .tsv, .csv, .jsonl, .parquet):
+  -o FILE     one row per passage two documents share (default: TSV on stdout):
+              id_a, id_b       the two documents, a before b in the input
+              start_a, end_a   where the passage lies in a, as character offsets
+              start_b, end_b   (Python str indices: text[start:end] is the passage)
+              words            the shorter copy's length in words
+              similarity       2 x matched words / words of both copies
+  --common FILE   one row per passage held by --common-docs documents or more (a site's
+              footer, a licence): passage, documents, and the id, start, end and words of
+              its first copy. Such passages make no rows in -o: a footer in a million
+              pages would be half a trillion pairs.
+  A summary goes to stderr.
+
+what counts as a shared passage:
+  At least --min-words words (default 50) in each copy, aligned word by word with about one
+  word in ten changed, inserted or deleted (--min-similarity 0.8). Words are compared
+  case-insensitively; punctuation and spacing are ignored. See docs/passages.md for what it
+  finds and what it misses.
+
+examples:
+  neardup passages pages.jsonl -o shared.tsv --common common.tsv
+  neardup passages theses/ --min-words 30 -o shared.parquet
+"""
+
+
+def add_command(commands: Any) -> None:
+    parser = commands.add_parser(
+        "passages",
+        help="passages that documents share: partial copies, plagiarism, boilerplate",
+        description="Find every passage of INPUTs' documents that another document holds too, "
+        "near copies included, and where it lies in each.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(handler=run, command_parser=parser)
+    parser.add_argument(
+        "inputs", nargs="+", metavar="INPUT", help="files or folders of documents, or '-' for stdin"
+    )
+    parser.add_argument("-o", "--output", metavar="FILE", help="the shared passages (default: TSV on stdout)")
+    parser.add_argument("--common", metavar="FILE", help="the common passages, one row each")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
+    found = parser.add_argument_group("passages")
+    found.add_argument(
+        "--min-words",
+        type=positive_int,
+        default=50,
+        metavar="N",
+        help="the shortest passage, in words (default: %(default)s; at least 8)",
+    )
+    found.add_argument(
+        "--min-similarity",
+        type=fraction,
+        default=0.8,
+        metavar="F",
+        help="2 x matched words / words of both copies, at least (default: %(default)s)",
+    )
+    found.add_argument(
+        "--common-docs",
+        type=positive_int,
+        default=100,
+        metavar="N",
+        help="a passage in this many documents or more is common: listed once in --common, "
+        "not as pairs (default: %(default)s)",
+    )
+    add_input_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._progress import Progress
+    from ..io.sources import check_outputs_apart
+    from ..passage.job import passages
+    from ..passage.matching import PassageOptions
+    from ..passage.result import table_format
+    from .dedup import input_sources
+
+    outputs = {"-o": args.output, "--common": args.common}
+    check_outputs_apart(outputs, args.inputs)
+    for path in outputs.values():
+        if path is not None and path != STDOUT:
+            table_format(path)  # a name that says no format is refused before the run
+    options = PassageOptions(
+        min_words=args.min_words, min_similarity=args.min_similarity, common_docs=args.common_docs
+    )
+    started = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        sources = stack.enter_context(input_sources(args))
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always", UserWarning)
+            result = passages(
+                sources,
+                options,
+                text_field=args.text_field,
+                id_field=args.id_field,
+                errors=args.on_error,
+                max_skipped=args.max_skipped,
+                input_format=args.input_format,
+                compression=args.compression,
+                lines=args.lines,
+                max_document_mb=args.max_document_mb,
+                block_mb=args.block_mb,
+                n_jobs=args.n_jobs,
+                progress=Progress(enabled=not args.quiet),
+            )
+    for warning in warned:
+        print(f"neardup: warning: {warning.message}", file=sys.stderr)
+    to_stdout = args.output in (None, STDOUT)
+    result.write(None if to_stdout else args.output, args.common)
+    if to_stdout:
+        _write_stdout(result.matches)
+    if not args.quiet:
+        seconds = time.perf_counter() - started
+        print(f"{result.summary()}\nin {seconds:.1f} s", file=sys.stderr)
+    return 0
+
+
+def _write_stdout(table: Any) -> None:
+    import pyarrow as pa
+
+    from ..io.writers import write_table
+
+    sink = pa.BufferOutputStream()
+    write_table(table, sink, "tsv")
+    sys.stdout.buffer.write(sink.getvalue().to_pybytes())
+    sys.stdout.flush()
