@@ -36,14 +36,14 @@ if TYPE_CHECKING:
     from .index.hamming_index import HammingIndex
     from .index.plan import IndexPlan
     from .index.self_join import self_join
+    from .passage.job import passages
+    from .passage.matching import PassageOptions
+    from .passage.result import PassageResult
     from .pipeline.clustering import clusters
     from .pipeline.job import dedup
     from .pipeline.options import DedupOptions
     from .pipeline.result import DedupResult
     from .pipeline.warmup import warmup
-    from .passage.job import passages
-    from .passage.matching import PassageOptions
-    from .passage.result import PassageResult
     from .report.explain import Explanation, explain
     from .report.html import write_report
 

@@ -4,7 +4,8 @@ chains of shared seeds, and a banded local alignment that finds each passage's e
 Words are cut by the fingerprint's character classes (a run of word code points, or one solo
 code point such as a CJK ideograph) and compared by a 32-bit hash of their lower-cased code
 points (``lower``: code point -> its lower case, for the planes it covers). Offsets are in code
-points (Python ``str`` indices); an ill-formed UTF-8 byte counts as one.
+points (Python ``str`` indices); an ill-formed UTF-8 sequence counts as one, as Python's
+``bytes.decode("utf-8", "replace")`` makes one U+FFFD of each maximal ill-formed part.
 
 A seed is a hash of ``size`` consecutive words, kept when ``seed % sample == 0``: the same
 words give the same seed in every document, so a sampled seed is sampled wherever it occurs.
@@ -24,8 +25,10 @@ _FNV_PRIME = np.uint64(0x100000001B3)
 _COUNT, _HASH, _CHARS = 0, 1, 2
 _OPEN_CHAINS = 16
 """Chains of one pair of documents followed at once (more: the one idle longest is closed)."""
-_EXPANSIONS = 6
-"""How often an alignment that reaches its region's edge is redone on a wider region."""
+_EXPANSIONS = 24
+"""How often an alignment that comes near its region's edge may be redone on a wider region."""
+_BAND_GROWTH = 128
+"""Diagonals a widened region gains at most on each side (indels accumulate along long copies)."""
 
 
 @jit_inline
@@ -41,11 +44,45 @@ def _mix(x):
 
 @jit_inline
 def _code_point(buf, i, end):
-    """(code point, bytes) at ``buf[i]``; an ill-formed byte is (-1, 1)."""
+    """(code point, bytes) at ``buf[i]``; an ill-formed sequence is (-1, the bytes of its
+    maximal part: what one U+FFFD replaces)."""
     b = buf[i]
     if b < 0x80:
         return np.int64(b), 1
-    return decode(buf, i, end)
+    cp, width = decode(buf, i, end)
+    if cp >= 0:
+        return cp, width
+    return np.int64(-1), _ill_formed_width(buf, i, end)
+
+
+@jit_inline
+def _ill_formed_width(buf, i, end):
+    """The bytes of the maximal ill-formed part at ``buf[i]`` (Unicode 3.9, U+FFFD
+    substitution of maximal subparts, as Python decodes): a lead byte and the continuation
+    bytes that could still have completed it."""
+    b0 = buf[i]
+    if 0xC2 <= b0 <= 0xDF:
+        need, lo, hi = 1, 0x80, 0xBF
+    elif 0xE0 <= b0 <= 0xEF:
+        need = 2
+        lo = 0xA0 if b0 == 0xE0 else 0x80
+        hi = 0x9F if b0 == 0xED else 0xBF
+    elif 0xF0 <= b0 <= 0xF4:
+        need = 3
+        lo = 0x90 if b0 == 0xF0 else 0x80
+        hi = 0x8F if b0 == 0xF4 else 0xBF
+    else:
+        return 1
+    width = 1
+    while width <= need and i + width < end:
+        c = buf[i + width]
+        if width == 1:
+            if c < lo or c > hi:
+                break
+        elif c < 0x80 or c > 0xBF:
+            break
+        width += 1
+    return width
 
 
 @jit
@@ -156,7 +193,7 @@ def count_seeds(words, word_offsets, size, sample, min_words):
             continue
         c = 0
         for t in range(lo, hi - size + 1):
-            if _seed_at(words, t, size) % sample == 0:
+            if _seed_at(words, t, size) % np.uint64(sample) == 0:
                 c += 1
         counts[d] = c
     return counts
@@ -178,7 +215,7 @@ def fill_seeds(words, word_offsets, size, sample, min_words, seed_offsets, first
         at = seed_offsets[d]
         for t in range(lo, hi - size + 1):
             g = _seed_at(words, t, size)
-            if g % sample == 0:
+            if g % np.uint64(sample) == 0:
                 seeds[at] = g
                 docs[at] = first_doc + d
                 positions[at] = t - lo
@@ -189,12 +226,13 @@ def fill_seeds(words, word_offsets, size, sample, min_words, seed_offsets, first
 @jit
 def seed_hits(seeds, docs, positions, common_docs):
     """Pairs of occurrences of one seed in two documents, from seeds sorted with their
-    documents ascending within a seed: (doc_a, doc_b, pos_a, pos_b), doc_a < doc_b, and a
-    mask of the occurrences of common seeds (in ``common_docs`` documents or more), which
-    make no pairs. A seed with more than 4 * ``common_docs`` occurrences in fewer documents
-    (a phrase repeated within documents) pairs only each document's first occurrence, so no
-    seed makes more than ``common_docs ** 2 / 2`` pairs."""
-    common = np.zeros(seeds.shape[0], dtype=np.bool_)
+    documents ascending within a seed: (doc_a, doc_b, pos_a, pos_b), doc_a < doc_b, and for
+    each occurrence of a common seed (in ``common_docs`` documents or more), which makes no
+    pairs, its number of documents (0 for the others: int32). A seed with more than
+    4 * ``common_docs`` occurrences in fewer documents (a phrase repeated within documents)
+    pairs only each document's first occurrence, so no seed makes more than
+    ``common_docs ** 2 / 2`` pairs."""
+    common = np.zeros(seeds.shape[0], dtype=np.int32)
     none = np.empty(0, dtype=np.int32)
     total = _seed_pairs(seeds, docs, positions, common_docs, common, False, none, none, none, none)
     doc_a = np.empty(total, dtype=np.int32)
@@ -220,7 +258,7 @@ def _seed_pairs(seeds, docs, positions, common_docs, common, fill, doc_a, doc_b,
             e += 1
         if distinct >= common_docs:
             for x in range(s, e):
-                common[x] = True
+                common[x] = distinct
         elif distinct > 1:
             firsts_only = e - s > 4 * common_docs
             for x in range(s, e):
@@ -392,8 +430,9 @@ def align_chains(words, word_offsets, chains, size, margin, band, match, mismatc
     """The best local alignment around each chain (``chain_hits``' rows): int64, shape
     (len(chains), 6) of first and last word in a, first and last word in b (positions within
     each document), matched words and score. The region is the chain's words widened by
-    ``margin`` words, its diagonals by ``band``; a region whose best alignment reaches its
-    edge is widened and aligned again."""
+    ``margin`` words, its diagonals by ``band``; a region whose best alignment ends within
+    ``margin // 2`` words of its edge (an edit there can stop it short of the copy's end) is
+    widened and aligned again."""
     n = chains.shape[0]
     out = np.zeros((n, 6), dtype=np.int64)
     for c in numba.prange(n):
@@ -401,43 +440,54 @@ def align_chains(words, word_offsets, chains, size, margin, band, match, mismatc
         a = words[word_offsets[da] : word_offsets[da + 1]]
         b = words[word_offsets[db] : word_offsets[db + 1]]
         widen = margin
+        slack = margin // 2
         row_lo = max(chains[c, 2] - widen, 0)
         row_hi = min(chains[c, 3] + size + widen, a.shape[0])
         d_lo, d_hi = chains[c, 6] - band, chains[c, 7] + band
         result = out[c]
         for _ in range(_EXPANSIONS):
             _align(a, b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result)
-            at_start = result[0] == row_lo and row_lo > 0
-            at_end = result[1] == row_hi - 1 and row_hi < a.shape[0]
-            if result[5] == 0 or not (at_start or at_end):
+            near_start = row_lo > 0 and result[0] - row_lo < slack
+            near_end = row_hi < a.shape[0] and row_hi - 1 - result[1] < slack
+            if result[5] == 0 or not (near_start or near_end):
                 break
             widen *= 2
-            if at_start:
+            if near_start:
                 row_lo = max(row_lo - widen, 0)
-            if at_end:
+            if near_end:
                 row_hi = min(row_hi + widen, a.shape[0])
+            grown = min(widen // 8, _BAND_GROWTH)
+            d_lo, d_hi = chains[c, 6] - band - grown, chains[c, 7] + band + grown
     return out
 
 
 @jit
-def common_runs(docs, positions, seeds, size, max_gap, min_words):
+def common_runs(docs, positions, seeds, counts, size, max_gap, min_words):
     """Runs of common seeds within documents, from common occurrences sorted by (document,
-    position): seeds at most ``max_gap`` words apart, spanning ``min_words`` words or more.
+    position): seeds at most ``max_gap`` words apart, in about as many documents each
+    (``counts``, within a factor of 1.25: two common passages side by side, a footer in 200
+    pages and another after it in 120, make two runs), spanning ``min_words`` words or more.
     Returns int64 rows of (document, first word, last word, the run's smallest seed as int64):
     near-identical copies of one passage mostly share that smallest seed (a MinHash)."""
     n = docs.shape[0]
-    out = np.empty((n // 2 + 1, 4), dtype=np.int64)
+    out = np.empty((n + 1, 4), dtype=np.int64)
     found = 0
     s = 0
     while s < n:
         e = s + 1
         low = seeds[s]
-        while e < n and docs[e] == docs[s] and positions[e] - positions[e - 1] <= max_gap:
+        while (
+            e < n
+            and docs[e] == docs[s]
+            and positions[e] - positions[e - 1] <= max_gap
+            and 4 * counts[e] <= 5 * counts[e - 1]
+            and 4 * counts[e - 1] <= 5 * counts[e]
+        ):
             if seeds[e] < low:
                 low = seeds[e]
             e += 1
         last = np.int64(positions[e - 1]) + size - 1
-        if last - positions[s] + 1 >= min_words and found < out.shape[0]:
+        if last - positions[s] + 1 >= min_words:
             out[found, 0] = docs[s]
             out[found, 1] = positions[s]
             out[found, 2] = last

@@ -150,7 +150,8 @@ def find_passages(
     """The passages the documents share (pairs) and the common ones, from every document's
     words (``hashes[offsets[d]:offsets[d + 1]]``) and their ``seeds``."""
     by_seed, docs, positions = seeds.by_seed()
-    doc_a, doc_b, pos_a, pos_b, common = seed_hits(by_seed, docs, positions, options.common_docs)
+    doc_a, doc_b, pos_a, pos_b, in_documents = seed_hits(by_seed, docs, positions, options.common_docs)
+    common = in_documents > 0
     order = np.lexsort((pos_b, pos_a, doc_b, doc_a))
     chains = chain_hits(doc_a[order], doc_b[order], pos_a[order], pos_b[order], MAX_GAP, MAX_DRIFT, MIN_HITS)
     del doc_a, doc_b, pos_a, pos_b, order
@@ -158,8 +159,8 @@ def find_passages(
     matches = Matches(chains[:, 0], chains[:, 1], *aligned[:, :5].T)
     good = (matches.words >= options.min_words) & (matches.similarity >= options.min_similarity)
     matches = _distinct(_rows(matches, np.flatnonzero(good)), aligned[good, 5])
-    common_found = _common(by_seed[common], docs[common], positions[common], options)
-    return matches, _common_ends(common_found, hashes, offsets)
+    runs = _common_runs(by_seed[common], docs[common], positions[common], in_documents[common], options)
+    return matches, _common_ends(runs, hashes, offsets, options.min_words)
 
 
 def _rows(matches: Matches, rows: np.ndarray) -> Matches:
@@ -199,11 +200,15 @@ def _distinct(matches: Matches, scores: np.ndarray) -> Matches:
     return _rows(m, np.flatnonzero(keep))
 
 
-def _common(seeds: np.ndarray, docs: np.ndarray, positions: np.ndarray, options: PassageOptions) -> Common:
+def _common_runs(
+    seeds: np.ndarray, docs: np.ndarray, positions: np.ndarray, counts: np.ndarray, options: PassageOptions
+) -> Common:
     """Runs of common seeds, numbered as passages by their smallest seed, in order of the
-    first document that holds each."""
+    first document that holds each. A run needs half of ``min_words`` between its first seed
+    and its last: its copy's ends, aligned, are further apart (``_common_ends``)."""
     order = np.lexsort((positions, docs))
-    runs = common_runs(docs[order], positions[order], seeds[order], SEED_WORDS, MAX_GAP, options.min_words)
+    sorted_ = docs[order], positions[order], seeds[order], counts[order]
+    runs = common_runs(*sorted_, SEED_WORDS, MAX_GAP, options.min_words // 2)
     keys = runs[:, 3]
     _, first_at, label = np.unique(keys, return_index=True, return_inverse=True)
     # Number passages by where they first occur (runs are in document order).
@@ -214,34 +219,55 @@ def _common(seeds: np.ndarray, docs: np.ndarray, positions: np.ndarray, options:
     return Common(runs[order, 0], runs[order, 1], runs[order, 2], passage[order])
 
 
-def _common_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray) -> Common:
+def _common_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray, min_words: int) -> Common:
     """Each common passage's first copy, aligned with its second, so that it runs to where
-    the copies stop agreeing rather than from its first common seed to its last."""
-    firsts = np.flatnonzero(np.diff(common.passage, prepend=-1))
-    seconds = firsts + 1
-    paired = (seconds < len(common.passage)) & (
-        common.passage[np.minimum(seconds, len(common.passage) - 1)] == common.passage[firsts]
-    )
-    firsts, seconds = firsts[paired], seconds[paired]
-    if not len(firsts):
-        return common
-    d = common.first[seconds] - common.first[firsts]
-    chains = np.stack(
-        [
-            common.doc[firsts],
-            common.doc[seconds],
-            common.first[firsts],
-            common.last[firsts] - SEED_WORDS + 1,
-            common.first[seconds],
-            common.last[seconds] - SEED_WORDS + 1,
-            d,
-            d,
-        ],
-        axis=1,
-    ).astype(np.int64)
-    aligned = align_chains(hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP)
-    found = aligned[:, 5] > 0
+    the copies stop agreeing rather than from its first common seed to its last; passages
+    whose first copy is then shorter than ``min_words`` are left out."""
+    n = len(common.passage)
+    firsts = np.flatnonzero(np.diff(common.passage, prepend=-1))  # passage k's first run
     first, last = common.first.copy(), common.last.copy()
-    first[firsts[found]] = aligned[found, 0]
-    last[firsts[found]] = aligned[found, 1]
-    return Common(common.doc, first, last, common.passage)
+    seconds = np.minimum(firsts + 1, max(n - 1, 0))
+    paired = (firsts + 1 < n) & (common.passage[seconds] == common.passage[firsts])
+    if paired.any():
+        one, two = firsts[paired], seconds[paired]
+        d = common.first[two] - common.first[one]
+        chains = np.stack(
+            [
+                common.doc[one],
+                common.doc[two],
+                common.first[one],
+                common.last[one] - SEED_WORDS + 1,
+                common.first[two],
+                common.last[two] - SEED_WORDS + 1,
+                d,
+                d,
+            ],
+            axis=1,
+        ).astype(np.int64)
+        aligned = align_chains(hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP)
+        found = aligned[:, 5] > 0
+        lower, upper = _between_neighbours(common, one)
+        first[one[found]] = np.maximum(aligned[found, 0], lower[found])
+        last[one[found]] = np.minimum(aligned[found, 1], upper[found])
+    long_enough = last[firsts] - first[firsts] + 1 >= min_words
+    keep = long_enough[common.passage]
+    renumbered = np.cumsum(long_enough) - 1  # 0, 1, ... in the same order
+    return Common(common.doc[keep], first[keep], last[keep], renumbered[common.passage[keep]])
+
+
+def _between_neighbours(common: Common, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``runs``, the words its copy may span: not past the runs of other common
+    passages beside it in its document. Two footers side by side in many pages align as one,
+    copy against copy; the seeds say where one ends: where the documents holding them change,
+    after the last seed of the first (so within a few words)."""
+    order = np.lexsort((common.first, common.doc))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    r = rank[runs]
+    doc = common.doc[runs]
+    before, after = order[np.maximum(r - 1, 0)], order[np.minimum(r + 1, len(order) - 1)]
+    has_before = (r > 0) & (common.doc[before] == doc)
+    has_after = (r + 1 < len(order)) & (common.doc[after] == doc)
+    lower = np.where(has_before, common.last[before] + 1, 0)
+    upper = np.where(has_after, common.last[runs], np.iinfo(np.int64).max)
+    return lower, upper
