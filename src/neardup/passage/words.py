@@ -3,8 +3,9 @@ with the texts kept to find each passage's characters.
 
 A word is what the fingerprint's tokeniser calls one (docs/fingerprint-spec.md): a run of word
 code points, or one solo code point (a CJK ideograph, for example). Two words are the same
-when their lower-cased code points are (``str.lower``, code point by code point); the text is
-not otherwise normalised, so that offsets point into the text as given.
+when their code points lower-cased one by one are (``str.lower`` of each, where that is one
+code point: U+0130 İ, whose lower case is two, stays as it is); the text is not otherwise
+normalised, so that offsets point into the text as given.
 """
 
 from __future__ import annotations
