@@ -28,6 +28,11 @@ outputs (each written atomically; the format by suffix: .tsv, .csv, .jsonl, .par
               footer, a licence): passage, documents, and the id, start, end and words of
               its first copy. Such passages make no rows in -o: a footer in a million
               pages would be half a trillion pairs.
+  --documents FILE   the documents again, every field as read, in the inputs' format or
+              the one FILE's suffix names; with --strip, each without the passages an
+              earlier document holds (a quoted paragraph's second copy, a footer but for
+              its first page); with --max-copied F, without the documents whose copied
+              share of characters is F or more
   A summary goes to stderr.
 
 what counts as a shared passage:
@@ -39,6 +44,7 @@ what counts as a shared passage:
 examples:
   neardup passages pages.jsonl -o shared.tsv --common common.tsv
   neardup passages theses/ --min-words 30 -o shared.parquet
+  neardup passages crawl/ --documents clean.jsonl --strip --max-copied 0.8
 """
 
 
@@ -57,6 +63,16 @@ def add_command(commands: Any) -> None:
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="the shared passages (default: TSV on stdout)")
     parser.add_argument("--common", metavar="FILE", help="the common passages, one row each")
+    parser.add_argument("--documents", metavar="FILE", help="the documents again (see --strip, --max-copied)")
+    parser.add_argument(
+        "--strip", action="store_true", help="--documents without the passages an earlier document holds"
+    )
+    parser.add_argument(
+        "--max-copied",
+        type=fraction,
+        metavar="F",
+        help="--documents without those whose copied share of characters is F or more",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     found = parser.add_argument_group("passages")
     found.add_argument(
@@ -92,17 +108,25 @@ def run(args: argparse.Namespace) -> int:
     from ..passage.result import table_format
     from .dedup import input_sources
 
-    outputs = {"-o": args.output, "--common": args.common}
+    if (args.strip or args.max_copied is not None) and args.documents is None:
+        args.command_parser.error("--strip and --max-copied shape --documents FILE: name it")
+    if args.max_copied == 0:
+        args.command_parser.error("--max-copied 0 would leave out every document; give a share above 0")
+    outputs = {"-o": args.output, "--common": args.common, "--documents": args.documents}
     check_outputs_apart(outputs, args.inputs)
-    for path in outputs.values():
+    for path in (args.output, args.common):
         if path is not None and path != STDOUT:
             table_format(path)  # a name that says no format is refused before the run
     options = PassageOptions(
         min_words=args.min_words, min_similarity=args.min_similarity, common_docs=args.common_docs
     )
     started = time.perf_counter()
-    with contextlib.ExitStack() as stack:
+    with contextlib.ExitStack() as stack:  # stdin, saved to a file, is read again for --documents
         sources = stack.enter_context(input_sources(args))
+        if args.documents is not None:  # an output the inputs cannot fill is refused before reading
+            from ..io.writers import output_format
+
+            output_format(args.documents, None, sources)
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always", UserWarning)
             result = passages(
@@ -120,15 +144,24 @@ def run(args: argparse.Namespace) -> int:
                 n_jobs=args.n_jobs,
                 progress=Progress(enabled=not args.quiet),
             )
-    for warning in warned:
-        print(f"neardup: warning: {warning.message}", file=sys.stderr)
-    to_stdout = args.output in (None, STDOUT)
-    result.write(None if to_stdout else args.output, args.common)
+        for warning in warned:
+            print(f"neardup: warning: {warning.message}", file=sys.stderr)
+        to_stdout = args.output in (None, STDOUT)
+        result.write(None if to_stdout else args.output, args.common)
+        written = None
+        if args.documents is not None:
+            written = result.write_documents(args.documents, strip=args.strip, max_copied=args.max_copied)
     if to_stdout:
         _write_stdout(result.matches)
     if not args.quiet:
-        seconds = time.perf_counter() - started
-        print(f"{result.summary()}\nin {seconds:.1f} s", file=sys.stderr)
+        summary = result.summary()
+        if written is not None:
+            summary += f"\nwrote {written:,} documents to {args.documents}" + (
+                f" ({result.documents - written:,} copied {args.max_copied:.0%} or more left out)"
+                if args.max_copied is not None
+                else ""
+            )
+        print(f"{summary}\nin {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0
 
 

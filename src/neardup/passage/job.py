@@ -19,6 +19,7 @@ from ..io.batch import MiB, ReadOptions
 from ..io.ids import repeated_ids
 from ..io.rejects import Rejects
 from ..pipeline.corpus import open_corpus
+from .documents import CopiedSpans, Documents
 from .matching import Common, Matches, PassageOptions, Seeds, find_passages
 from .result import COMMON_COLUMNS, MATCH_COLUMNS, PassageResult
 from .words import CorpusWords
@@ -82,13 +83,16 @@ def passages(
     rejects = Rejects(errors)
     words, seeds = CorpusWords(), Seeds(options.min_words)
     ids: list = []
+    owners, rows = [], []
     with _threads(_resolve_threads(n_jobs)):
         with progress.stage("words", total=getattr(corpus, "total_bytes", None)) as stage:
-            for batch, owners in corpus.batches(rejects):
+            for batch, where in corpus.batches(rejects):
                 if batch.ids is not None:
                     ids += batch.ids.to_pylist()
                 else:
-                    ids += corpus.default_ids(batch.rows, np.broadcast_to(owners, len(batch)))
+                    ids += corpus.default_ids(batch.rows, np.broadcast_to(where, len(batch)))
+                owners.append(np.broadcast_to(where, len(batch)))
+                rows.append(batch.rows)
                 first = len(words)
                 hashes, offsets = words.add(batch.texts)
                 seeds.add(hashes, offsets, first)
@@ -98,44 +102,56 @@ def passages(
             warnings.warn(repeated, UserWarning, stacklevel=2)
         words.freeze()
         with progress.stage("passages", unit="docs"):
-            matches, common = find_passages(words.hashes, words.offsets, seeds, options)
-            return PassageResult(
-                _matches_table(matches, words, ids),
-                _common_table(common, words, ids),
-                documents=len(ids),
-                words=len(words.hashes),
-                bytes=words.text_bytes,
-                skipped=rejects.count,
-            )
+            matches, common = find_passages(words.hashes, words.offsets, seeds, options, every_copy=True)
+            match_places = _places(words, matches)
+            copy_places = words.char_offsets(common.doc, common.first, common.last)
+        copies = np.flatnonzero(np.diff(common.passage, prepend=-1) == 0)  # all but each first
+        copied = CopiedSpans.of(
+            np.concatenate([matches.doc_b, common.doc[copies]]),
+            np.concatenate([match_places[2], copy_places[0][copies]]),
+            np.concatenate([match_places[3], copy_places[1][copies]]),
+        )
+        position = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        documents = Documents(words, ids, corpus, _concatenated(owners), position, copied)
+        return PassageResult(
+            _matches_table(matches, match_places, ids),
+            _common_table(common, copy_places, words, ids),
+            documents=len(ids),
+            words=len(words.hashes),
+            bytes=words.text_bytes,
+            skipped=rejects.count,
+            _documents=documents,
+        )
 
 
-def _matches_table(m: Matches, words: CorpusWords, ids: list) -> pa.Table:
-    start_a, end_a = words.char_offsets(m.doc_a, m.first_a, m.last_a)
-    start_b, end_b = words.char_offsets(m.doc_b, m.first_b, m.last_b)
-    columns = [
-        _ids(ids, m.doc_a),
-        _ids(ids, m.doc_b),
-        start_a,
-        end_a,
-        start_b,
-        end_b,
-        m.words,
-        np.round(m.similarity, 4),
-    ]
+def _concatenated(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+
+
+def _places(words: CorpusWords, m: Matches) -> tuple[np.ndarray, ...]:
+    """start_a, end_a, start_b, end_b of each match, in characters."""
+    return (
+        *words.char_offsets(m.doc_a, m.first_a, m.last_a),
+        *words.char_offsets(m.doc_b, m.first_b, m.last_b),
+    )
+
+
+def _matches_table(m: Matches, places: tuple[np.ndarray, ...], ids: list) -> pa.Table:
+    columns = [_ids(ids, m.doc_a), _ids(ids, m.doc_b), *places, m.words, np.round(m.similarity, 4)]
     return pa.table(dict(zip(MATCH_COLUMNS, columns)))
 
 
-def _common_table(c: Common, words: CorpusWords, ids: list) -> pa.Table:
+def _common_table(
+    c: Common, places: tuple[np.ndarray, np.ndarray], words: CorpusWords, ids: list
+) -> pa.Table:
     firsts = np.flatnonzero(np.diff(c.passage, prepend=-1))
     held = np.unique(np.stack([c.passage, c.doc]), axis=1)[0] if len(c.passage) else c.passage
-    documents = np.bincount(held, minlength=len(firsts)).astype(np.int64)
-    start, end = words.char_offsets(c.doc[firsts], c.first[firsts], c.last[firsts])
     columns = [
         np.arange(len(firsts), dtype=np.int64),
-        documents,
+        np.bincount(held, minlength=len(firsts)).astype(np.int64),
         _ids(ids, c.doc[firsts]),
-        start,
-        end,
+        places[0][firsts],
+        places[1][firsts],
         c.last[firsts] - c.first[firsts] + 1,
     ]
     return pa.table(dict(zip(COMMON_COLUMNS, columns)))

@@ -145,10 +145,12 @@ class Common:
 
 
 def find_passages(
-    hashes: np.ndarray, offsets: np.ndarray, seeds: Seeds, options: PassageOptions
+    hashes: np.ndarray, offsets: np.ndarray, seeds: Seeds, options: PassageOptions, every_copy: bool = False
 ) -> tuple[Matches, Common]:
     """The passages the documents share (pairs) and the common ones, from every document's
-    words (``hashes[offsets[d]:offsets[d + 1]]``) and their ``seeds``."""
+    words (``hashes[offsets[d]:offsets[d + 1]]``) and their ``seeds``. Each common passage's
+    first copy runs to its aligned ends; with ``every_copy``, every other copy too (one
+    alignment each: what stripping them needs), else from its first seed to its last."""
     by_seed, docs, positions = seeds.by_seed()
     doc_a, doc_b, pos_a, pos_b, in_documents = seed_hits(by_seed, docs, positions, options.common_docs)
     common = in_documents > 0
@@ -160,7 +162,8 @@ def find_passages(
     good = (matches.words >= options.min_words) & (matches.similarity >= options.min_similarity)
     matches = _distinct(_rows(matches, np.flatnonzero(good)), aligned[good, 5])
     runs = _common_runs(by_seed[common], docs[common], positions[common], in_documents[common], options)
-    return matches, _common_ends(runs, hashes, offsets, options.min_words)
+    common_found = _common_ends(runs, hashes, offsets, options.min_words)
+    return matches, _copy_ends(common_found, hashes, offsets) if every_copy else common_found
 
 
 def _rows(matches: Matches, rows: np.ndarray) -> Matches:
@@ -271,3 +274,35 @@ def _between_neighbours(common: Common, runs: np.ndarray) -> tuple[np.ndarray, n
     lower = np.where(has_before, common.last[before] + 1, 0)
     upper = np.where(has_after, common.last[runs], np.iinfo(np.int64).max)
     return lower, upper
+
+
+def _copy_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray) -> Common:
+    """Every copy of each common passage but its first, aligned with the first."""
+    n = len(common.passage)
+    firsts = np.flatnonzero(np.diff(common.passage, prepend=-1))
+    first_of = firsts[common.passage]  # each run's passage's first run
+    others = np.flatnonzero(first_of != np.arange(n))
+    if not len(others):
+        return common
+    head = first_of[others]
+    d = common.first[head] - common.first[others]
+    chains = np.stack(
+        [
+            common.doc[others],
+            common.doc[head],
+            common.first[others],
+            np.maximum(common.last[others] - SEED_WORDS + 1, common.first[others]),
+            common.first[head],
+            np.maximum(common.last[head] - SEED_WORDS + 1, common.first[head]),
+            d,
+            d,
+        ],
+        axis=1,
+    ).astype(np.int64)
+    aligned = align_chains(hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP)
+    found = aligned[:, 5] > 0
+    lower, upper = _between_neighbours(common, others)
+    first, last = common.first.copy(), common.last.copy()
+    first[others[found]] = np.maximum(aligned[found, 0], lower[found])
+    last[others[found]] = np.minimum(aligned[found, 1], upper[found])
+    return Common(common.doc, first, last, common.passage)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -14,6 +15,11 @@ from .._atomic import atomic_path
 from .._errors import ConfigError
 from ..io.sources import split_suffixes
 from ..io.writers import TABLE_FORMATS, write_table
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .documents import Documents
 
 MATCH_COLUMNS = ("id_a", "id_b", "start_a", "end_a", "start_b", "end_b", "words", "similarity")
 COMMON_COLUMNS = ("passage", "documents", "id", "start", "end", "words")
@@ -42,6 +48,7 @@ class PassageResult:
     words: int
     bytes: int
     skipped: int = 0
+    _documents: Documents | None = field(default=None, repr=False)
 
     def summary(self) -> str:
         """One paragraph for people: what was read and found."""
@@ -60,6 +67,35 @@ class PassageResult:
                 f"(listed once, not as pairs)"
             )
         return "\n".join(lines)
+
+    def copied_share(self) -> np.ndarray:
+        """The share of each document's characters (in input order, float64) that an earlier
+        document holds: the second copy of a shared passage, every copy of a common one but
+        the first."""
+        return self._held().copied_share()
+
+    def stripped_texts(self) -> list[str]:
+        """Every document's text without what it copies (see :meth:`copied_share`): the
+        boilerplate and repeated paragraphs left only where they first occur."""
+        documents = self._held()
+        return [documents.text(d, strip=True) for d in range(len(documents.ids))]
+
+    def write_documents(
+        self, path: str | os.PathLike, *, strip: bool = True, max_copied: float | None = None
+    ) -> int:
+        """Write the documents to ``path`` atomically, every field as read, in the inputs'
+        format or the one its suffix names (.jsonl, .csv, .parquet, .txt; texts from memory
+        as ``id`` and ``text``): with ``strip``, without what each copies; with
+        ``max_copied``, leaving out those whose copied share is at least that. The inputs
+        are read again for their other fields. Returns how many documents were written."""
+        if max_copied is not None and not 0 < max_copied <= 1:
+            raise ConfigError(f"max_copied (--max-copied) must be in (0, 1], got {max_copied!r}")
+        return self._held().write(path, strip, max_copied)
+
+    def _held(self) -> Documents:
+        if self._documents is None:
+            raise ConfigError("this result holds no documents: it was made from tables alone")
+        return self._documents
 
     def write(self, output: str | os.PathLike | None = None, common: str | os.PathLike | None = None) -> None:
         """Write the matches to ``output`` and the common passages to ``common``, each

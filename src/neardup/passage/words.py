@@ -106,6 +106,14 @@ class CorpusWords:
             )
         return start, end
 
+    def char_counts(self) -> np.ndarray:
+        """Each document's length in code points (int64)."""
+        counts = []
+        for buffer in self._buffers:
+            starts = np.concatenate([[0], np.cumsum((buffer.data & 0xC0) != 0x80)])
+            counts.append(starts[buffer.offsets[1:]] - starts[buffer.offsets[:-1]])
+        return np.concatenate(counts) if counts else np.zeros(0, np.int64)
+
     def text(self, doc: int) -> str:
         """Document ``doc``'s text (ill-formed UTF-8 replaced)."""
         b = int(np.searchsorted(self._firsts, doc, side="right")) - 1
