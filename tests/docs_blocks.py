@@ -23,7 +23,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LANGUAGES = {"python", "sh", "text"}
 MARKS = {"no-run", "spark", "service"}
 DOC_URL = "http://127.0.0.1:8000"
-WRITES = {"-o", "--output", "--clusters", "--pairs", "--save-index", "--common"}
+WRITES = {"-o", "--output", "--clusters", "--pairs", "--save-index", "--common", "--documents"}
 """The options whose value is a file a command writes: it must exist after the command."""
 
 FENCE = re.compile(r"^(`{3,})(.*)$")
