@@ -5,6 +5,7 @@ and the banded Smith-Waterman alignment against tests/naive_passages.py's full o
 from __future__ import annotations
 
 import itertools
+import random
 
 import numpy as np
 from hypothesis import given, settings
@@ -148,10 +149,26 @@ def test_common_runs_equal_naive(occurrences, size, max_gap, extra):
     assert [tuple(r) for r in runs.tolist()] == naive_common_runs(occurrences, size, max_gap, min_words)
 
 
-def chains_of(hits: list[tuple[int, int, int, int]], max_gap=24, max_drift=8, min_hits=2) -> list[tuple]:
-    hits = sorted(hits)
+def chains_of(
+    hits: list[tuple[int, int, int, int]], max_gap=24, max_drift=8, min_hits=2, min_span=0, seed=0
+) -> list[tuple]:
+    """The chains of ``hits``, given sorted by pair only, each pair's in a shuffled order."""
+    hits = sorted(hits, key=lambda h: (h[0], h[1], random.Random(seed + h[2] * 7919 + h[3]).random()))
     columns = [np.array(c, dtype=np.int32) for c in zip(*hits)] if hits else [np.zeros(0, np.int32)] * 4
-    return sorted(tuple(r) for r in chain_hits(*columns, max_gap, max_drift, min_hits).tolist())
+    return sorted(tuple(r) for r in chain_hits(*columns, max_gap, max_drift, min_hits, min_span).tolist())
+
+
+def test_a_chain_of_overlapping_seeds_is_a_phrase_not_a_passage():
+    phrase = [(0, 1, 10, 40), (0, 1, 12, 42)]  # two 4-word seeds 2 words apart: 6 shared words
+    assert chains_of(phrase, min_span=4) == []
+    assert chains_of(phrase) == [(0, 1, 10, 12, 40, 42, 30, 30)]
+    apart = [(0, 1, 10, 40), (0, 1, 14, 44)]
+    assert chains_of(apart, min_span=4) == [(0, 1, 10, 14, 40, 44, 30, 30)]
+
+
+def test_chains_do_not_depend_on_the_order_of_a_pairs_hits():
+    hits = [(0, 1, a, a + 7 + (a // 40)) for a in range(10, 200, 20)] + [(0, 1, 30, 60), (0, 1, 40, 70)]
+    assert len({tuple(chains_of(hits, seed=seed)) for seed in range(5)}) == 1
 
 
 def test_hits_along_one_diagonal_make_one_chain():

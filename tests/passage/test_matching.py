@@ -122,7 +122,7 @@ def assert_reference_accepts_every_row(texts: list[str], matches, options: Passa
         span = (alignment.first_a, alignment.last_a, alignment.first_b, alignment.last_b)
         assert span == (0, len(a) - 1, 0, len(b) - 1), (row, alignment)
         assert alignment.accepted(options.min_words, options.min_similarity), (row, alignment)
-        assert row["words"] == alignment.words == min(len(a), len(b))
+        assert row["words"] == alignment.words == max(len(a), len(b))
         assert row["similarity"] == round(alignment.similarity, 4)
 
 

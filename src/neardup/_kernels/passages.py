@@ -27,6 +27,8 @@ _OPEN_CHAINS = 16
 """Chains of one pair of documents followed at once (more: the one idle longest is closed)."""
 _EXPANSIONS = 24
 """How often an alignment that comes near its region's edge may be redone on a wider region."""
+_NEAR_DIAGONALS = 3
+"""Diagonals either side of a chain's own that its quick count of matched words looks at."""
 _BAND_GROWTH = 128
 """Diagonals a widened region gains at most on each side (indels accumulate along long copies)."""
 
@@ -278,11 +280,14 @@ def _seed_pairs(seeds, docs, positions, common_docs, common, fill, doc_a, doc_b,
 
 
 @jit
-def chain_hits(doc_a, doc_b, pos_a, pos_b, max_gap, max_drift, min_hits):
+def chain_hits(doc_a, doc_b, pos_a, pos_b, max_gap, max_drift, min_hits, min_span):
     """Chains of hits that lie along one diagonal (``pos_b - pos_a`` drifting at most
     ``max_drift`` words from one hit to the next, at most ``max_gap`` words apart in a), from
-    hits sorted by (doc_a, doc_b, pos_a, pos_b). Returns, per chain of ``min_hits`` or more:
-    doc_a, doc_b, first and last pos_a, first and last pos_b, lowest and highest diagonal."""
+    hits sorted by (doc_a, doc_b) (each pair's are taken by (pos_a, pos_b) here: a sort of
+    small groups, cheaper than one of every hit by four keys). Returns, per chain of more than
+    ``min_hits`` hits, or of ``min_hits`` whose first and last lie ``min_span`` words apart or
+    more (two overlapping seeds are one shared phrase of a few words, no passage): doc_a,
+    doc_b, first and last pos_a, first and last pos_b, lowest and highest diagonal."""
     n = doc_a.shape[0]
     cap = n // max(min_hits, 1) + 1
     out = np.empty((cap, 8), dtype=np.int64)
@@ -296,14 +301,17 @@ def chain_hits(doc_a, doc_b, pos_a, pos_b, max_gap, max_drift, min_hits):
         while e < n and doc_a[e] == doc_a[s] and doc_b[e] == doc_b[s]:
             e += 1
         open_count = 0
+        local = np.empty(e - s, dtype=np.int64)
         for h in range(s, e):
+            local[h - s] = (np.int64(pos_a[h]) << 32) | np.int64(pos_b[h])
+        for h in s + np.argsort(local):
             a, b = np.int64(pos_a[h]), np.int64(pos_b[h])
             d = b - a
             # Close the chains this hit is too far past.
             c = 0
             while c < open_count:
                 if a - chains[c, 1] > max_gap:
-                    if chains[c, 7] >= min_hits:
+                    if _worth(chains[c], min_hits, min_span):
                         found = _emit(out, found, doc_a[s], doc_b[s], chains[c])
                     open_count -= 1
                     chains[c] = chains[open_count]
@@ -328,7 +336,7 @@ def chain_hits(doc_a, doc_b, pos_a, pos_b, max_gap, max_drift, min_hits):
                 for c in range(1, open_count):
                     if chains[c, 1] < chains[oldest, 1]:
                         oldest = c
-                if chains[oldest, 7] >= min_hits:
+                if _worth(chains[oldest], min_hits, min_span):
                     found = _emit(out, found, doc_a[s], doc_b[s], chains[oldest])
                 open_count -= 1
                 chains[oldest] = chains[open_count]
@@ -342,10 +350,15 @@ def chain_hits(doc_a, doc_b, pos_a, pos_b, max_gap, max_drift, min_hits):
             chains[open_count, 7] = 1
             open_count += 1
         for c in range(open_count):
-            if chains[c, 7] >= min_hits:
+            if _worth(chains[c], min_hits, min_span):
                 found = _emit(out, found, doc_a[s], doc_b[s], chains[c])
         s = e
     return out[:found].copy()
+
+
+@jit_inline
+def _worth(chain, min_hits, min_span):
+    return chain[7] > min_hits or (chain[7] == min_hits and chain[1] - chain[0] >= min_span)
 
 
 @jit_inline
@@ -425,40 +438,105 @@ def _align(a, b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result):
         prev_m, cur_m = cur_m, prev_m
 
 
+@jit
+def _diagonal_matches(a, b, row_lo, row_hi, d_lo, d_hi):
+    """The rows of ``a[row_lo:row_hi]`` whose word and the next lie in ``b`` on one of the
+    diagonals [d_lo, d_hi]: two words in a row, since frequent words ("the", "of") match on
+    some diagonal near any row by chance; a cheap bound on an alignment in that band."""
+    found = 0
+    nb = b.shape[0]
+    for i in range(row_lo, min(row_hi, a.shape[0] - 1)):
+        for d in range(d_lo, d_hi + 1):
+            j = i + d
+            if 0 <= j < nb - 1 and a[i] == b[j] and a[i + 1] == b[j + 1]:
+                found += 1
+                break
+    return found
+
+
 @jit_parallel
-def align_chains(words, word_offsets, chains, size, margin, band, match, mismatch, gap):
-    """The best local alignment around each chain (``chain_hits``' rows): int64, shape
-    (len(chains), 6) of first and last word in a, first and last word in b (positions within
-    each document), matched words and score. The region is the chain's words widened by
-    ``margin`` words, its diagonals by ``band``; a region whose best alignment ends within
-    ``margin // 2`` words of its edge (an edit there can stop it short of the copy's end) is
-    widened and aligned again."""
+def align_chains(
+    words, word_offsets, chains, size, margin, band, match, mismatch, gap, min_matches, skip_covered
+):
+    """The best local alignment around each chain (``chain_hits``' rows, those of one pair of
+    documents together, by first word in a): int64, shape (len(chains), 6) of first and last
+    word in a, first and last word in b (positions within each document), matched words and
+    score. All 0 for a chain with fewer than ``min_matches`` words matched along its own
+    diagonals, a few either side (a shared phrase, not a passage: most chains, and cheaper to
+    count than to align), and with ``skip_covered`` for one inside what an earlier chain of
+    its pair aligned to, along the same diagonals (a long passage makes many chains). The
+    region is the chain's words widened by ``margin`` words, its diagonals by ``band``; a
+    region whose best alignment ends within ``margin // 2`` words of its edge (an edit there
+    can stop it short of the copy's end) is widened and aligned again."""
     n = chains.shape[0]
     out = np.zeros((n, 6), dtype=np.int64)
-    for c in numba.prange(n):
-        da, db = chains[c, 0], chains[c, 1]
-        a = words[word_offsets[da] : word_offsets[da + 1]]
-        b = words[word_offsets[db] : word_offsets[db + 1]]
-        widen = margin
-        slack = margin // 2
-        row_lo = max(chains[c, 2] - widen, 0)
-        row_hi = min(chains[c, 3] + size + widen, a.shape[0])
-        d_lo, d_hi = chains[c, 6] - band, chains[c, 7] + band
-        result = out[c]
-        for _ in range(_EXPANSIONS):
-            _align(a, b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result)
-            near_start = row_lo > 0 and result[0] - row_lo < slack
-            near_end = row_hi < a.shape[0] and row_hi - 1 - result[1] < slack
-            if result[5] == 0 or not (near_start or near_end):
-                break
-            widen *= 2
-            if near_start:
-                row_lo = max(row_lo - widen, 0)
-            if near_end:
-                row_hi = min(row_hi + widen, a.shape[0])
-            grown = min(widen // 8, _BAND_GROWTH)
-            d_lo, d_hi = chains[c, 6] - band - grown, chains[c, 7] + band + grown
+    starts = np.empty(n + 1, dtype=np.int64)
+    groups = 0
+    for c in range(n):
+        if c == 0 or chains[c, 0] != chains[c - 1, 0] or chains[c, 1] != chains[c - 1, 1]:
+            starts[groups] = c
+            groups += 1
+    starts[groups] = n
+    for g in numba.prange(groups):
+        for c in range(starts[g], starts[g + 1]):
+            if not (skip_covered and _covered(out, chains, starts[g], c, size, band)):
+                _align_chain(
+                    words,
+                    word_offsets,
+                    chains[c],
+                    size,
+                    margin,
+                    band,
+                    match,
+                    mismatch,
+                    gap,
+                    min_matches,
+                    out[c],
+                )
     return out
+
+
+@jit
+def _covered(out, chains, first, c, size, band):
+    """Whether chain ``c`` lies inside an alignment of an earlier chain of its pair
+    (``first``..``c - 1``), on the diagonals it spans give or take ``band``."""
+    for k in range(first, c):
+        if out[k, 5] == 0 or out[k, 0] > chains[c, 2] or chains[c, 3] + size - 1 > out[k, 1]:
+            continue
+        d_start, d_end = out[k, 2] - out[k, 0], out[k, 3] - out[k, 1]
+        if min(d_start, d_end) - band <= chains[c, 6] and chains[c, 7] <= max(d_start, d_end) + band:
+            return True
+    return False
+
+
+@jit
+def _align_chain(words, word_offsets, chain, size, margin, band, match, mismatch, gap, min_matches, result):
+    """``align_chains``' work for one chain, into ``result``."""
+    da, db = chain[0], chain[1]
+    a = words[word_offsets[da] : word_offsets[da + 1]]
+    b = words[word_offsets[db] : word_offsets[db + 1]]
+    widen = margin
+    slack = margin // 2
+    row_lo = max(chain[2] - widen, 0)
+    row_hi = min(chain[3] + size + widen, a.shape[0])
+    if min_matches > 0:
+        near = _NEAR_DIAGONALS
+        if _diagonal_matches(a, b, row_lo, row_hi, chain[6] - near, chain[7] + near) < min_matches:
+            return
+    d_lo, d_hi = chain[6] - band, chain[7] + band
+    for _ in range(_EXPANSIONS):
+        _align(a, b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result)
+        near_start = row_lo > 0 and result[0] - row_lo < slack
+        near_end = row_hi < a.shape[0] and row_hi - 1 - result[1] < slack
+        if result[5] == 0 or not (near_start or near_end):
+            return
+        widen *= 2
+        if near_start:
+            row_lo = max(row_lo - widen, 0)
+        if near_end:
+            row_hi = min(row_hi + widen, a.shape[0])
+        grown = min(widen // 8, _BAND_GROWTH)
+        d_lo, d_hi = chain[6] - band - grown, chain[7] + band + grown
 
 
 @jit

@@ -25,7 +25,10 @@ SEED_WORDS = 4
 SAMPLE = 3
 """One seed in this many is kept (by its hash, so the same ones in every document)."""
 MIN_HITS = 2
-"""Shared seeds along one diagonal that make a chain worth aligning."""
+"""Shared seeds along one diagonal that make a chain worth aligning..."""
+MIN_SPAN = SEED_WORDS
+"""...lying this many words apart or more (or more seeds than MIN_HITS): two overlapping
+seeds are one shared phrase of 5 or 6 words (three chains in four, on real text), no passage."""
 MAX_GAP = 24
 """Words between two seeds of one chain, at most."""
 MAX_DRIFT = 8
@@ -42,7 +45,8 @@ class PassageOptions:
     """What counts as a shared passage.
 
     Attributes:
-        min_words: the shorter copy holds at least this many words.
+        min_words: a passage's length in words, at least; its longer copy may hold one in ten
+            fewer (``least_words``), since an edited word at either end is not aligned.
         min_similarity: 2 * matched words / (words of both copies), at least this.
         common_docs: a passage in this many documents or more is common: reported once, with
             its count, not as pairs (a footer in a million pages would be 5e11 pairs).
@@ -51,6 +55,19 @@ class PassageOptions:
     min_words: int = 50
     min_similarity: float = 0.8
     common_docs: int = 100
+
+    @property
+    def least_words(self) -> int:
+        """The words the longer copy of an accepted passage holds at least."""
+        return self.min_words - self.min_words // 10
+
+    @property
+    def least_matches(self) -> int:
+        """Pairs of words in a row that a chain's region matches along its diagonals before it
+        is aligned: half of the words an accepted passage matches at least (an edit breaks the
+        pairs on both sides of it; indels beyond the chain's reach move a few off those
+        diagonals)."""
+        return int(0.5 * self.least_words * self.min_similarity)
 
     def __post_init__(self) -> None:
         if not isinstance(self.min_words, int) or self.min_words < 2 * SEED_WORDS:
@@ -123,8 +140,8 @@ class Matches:
 
     @property
     def words(self) -> np.ndarray:
-        """The shorter copy's length in words."""
-        return np.minimum(self.last_a - self.first_a, self.last_b - self.first_b) + 1
+        """The longer copy's length in words."""
+        return np.maximum(self.last_a - self.first_a, self.last_b - self.first_b) + 1
 
     @property
     def similarity(self) -> np.ndarray:
@@ -154,15 +171,20 @@ def find_passages(
     by_seed, docs, positions = seeds.by_seed()
     doc_a, doc_b, pos_a, pos_b, in_documents = seed_hits(by_seed, docs, positions, options.common_docs)
     common = in_documents > 0
-    order = np.lexsort((pos_b, pos_a, doc_b, doc_a))
-    chains = chain_hits(doc_a[order], doc_b[order], pos_a[order], pos_b[order], MAX_GAP, MAX_DRIFT, MIN_HITS)
+    order = np.argsort((doc_a.astype(np.uint64) << np.uint64(32)) | doc_b.astype(np.uint64))
+    chains = chain_hits(
+        doc_a[order], doc_b[order], pos_a[order], pos_b[order], MAX_GAP, MAX_DRIFT, MIN_HITS, MIN_SPAN
+    )
+    chains = chains[np.lexsort((chains[:, 2], chains[:, 1], chains[:, 0]))]  # as align_chains takes them
     del doc_a, doc_b, pos_a, pos_b, order
-    aligned = align_chains(hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP)
+    aligned = align_chains(
+        hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, options.least_matches, True
+    )
     matches = Matches(chains[:, 0], chains[:, 1], *aligned[:, :5].T)
-    good = (matches.words >= options.min_words) & (matches.similarity >= options.min_similarity)
+    good = (matches.words >= options.least_words) & (matches.similarity >= options.min_similarity)
     matches = _distinct(_rows(matches, np.flatnonzero(good)), aligned[good, 5])
     runs = _common_runs(by_seed[common], docs[common], positions[common], in_documents[common], options)
-    common_found = _common_ends(runs, hashes, offsets, options.min_words)
+    common_found = _common_ends(runs, hashes, offsets, options.least_words)
     return matches, _copy_ends(common_found, hashes, offsets) if every_copy else common_found
 
 
@@ -224,8 +246,9 @@ def _common_runs(
 
 def _common_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray, min_words: int) -> Common:
     """Each common passage's first copy, aligned with its second, so that it runs to where
-    the copies stop agreeing rather than from its first common seed to its last; passages
-    whose first copy is then shorter than ``min_words`` are left out."""
+    the copies stop agreeing rather than from its first common seed to its last. Passages
+    whose first copy is then shorter than ``min_words`` are left out, and those held by one
+    document: common phrases repeated close together in it, not a passage others hold."""
     n = len(common.passage)
     firsts = np.flatnonzero(np.diff(common.passage, prepend=-1))  # passage k's first run
     first, last = common.first.copy(), common.last.copy()
@@ -247,12 +270,17 @@ def _common_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray, min_wo
             ],
             axis=1,
         ).astype(np.int64)
-        aligned = align_chains(hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP)
+        aligned = align_chains(
+            hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, 0, False
+        )
         found = aligned[:, 5] > 0
         lower, upper = _between_neighbours(common, one)
         first[one[found]] = np.maximum(aligned[found, 0], lower[found])
         last[one[found]] = np.minimum(aligned[found, 1], upper[found])
-    long_enough = last[firsts] - first[firsts] + 1 >= min_words
+    held = np.unique(np.stack([common.passage, common.doc]), axis=1)[0] if n else common.passage
+    long_enough = (last[firsts] - first[firsts] + 1 >= min_words) & (
+        np.bincount(held, minlength=len(firsts)) > 1
+    )
     keep = long_enough[common.passage]
     renumbered = np.cumsum(long_enough) - 1  # 0, 1, ... in the same order
     return Common(common.doc[keep], first[keep], last[keep], renumbered[common.passage[keep]])
@@ -299,7 +327,7 @@ def _copy_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray) -> Commo
         ],
         axis=1,
     ).astype(np.int64)
-    aligned = align_chains(hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP)
+    aligned = align_chains(hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, 0, False)
     found = aligned[:, 5] > 0
     lower, upper = _between_neighbours(common, others)
     first, last = common.first.copy(), common.last.copy()
