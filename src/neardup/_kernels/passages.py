@@ -22,7 +22,7 @@ from .utf8 import decode
 OTHER, WORD, SOLO, SPACE = 0, 1, 2, 3
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
-_COUNT, _HASH, _CHARS = 0, 1, 2
+_HASH, _CHARS = 1, 2
 _OPEN_CHAINS = 16
 """Chains of one pair of documents followed at once (more: the one idle longest is closed)."""
 _EXPANSIONS = 24
@@ -91,7 +91,7 @@ def _ill_formed_width(buf, i, end):
 def _scan(buf, start, end, classes, lower, mode, hashes, char_first, char_last):
     """The words of ``buf[start:end]``; return how many. ``mode`` _HASH writes each word's
     hash to ``hashes``, _CHARS its code point offsets [first, last) to ``char_first`` and
-    ``char_last``, _COUNT only counts. The one rule of what a word is."""
+    ``char_last``. The one rule of what a word is."""
     n = 0
     chars = 0
     i = start
@@ -124,55 +124,69 @@ def _scan(buf, start, end, classes, lower, mode, hashes, char_first, char_last):
 
 
 @jit_parallel
-def count_words(buf, offsets, classes, lower):
-    """How many words each document holds: int64, shape (n,)."""
+def word_hashes(buf, offsets, classes, lower):
+    """Every word's hash and each document's count: (uint32 hashes, int64 counts), document
+    d's words ``hashes[sum(counts[:d]):][:counts[d]]``. One scan: each document's hashes go
+    where its bytes are in a scratch array (a word takes a byte at least), then are packed."""
     n = offsets.shape[0] - 1
+    first = offsets[0]
+    scratch = np.empty(offsets[n] - first, dtype=np.uint32)
     counts = np.empty(n, dtype=np.int64)
-    no_hashes = np.empty(0, dtype=np.uint32)
     no_chars = np.empty(0, dtype=np.int64)
     for d in numba.prange(n):
-        counts[d] = _scan(
-            buf, offsets[d], offsets[d + 1], classes, lower, _COUNT, no_hashes, no_chars, no_chars
-        )
+        lo, hi = offsets[d], offsets[d + 1]
+        counts[d] = _scan(buf, lo, hi, classes, lower, _HASH, scratch[lo - first :], no_chars, no_chars)
+    starts = np.empty(n + 1, dtype=np.int64)
+    starts[0] = 0
+    for d in range(n):
+        starts[d + 1] = starts[d] + counts[d]
+    out = np.empty(starts[n], dtype=np.uint32)
+    for d in numba.prange(n):
+        at = offsets[d] - first
+        out[starts[d] : starts[d + 1]] = scratch[at : at + counts[d]]
+    return out, counts
+
+
+@jit_parallel
+def char_counts(buf, offsets):
+    """Each document's length in code points, as Python counts a valid text's (int64)."""
+    n = offsets.shape[0] - 1
+    counts = np.empty(n, dtype=np.int64)
+    for d in numba.prange(n):
+        c = 0
+        for i in range(offsets[d], offsets[d + 1]):
+            if buf[i] & 0xC0 != 0x80:
+                c += 1
+        counts[d] = c
     return counts
 
 
 @jit_parallel
-def word_hashes(buf, offsets, classes, lower, word_offsets):
-    """Every word's hash (uint32, shape (word_offsets[-1],)): document d's are
-    ``[word_offsets[d]:word_offsets[d + 1]]``."""
-    n = offsets.shape[0] - 1
-    out = np.empty(word_offsets[n], dtype=np.uint32)
-    no_chars = np.empty(0, dtype=np.int64)
-    for d in numba.prange(n):
-        _scan(
-            buf, offsets[d], offsets[d + 1], classes, lower, _HASH, out[word_offsets[d] :], no_chars, no_chars
-        )
-    return out
-
-
-@jit
-def char_spans(buf, offsets, classes, lower, docs, first_word, last_word):
+def char_spans(buf, offsets, classes, lower, docs, words, first_word, last_word):
     """The code point offsets [start, end) of words ``first_word[q]..last_word[q]`` (inclusive)
-    of document ``docs[q]``: two int64 arrays, shape (len(docs),). Queries of one document
-    should come together: its words are scanned once for them."""
+    of document ``docs[q]``, which holds ``words[q]`` words: two int64 arrays, shape
+    (len(docs),). Queries of one document come together: its words are scanned once for them,
+    documents in parallel."""
     q_count = docs.shape[0]
     start = np.empty(q_count, dtype=np.int64)
     end = np.empty(q_count, dtype=np.int64)
-    no_hashes = np.empty(0, dtype=np.uint32)
-    doc = -1
-    char_first = np.empty(0, dtype=np.int64)
-    char_last = np.empty(0, dtype=np.int64)
+    groups = np.empty(q_count + 1, dtype=np.int64)
+    g_count = 0
     for q in range(q_count):
-        if docs[q] != doc:
-            doc = docs[q]
-            lo, hi = offsets[doc], offsets[doc + 1]
-            n = _scan(buf, lo, hi, classes, lower, _COUNT, no_hashes, char_first, char_last)
-            char_first = np.empty(n, dtype=np.int64)
-            char_last = np.empty(n, dtype=np.int64)
-            _scan(buf, lo, hi, classes, lower, _CHARS, no_hashes, char_first, char_last)
-        start[q] = char_first[first_word[q]]
-        end[q] = char_last[last_word[q]]
+        if q == 0 or docs[q] != docs[q - 1]:
+            groups[g_count] = q
+            g_count += 1
+    groups[g_count] = q_count
+    no_hashes = np.empty(0, dtype=np.uint32)
+    for g in numba.prange(g_count):
+        q0 = groups[g]
+        doc = docs[q0]
+        char_first = np.empty(words[q0], dtype=np.int64)
+        char_last = np.empty(words[q0], dtype=np.int64)
+        _scan(buf, offsets[doc], offsets[doc + 1], classes, lower, _CHARS, no_hashes, char_first, char_last)
+        for q in range(q0, groups[g + 1]):
+            start[q] = char_first[first_word[q]]
+            end[q] = char_last[last_word[q]]
     return start, end
 
 
@@ -382,60 +396,63 @@ def _align(a, b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result):
     width = d_hi - d_lo + 1
     nb = b.shape[0]
     # Row i's cell k is (i, i + d_lo + k): its diagonal neighbour (i-1, j-1) is the previous
-    # row's cell k, (i-1, j) the previous row's k+1, (i, j-1) this row's k-1.
+    # row's cell k, (i-1, j) the previous row's k+1 (cell ``width`` stays 0), (i, j-1) the
+    # cell just computed. A cell holds its score, where its alignment starts (i << 32 | j)
+    # and the words it matched; the first row's neighbours above are zeros.
     prev_h = np.zeros(width + 1, dtype=np.int64)
-    prev_si = np.zeros(width + 1, dtype=np.int64)
-    prev_sj = np.zeros(width + 1, dtype=np.int64)
+    prev_start = np.zeros(width + 1, dtype=np.int64)
     prev_m = np.zeros(width + 1, dtype=np.int64)
     cur_h = np.zeros(width + 1, dtype=np.int64)
-    cur_si = np.zeros(width + 1, dtype=np.int64)
-    cur_sj = np.zeros(width + 1, dtype=np.int64)
+    cur_start = np.zeros(width + 1, dtype=np.int64)
     cur_m = np.zeros(width + 1, dtype=np.int64)
     best = 0
+    best_start = 0
     for r in range(6):
         result[r] = 0
     for i in range(row_lo, row_hi):
+        left_h = 0
+        left_start = 0
+        left_m = 0
         for k in range(width):
             j = i + d_lo + k
             if j < 0 or j >= nb:
                 cur_h[k] = 0
+                left_h = 0
                 continue
             same = a[i] == b[j]
             h = 0
-            si = i
-            sj = j
+            start = (np.int64(i) << 32) | j
             m = 0
             if same:
                 h = match
                 m = 1
-            if i > row_lo and prev_h[k] > 0:
-                v = prev_h[k] + (match if same else -mismatch)
+            up_left = prev_h[k]
+            if up_left > 0:
+                v = up_left + (match if same else -mismatch)
                 if v > h:
-                    h, si, sj, m = v, prev_si[k], prev_sj[k], prev_m[k] + (1 if same else 0)
-            if i > row_lo and k + 1 < width and prev_h[k + 1] > 0:
-                v = prev_h[k + 1] - gap
-                if v > h:
-                    h, si, sj, m = v, prev_si[k + 1], prev_sj[k + 1], prev_m[k + 1]
-            if k > 0 and cur_h[k - 1] > 0:
-                v = cur_h[k - 1] - gap
-                if v > h:
-                    h, si, sj, m = v, cur_si[k - 1], cur_sj[k - 1], cur_m[k - 1]
+                    h, start, m = v, prev_start[k], prev_m[k] + (1 if same else 0)
+            up = prev_h[k + 1]
+            if up > 0 and up - gap > h:
+                h, start, m = up - gap, prev_start[k + 1], prev_m[k + 1]
+            if left_h > 0 and left_h - gap > h:
+                h, start, m = left_h - gap, left_start, left_m
             cur_h[k] = h
-            cur_si[k] = si
-            cur_sj[k] = sj
+            cur_start[k] = start
             cur_m[k] = m
+            left_h, left_start, left_m = h, start, m
             if h > best:
                 best = h
-                result[0] = si
+                best_start = start
                 result[1] = i
-                result[2] = sj
                 result[3] = j
                 result[4] = m
                 result[5] = h
         prev_h, cur_h = cur_h, prev_h
-        prev_si, cur_si = cur_si, prev_si
-        prev_sj, cur_sj = cur_sj, prev_sj
+        prev_start, cur_start = cur_start, prev_start
         prev_m, cur_m = cur_m, prev_m
+    if best > 0:
+        result[0] = best_start >> 32
+        result[2] = best_start & 0xFFFFFFFF
 
 
 @jit

@@ -35,7 +35,7 @@ MAX_DRIFT = 8
 """Words the diagonal may move between two seeds of one chain (insertions, deletions)."""
 MARGIN = 32
 """Words aligned beyond a chain's first and last seed (doubled while the passage reaches further)."""
-BAND = 16
+BAND = 8
 """Diagonals aligned beyond the chain's."""
 MATCH, MISMATCH, GAP = 2, 3, 3
 
@@ -64,10 +64,10 @@ class PassageOptions:
     @property
     def least_matches(self) -> int:
         """Pairs of words in a row that a chain's region matches along its diagonals before it
-        is aligned: half of the words an accepted passage matches at least (an edit breaks the
+        is aligned: three quarters of the words an accepted passage matches at least (an edit breaks the
         pairs on both sides of it; indels beyond the chain's reach move a few off those
         diagonals)."""
-        return int(0.5 * self.least_words * self.min_similarity)
+        return int(0.75 * self.least_words * self.min_similarity)
 
     def __post_init__(self) -> None:
         if not isinstance(self.min_words, int) or self.min_words < 2 * SEED_WORDS:

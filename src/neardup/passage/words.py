@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._kernels.passages import char_spans, count_words, word_hashes
+from .._kernels.passages import char_counts, char_spans, word_hashes
 from ..fingerprint.features import TABLE_LIMIT, char_classes
 from ..fingerprint.text_buffers import TextBuffer, raw_buffers
 
@@ -63,11 +63,10 @@ class CorpusWords:
         classes, lower = char_classes(), lower_case()
         added_hashes, added_counts = [], []
         for buffer in raw_buffers(texts):
-            counts = count_words(buffer.data, buffer.offsets, classes, lower)
-            offsets = _offsets(counts)
+            hashes, counts = word_hashes(buffer.data, buffer.offsets, classes, lower)
             self._buffers.append(buffer)
             self._firsts.append(self._firsts[-1] + len(buffer))
-            added_hashes.append(word_hashes(buffer.data, buffer.offsets, classes, lower, offsets))
+            added_hashes.append(hashes)
             added_counts.append(counts)
         self._hashes += added_hashes
         self._counts += added_counts
@@ -84,7 +83,8 @@ class CorpusWords:
 
     def char_offsets(self, docs: np.ndarray, first_word: np.ndarray, last_word: np.ndarray) -> tuple:
         """The code point offsets [start, end) of words ``first_word..last_word`` (inclusive,
-        numbered within each document) of documents ``docs``: two int64 arrays."""
+        numbered within each document) of documents ``docs``: two int64 arrays. After
+        ``freeze``."""
         start = np.empty(len(docs), dtype=np.int64)
         end = np.empty(len(docs), dtype=np.int64)
         order = np.argsort(docs, kind="stable")
@@ -95,12 +95,14 @@ class CorpusWords:
             rows = order[lo:hi]
             buffer = self._buffers[b]
             local = (docs[rows] - self._firsts[b]).astype(np.int64)
+            words = self.offsets[docs[rows] + 1] - self.offsets[docs[rows]]
             start[rows], end[rows] = char_spans(
                 buffer.data,
                 buffer.offsets,
                 char_classes(),
                 lower_case(),
                 local,
+                words,
                 first_word[rows].astype(np.int64),
                 last_word[rows].astype(np.int64),
             )
@@ -108,10 +110,7 @@ class CorpusWords:
 
     def char_counts(self) -> np.ndarray:
         """Each document's length in code points (int64)."""
-        counts = []
-        for buffer in self._buffers:
-            starts = np.concatenate([[0], np.cumsum((buffer.data & 0xC0) != 0x80)])
-            counts.append(starts[buffer.offsets[1:]] - starts[buffer.offsets[:-1]])
+        counts = [char_counts(buffer.data, buffer.offsets) for buffer in self._buffers]
         return np.concatenate(counts) if counts else np.zeros(0, np.int64)
 
     def text(self, doc: int) -> str:
