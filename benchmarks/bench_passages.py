@@ -585,8 +585,9 @@ def _natural_overlap(texts: list[str], found: Found, r: int, options: dict[str, 
     """Row ``r`` of a pair that was not planted, checked apart from neardup: its two spans'
     words (lower-cased) compared by their longest common subsequence, 2 LCS / (words of both),
     the best any alignment can score on neardup's measure. Spans as alike as
-    ``min_similarity`` over ``min_words`` or more are a natural overlap that the pool's 8-gram
-    filter let through (templated text that varies every few words), not neardup's mistake."""
+    ``min_similarity`` over ``min_words`` (less one in ten) or more are a natural overlap that
+    the pool's 8-gram filter let through (templated text that varies every few words), not
+    neardup's mistake."""
     a, b = int(found.doc_a[r]), int(found.doc_b[r])
     span_a = texts[a][found.start_a[r] : found.end_a[r]]
     span_b = texts[b][found.start_b[r] : found.end_b[r]]
@@ -599,7 +600,8 @@ def _natural_overlap(texts: list[str], found: Found, r: int, options: dict[str, 
         "lcs_similarity": round(similarity, 4),
         "similar": bool(
             similarity >= options["min_similarity"]
-            and min(len(words_a), len(words_b)) >= options["min_words"]
+            # neardup's own rule (PassageOptions.least_words): the longer copy, less one in ten
+            and max(len(words_a), len(words_b)) >= options["min_words"] - options["min_words"] // 10
         ),
         "text_a": span_a[:160],
         "text_b": span_b[:160],

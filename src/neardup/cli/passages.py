@@ -22,7 +22,7 @@ outputs (each written atomically; the format by suffix: .tsv, .csv, .jsonl, .par
               id_a, id_b       the two documents, a before b in the input
               start_a, end_a   where the passage lies in a, as character offsets
               start_b, end_b   (Python str indices: text[start:end] is the passage)
-              words            the shorter copy's length in words
+              words            the longer copy's length in words
               similarity       2 x matched words / words of both copies
   --common FILE   one row per passage held by --common-docs documents or more (a site's
               footer, a licence): passage, documents, and the id, start, end and words of
@@ -36,8 +36,9 @@ outputs (each written atomically; the format by suffix: .tsv, .csv, .jsonl, .par
   A summary goes to stderr.
 
 what counts as a shared passage:
-  At least --min-words words (default 50) in each copy, aligned word by word with about one
-  word in ten changed, inserted or deleted (--min-similarity 0.8). Words are compared
+  At least --min-words words (default 50; the longer copy may hold one in ten fewer, since
+  an edited word at either end is not aligned), aligned word by word with about one word in
+  ten changed, inserted or deleted (--min-similarity 0.8). Words are compared
   case-insensitively; punctuation and spacing are ignored. See docs/passages.md for what it
   finds and what it misses.
 

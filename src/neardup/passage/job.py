@@ -1,8 +1,9 @@
 """Find the passages documents share: read -> words and seeds -> matches (``matching.py``)
 -> offsets and ids -> a ``PassageResult``.
 
-Memory holds the texts (to find each passage's characters), 4 bytes a word and 16 bytes a
-sampled seed (one word in three): about 2.5 times the corpus's text.
+Memory holds the texts (to find each passage's characters), 4 bytes a word, 16 bytes a sampled
+seed (one word in three) and 16 bytes a pair of seed occurrences: about 8 times the text of the
+benchmark's real prose.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ class PassageResult:
         matches: one row per passage two documents share (a pair may have several):
             ``id_a, id_b`` (a before b in the input), where the passage lies in each as
             code point offsets ``[start_a, end_a)`` and ``[start_b, end_b)`` (``str``
-            indices), ``words`` (the shorter copy's length) and ``similarity`` (2 * matched
+            indices), ``words`` (the longer copy's length) and ``similarity`` (2 * matched
             words / words of both copies).
         common: one row per passage held by ``common_docs`` documents or more, which
             ``matches`` leaves out: ``passage`` (its number), ``documents`` (how many hold
