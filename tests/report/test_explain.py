@@ -251,3 +251,20 @@ def test_bad_arguments():
         explain("a", 3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="not both"):
         explain("a", "b", FingerprintConfig(), bits=128)
+
+
+def test_a_shared_passage_is_shown_where_the_wholes_are_far_apart():
+    own_a = " ".join(f"alpha{i}" for i in range(300))
+    own_b = " ".join(f"beta{i}" for i in range(300))
+    quote = " ".join(f"quoted{i}" for i in range(60))
+    a, b = f"{own_a} {quote} {own_a}", f"{quote.replace('quoted30', 'changed')} {own_b}"
+    e = explain(a, b)
+    assert e.jaccard < 0.1  # as wholes, nothing alike
+    (p,) = e.passages
+    assert a[p.start_a : p.end_a] == quote == p.text_a and p.text_b == b[p.start_b : p.end_b]
+    assert (p.start_b, p.words) == (0, 60) and p.similarity == pytest.approx(59 / 60, abs=1e-3)
+    shown = e.format()
+    assert f"a[{p.start_a}:{p.end_a}] and b[{p.start_b}:{p.end_b}]: 60 words" in shown
+    assert "'quoted0 quoted1" in shown and json.loads(json.dumps(e.to_dict()))["passages"][0]["words"] == 60
+    assert explain(a, b, passage_words=80).passages == ()
+    assert "shared passages of 80 words or more: none" in explain(a, b, passage_words=80).format()

@@ -16,10 +16,9 @@ import pyarrow as pa
 
 from .._progress import Progress
 from ..fingerprint.fingerprinter import _resolve_threads, _threads
-from ..io.batch import MiB, ReadOptions
 from ..io.ids import repeated_ids
 from ..io.rejects import Rejects
-from ..pipeline.corpus import open_corpus
+from ..pipeline.corpus import read_corpus
 from .documents import CopiedSpans, Documents
 from .matching import Common, Matches, PassageOptions, Seeds, find_passages
 from .result import COMMON_COLUMNS, MATCH_COLUMNS, PassageResult
@@ -65,20 +64,15 @@ def passages(
         raise TypeError(
             f"pass options= or its fields as keywords, not both: {', '.join(sorted(option_keywords))}"
         )
-    read = ReadOptions(
-        text_field=text_field,
-        id_field=id_field,
-        max_document_bytes=int(max_document_mb * MiB),
-        block_bytes=int(block_mb * MiB),
-    )
-    corpus = open_corpus(
+    corpus = read_corpus(
         data,
         text_field=text_field,
         id_field=id_field,
-        options=read,
         input_format=input_format,
         compression=compression,
         lines=lines,
+        max_document_mb=max_document_mb,
+        block_mb=block_mb,
     )
     progress = progress or Progress(enabled=False)
     rejects = Rejects(errors)

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from .._errors import ConfigError
 from .._prefetch import prefetch
-from ..io.batch import Batch, ReadOptions
+from ..io.batch import Batch, MiB, ReadOptions
 from ..io.dispatch import read_documents
 from ..io.rejects import Rejects
 from ..io.sources import Source, check_outputs_apart, find_sources
@@ -131,6 +131,36 @@ def open_corpus(
             )
     ids = table.column(id_field).to_pylist() if id_field else None
     return MemoryCorpus(table.column(text_field), ids)
+
+
+def read_corpus(
+    data: Any,
+    *,
+    text_field: str,
+    id_field: str | None,
+    input_format: str | None,
+    compression: str | None,
+    lines: bool,
+    max_document_mb: float,
+    block_mb: float,
+) -> FileCorpus | MemoryCorpus:
+    """:func:`open_corpus` with the reading options as the library's jobs take them
+    (``neardup.dedup``, ``neardup.passages``): sizes in MB."""
+    read = ReadOptions(
+        text_field=text_field,
+        id_field=id_field,
+        max_document_bytes=int(max_document_mb * MiB),
+        block_bytes=int(block_mb * MiB),
+    )
+    return open_corpus(
+        data,
+        text_field=text_field,
+        id_field=id_field,
+        options=read,
+        input_format=input_format,
+        compression=compression,
+        lines=lines,
+    )
 
 
 def _check_texts(data: Any, text_field: str, id_field: str | None) -> None:

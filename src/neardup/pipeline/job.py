@@ -21,10 +21,9 @@ from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._progress import Progress
 from ..fingerprint.fingerprinter import Fingerprinter
-from ..io.batch import MiB, ReadOptions
 from ..io.ids import repeated_ids
 from ..io.rejects import Rejects
-from .corpus import MemoryCorpus, open_corpus
+from .corpus import MemoryCorpus, read_corpus
 from .lsh import CorpusKeys
 from .options import DedupOptions
 from .result import DedupResult
@@ -80,20 +79,15 @@ def dedup(
     elif config is not None or option_keywords:
         given = sorted(option_keywords) + (["config"] if config is not None else [])
         raise ConfigError(f"pass options= or its fields as keywords, not both: {', '.join(given)}")
-    read = ReadOptions(
-        text_field=text_field,
-        id_field=id_field,
-        max_document_bytes=int(max_document_mb * MiB),
-        block_bytes=int(block_mb * MiB),
-    )
-    corpus = open_corpus(
+    corpus = read_corpus(
         data,
         text_field=text_field,
         id_field=id_field,
-        options=read,
         input_format=input_format,
         compression=compression,
         lines=lines,
+        max_document_mb=max_document_mb,
+        block_mb=block_mb,
     )
     against = options.open_against()
     progress = progress or Progress(enabled=False)

@@ -34,12 +34,29 @@ class Feature:
 
 
 @dataclass(frozen=True)
+class SharedPassage:
+    """A passage both texts hold (``neardup.passages``): ``a[start_a:end_a]`` and
+    ``b[start_b:end_b]``, its length in words and its similarity."""
+
+    start_a: int
+    end_a: int
+    start_b: int
+    end_b: int
+    words: int
+    similarity: float
+    text_a: str
+    text_b: str
+
+
+@dataclass(frozen=True)
 class Explanation:
     """The comparison of two texts under one config. ``jaccard`` is over the sets of distinct
     features, ``cosine`` over the weighted feature vectors (both 1.0 for two featureless texts,
     0.0 when just one is); ``estimated_cosine`` is what the Hamming distance alone suggests.
     ``differing`` holds the ``top`` features with the largest weight difference, of
-    ``n_differing`` that differ at all."""
+    ``n_differing`` that differ at all. ``passages`` are the passages of ``passage_words``
+    words or more both texts hold, near copies included (``neardup.passages``): where two
+    documents far apart as wholes still share a paragraph."""
 
     config: FingerprintConfig
     fingerprint_a: int
@@ -54,12 +71,15 @@ class Explanation:
     shared: int
     n_differing: int
     differing: tuple[Feature, ...]
+    passage_words: int = 50
+    passages: tuple[SharedPassage, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able form (the config as ``FingerprintConfig.to_dict`` writes it)."""
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "differing"}
         d["config"] = self.config.to_dict()
         d["differing"] = [vars(f).copy() for f in self.differing]
+        d["passages"] = [vars(p).copy() for p in self.passages]
         return d
 
     def format(self) -> str:
@@ -85,12 +105,20 @@ class Explanation:
         ]
         if not self.differing:
             lines.append(f"{self.n_differing} features differ" if self.n_differing else "no feature differs")
-            return "\n".join(lines)
-        lines.append(f"features that differ most ({len(self.differing)} of {self.n_differing}):")
-        lines.append(f"  {'weight a':>9} {'weight b':>9}  feature")
-        for f in self.differing:
-            text = f.text if len(f.text) <= 60 else f.text[:59] + "…"
-            lines.append(f"  {f.weight_a:>9.4g} {f.weight_b:>9.4g}  {text!r}")
+        else:
+            lines.append(f"features that differ most ({len(self.differing)} of {self.n_differing}):")
+            lines.append(f"  {'weight a':>9} {'weight b':>9}  feature")
+            for f in self.differing:
+                text = f.text if len(f.text) <= 60 else f.text[:59] + "…"
+                lines.append(f"  {f.weight_a:>9.4g} {f.weight_b:>9.4g}  {text!r}")
+        lines.append(f"shared passages of {self.passage_words} words or more: {len(self.passages) or 'none'}")
+        for p in self.passages:
+            lines.append(
+                f"  a[{p.start_a}:{p.end_a}] and b[{p.start_b}:{p.end_b}]: {p.words} words, "
+                f"similarity {p.similarity:.3f}"
+            )
+            lines.append(f"    a: {_glimpse(p.text_a)}")
+            lines.append(f"    b: {_glimpse(p.text_b)}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -129,12 +157,49 @@ def feature_weights(hashes: np.ndarray, config: FingerprintConfig) -> dict[int, 
     return dict(zip(keys.tolist(), weigh(keys, counts, config).tolist()))
 
 
+def _glimpse(text: str, width: int = 96) -> str:
+    """One line of ``text``: its start and end, whitespace collapsed."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return repr(flat)
+    half = (width - 3) // 2
+    return f"{flat[:half]!r} … {flat[-half:]!r}"
+
+
+def shared_passages(a: str | bytes, b: str | bytes, min_words: int) -> tuple[SharedPassage, ...]:
+    """The passages of ``min_words`` words or more that ``a`` and ``b`` share."""
+    from ..passage.job import passages
+
+    found = passages([a, b], min_words=min_words, common_docs=3)
+    text_a, text_b = (t.decode("utf-8", "replace") if isinstance(t, bytes) else t for t in (a, b))
+    return tuple(
+        SharedPassage(
+            r["start_a"],
+            r["end_a"],
+            r["start_b"],
+            r["end_b"],
+            r["words"],
+            r["similarity"],
+            text_a[r["start_a"] : r["end_a"]],
+            text_b[r["start_b"] : r["end_b"]],
+        )
+        for r in found.matches.to_pylist()
+    )
+
+
 def explain(
-    a: str | bytes, b: str | bytes, config: FingerprintConfig | None = None, *, top: int = 10, **options: Any
+    a: str | bytes,
+    b: str | bytes,
+    config: FingerprintConfig | None = None,
+    *,
+    top: int = 10,
+    passage_words: int = 50,
+    **options: Any,
 ) -> Explanation:
     """Compare texts ``a`` and ``b`` under ``config`` (or keyword ``options`` for one, as
-    :class:`FingerprintConfig` takes): fingerprints, distance, exact Jaccard and cosine, and the
-    ``top`` features whose weights differ most (largest difference first; ties by text).
+    :class:`FingerprintConfig` takes): fingerprints, distance, exact Jaccard and cosine, the
+    ``top`` features whose weights differ most (largest difference first; ties by text), and
+    the passages of ``passage_words`` words or more both hold (see ``neardup.passages``).
     ``print(explain(a, b))`` shows it all readably."""
     from ..fingerprint.fingerprinter import Fingerprinter
 
@@ -177,4 +242,6 @@ def explain(
         shared=len(shared),
         n_differing=len(differing),
         differing=tuple(differing[:top]),
+        passage_words=passage_words,
+        passages=shared_passages(a, b, passage_words),
     )
