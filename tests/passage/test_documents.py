@@ -102,3 +102,20 @@ def test_the_command_writes_the_stripped_documents(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["passages", str(tmp_path / "pages.txt"), "--strip"])
     assert "--strip and --max-copied shape --documents FILE" in capsys.readouterr().err
+
+
+def test_keep_says_which_copy_is_the_original():
+    pages, quote = _pages()
+    texts = [p["text"] for p in pages]
+    result = neardup.passages(texts, common_docs=10)
+    # Page 7 (quote + 300 words of its own) is longer than page 2 (300 + the quote inside):
+    # kept first by length, it keeps the quote and page 2 loses it.
+    first, longest = result.stripped_texts(), result.stripped_texts("longest")
+    assert quote in first[2] and quote not in first[7]
+    assert quote in longest[7] and quote.split()[60] not in longest[2].split()
+    # The footer stays on the longest page of all, which is page 7.
+    assert FOOTER in longest[7] and sum(FOOTER in t for t in longest) == 1
+    shares = result.copied_share("longest")
+    assert shares[7] == 0 and shares[2] > 0
+    with pytest.raises(neardup.ConfigError, match="keep='oldest' is not known"):
+        result.copied_share("oldest")

@@ -9,6 +9,7 @@ import time
 import warnings
 from typing import Any
 
+from ..pipeline.choices import KEEP
 from .options import STDOUT, add_input_arguments, fraction, positive_int
 
 _EPILOG = """\
@@ -30,8 +31,8 @@ outputs (each written atomically; the format by suffix: .tsv, .csv, .jsonl, .par
               pages would be half a trillion pairs.
   --documents FILE   the documents again, every field as read, in the inputs' format or
               the one FILE's suffix names; with --strip, each without the passages an
-              earlier document holds (a quoted paragraph's second copy, a footer but for
-              its first page); with --max-copied F, without the documents whose copied
+              earlier document (in --keep order) holds (a quoted paragraph's second copy,
+              a footer but for its first page); with --max-copied F, without the documents whose copied
               share of characters is F or more
   A summary goes to stderr.
 
@@ -67,6 +68,13 @@ def add_command(commands: Any) -> None:
     parser.add_argument("--documents", metavar="FILE", help="the documents again (see --strip, --max-copied)")
     parser.add_argument(
         "--strip", action="store_true", help="--documents without the passages an earlier document holds"
+    )
+    parser.add_argument(
+        "--keep",
+        choices=KEEP,
+        default="first",
+        help="which copy is the original, the one --strip leaves: the first in the input (the "
+        "default), the longest or shortest document, or the lowest id",
     )
     parser.add_argument(
         "--max-copied",
@@ -151,7 +159,9 @@ def run(args: argparse.Namespace) -> int:
         result.write(None if to_stdout else args.output, args.common)
         written = None
         if args.documents is not None:
-            written = result.write_documents(args.documents, strip=args.strip, max_copied=args.max_copied)
+            written = result.write_documents(
+                args.documents, strip=args.strip, max_copied=args.max_copied, keep=args.keep
+            )
     if to_stdout:
         _write_stdout(result.matches)
     if not args.quiet:

@@ -1,8 +1,9 @@
 """The documents with what they copy: each one's copied share, its text with the copies cut
 out, and the documents written back in their own format (``neardup passages --documents``).
 
-A document copies a passage when an earlier document holds it too: the second of a pair of
-matches, and every copy of a common passage but the first, in input order.
+A document copies a passage when a document before it in ``keep`` order (``first``: the
+input's, ``longest``, ``shortest``, ``lowest-id``, as ``dedup --keep``) holds it too: the later
+of a pair of matches, and every copy of a common passage but the one that comes first.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from ..io.lines import kept_records
 from ..io.sources import Source
 from ..io.tables import kept_table_records
 from ..io.writers import TableWriter, output_format
+from ..pipeline.choices import KEEP
 from ..pipeline.corpus import FileCorpus, MemoryCorpus
+from ..pipeline.steps import priority
 from .words import CorpusWords
 
 
@@ -69,6 +72,37 @@ class CopiedSpans:
         return "".join(pieces)
 
 
+@dataclass
+class Copies:
+    """Every copy found, of either side: each match's two places (``doc_a``, ``doc_b`` and their
+    ``[start, end)``), and each common passage's copies (``common_doc``, ``common_start``,
+    ``common_end``, ``passage``, sorted by passage)."""
+
+    doc_a: np.ndarray
+    doc_b: np.ndarray
+    places: tuple[np.ndarray, ...]
+    common_doc: np.ndarray
+    common_start: np.ndarray
+    common_end: np.ndarray
+    passage: np.ndarray
+
+    def copied(self, rank: np.ndarray) -> CopiedSpans:
+        """What each document copies when ``rank`` (int64, a document's place in keep order)
+        says which comes first."""
+        start_a, end_a, start_b, end_b = self.places
+        b_later = rank[self.doc_b] > rank[self.doc_a]
+        # Of each common passage's copies, the one whose document comes first stays.
+        order = np.lexsort((rank[self.common_doc], self.passage))
+        first = order[np.flatnonzero(np.diff(self.passage[order], prepend=-1))]
+        others = np.ones(len(self.passage), dtype=bool)
+        others[first] = False
+        return CopiedSpans.of(
+            np.concatenate([np.where(b_later, self.doc_b, self.doc_a), self.common_doc[others]]),
+            np.concatenate([np.where(b_later, start_b, start_a), self.common_start[others]]),
+            np.concatenate([np.where(b_later, end_b, end_a), self.common_end[others]]),
+        )
+
+
 class Documents:
     """The documents read, by number: their texts, ids and places, and what they copy."""
 
@@ -79,27 +113,41 @@ class Documents:
         corpus: FileCorpus | MemoryCorpus,
         owners: np.ndarray,
         rows: np.ndarray,
-        copied: CopiedSpans,
+        copies: Copies,
     ) -> None:
         self.words, self.ids, self.corpus = words, ids, corpus
-        self.owners, self.rows, self.copied = owners, rows, copied
+        self.owners, self.rows, self.copies = owners, rows, copies
 
-    def copied_share(self) -> np.ndarray:
-        """The share of each document's characters that an earlier document holds (float64)."""
+    def copied(self, keep: str) -> CopiedSpans:
+        """What each document copies, in ``keep`` order."""
+        if keep not in KEEP:
+            raise ConfigError(f"keep={keep!r} is not known; choose one of {', '.join(KEEP)}")
+        n = len(self.ids)
+        ids = pa.array(self.ids) if keep == "lowest-id" else None
+        rank = np.empty(n, dtype=np.int64)
+        rank[priority(n, keep, self.words.char_counts(), ids)] = np.arange(n)
+        return self.copies.copied(rank)
+
+    def copied_share(self, keep: str) -> np.ndarray:
+        """The share of each document's characters that one before it in ``keep`` order holds
+        (float64)."""
         chars = self.words.char_counts()
-        return self.copied.copied_chars(len(chars)) / np.maximum(chars, 1)
+        return self.copied(keep).copied_chars(len(chars)) / np.maximum(chars, 1)
 
-    def text(self, doc: int, strip: bool) -> str:
+    def text(self, doc: int, copied: CopiedSpans | None) -> str:
+        """Document ``doc``'s text, without what ``copied`` says it copies."""
         text = self.words.text(doc)
-        return self.copied.cut(doc, text) if strip else text
+        return copied.cut(doc, text) if copied is not None else text
 
-    def write(self, path: str | os.PathLike, strip: bool, max_copied: float | None) -> int:
+    def write(self, path: str | os.PathLike, strip: bool, max_copied: float | None, keep: str) -> int:
         """Write the documents to ``path``, atomically, in the inputs' format or the one its
         suffix names; with ``strip``, without what they copy; with ``max_copied``, leaving out
         those whose copied share is at least that. Returns how many were written."""
+        copied = self.copied(keep)
         kept = np.ones(len(self.ids), dtype=bool)
         if max_copied is not None:
-            kept = self.copied_share() < max_copied
+            chars = self.words.char_counts()
+            kept = copied.copied_chars(len(chars)) / np.maximum(chars, 1) < max_copied
         sources = self.corpus.sources if isinstance(self.corpus, FileCorpus) else []
         fmt, compression = output_format(str(path), None, sources)
         if fmt == "text":
@@ -112,15 +160,17 @@ class Documents:
             writer = TableWriter(
                 stack.enter_context(atomic_path(path)), fmt, compression, text_field, Path(path).name
             )
-            for batch in self._records(np.flatnonzero(kept), strip):
+            for batch in self._records(np.flatnonzero(kept), copied if strip else None):
                 writer.write(batch)
             writer.close()
         return int(kept.sum())
 
-    def _records(self, docs: np.ndarray, strip: bool) -> Iterator[pa.RecordBatch]:
+    def _records(self, docs: np.ndarray, copied: CopiedSpans | None) -> Iterator[pa.RecordBatch]:
         if isinstance(self.corpus, MemoryCorpus):
             ids = pa.array([self.ids[d] for d in docs.tolist()])
-            yield pa.record_batch({"id": ids, "text": pa.array([self.text(d, strip) for d in docs.tolist()])})
+            yield pa.record_batch(
+                {"id": ids, "text": pa.array([self.text(d, copied) for d in docs.tolist()])}
+            )
             return
         options = self.corpus.options
         bounds = np.searchsorted(self.owners[docs], np.arange(len(self.corpus.sources) + 1))
@@ -130,7 +180,7 @@ class Documents:
                 source.check_unchanged()  # the records are read again, by row
                 yield from _with_texts(
                     self._source_records(source, mine, options),
-                    [self.text(d, strip) for d in mine.tolist()],
+                    [self.text(d, copied) for d in mine.tolist()],
                     options.text_field,
                 )
                 source.check_unchanged()

@@ -19,7 +19,7 @@ from ..fingerprint.fingerprinter import _resolve_threads, _threads
 from ..io.ids import repeated_ids
 from ..io.rejects import Rejects
 from ..pipeline.corpus import read_corpus
-from .documents import CopiedSpans, Documents
+from .documents import Copies, Documents
 from .matching import Common, Matches, PassageOptions, Seeds, find_passages
 from .result import COMMON_COLUMNS, MATCH_COLUMNS, PassageResult
 from .words import CorpusWords
@@ -100,14 +100,9 @@ def passages(
             matches, common = find_passages(words.hashes, words.offsets, seeds, options, every_copy=True)
             match_places = _places(words, matches)
             copy_places = words.char_offsets(common.doc, common.first, common.last)
-        copies = np.flatnonzero(np.diff(common.passage, prepend=-1) == 0)  # all but each first
-        copied = CopiedSpans.of(
-            np.concatenate([matches.doc_b, common.doc[copies]]),
-            np.concatenate([match_places[2], copy_places[0][copies]]),
-            np.concatenate([match_places[3], copy_places[1][copies]]),
-        )
+        copies = Copies(matches.doc_a, matches.doc_b, match_places, common.doc, *copy_places, common.passage)
         position = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-        documents = Documents(words, ids, corpus, _concatenated(owners), position, copied)
+        documents = Documents(words, ids, corpus, _concatenated(owners), position, copies)
         return PassageResult(
             _matches_table(matches, match_places, ids),
             _common_table(common, copy_places, words, ids),

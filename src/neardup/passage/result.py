@@ -68,29 +68,37 @@ class PassageResult:
             )
         return "\n".join(lines)
 
-    def copied_share(self) -> np.ndarray:
-        """The share of each document's characters (in input order, float64) that an earlier
-        document holds: the second copy of a shared passage, every copy of a common one but
-        the first."""
-        return self._held().copied_share()
+    def copied_share(self, keep: str = "first") -> np.ndarray:
+        """The share of each document's characters (documents in input order, float64) that a
+        document before it in ``keep`` order holds (``first``: the input's; ``longest``,
+        ``shortest``, ``lowest-id``, as ``dedup`` keeps): the later copy of a shared passage,
+        every copy of a common one but the one that comes first."""
+        return self._held().copied_share(keep)
 
-    def stripped_texts(self) -> list[str]:
+    def stripped_texts(self, keep: str = "first") -> list[str]:
         """Every document's text without what it copies (see :meth:`copied_share`): the
-        boilerplate and repeated paragraphs left only where they first occur."""
+        boilerplate and repeated paragraphs left only where they come first."""
         documents = self._held()
-        return [documents.text(d, strip=True) for d in range(len(documents.ids))]
+        copied = documents.copied(keep)
+        return [documents.text(d, copied) for d in range(len(documents.ids))]
 
     def write_documents(
-        self, path: str | os.PathLike, *, strip: bool = True, max_copied: float | None = None
+        self,
+        path: str | os.PathLike,
+        *,
+        strip: bool = True,
+        max_copied: float | None = None,
+        keep: str = "first",
     ) -> int:
         """Write the documents to ``path`` atomically, every field as read, in the inputs'
         format or the one its suffix names (.jsonl, .csv, .parquet, .txt; texts from memory
         as ``id`` and ``text``): with ``strip``, without what each copies; with
-        ``max_copied``, leaving out those whose copied share is at least that. The inputs
-        are read again for their other fields. Returns how many documents were written."""
+        ``max_copied``, leaving out those whose copied share is at least that; ``keep`` says
+        which copy is the original (:meth:`copied_share`). The inputs are read again for their
+        other fields. Returns how many documents were written."""
         if max_copied is not None and not 0 < max_copied <= 1:
             raise ConfigError(f"max_copied (--max-copied) must be in (0, 1], got {max_copied!r}")
-        return self._held().write(path, strip, max_copied)
+        return self._held().write(path, strip, max_copied, keep)
 
     def _held(self) -> Documents:
         if self._documents is None:

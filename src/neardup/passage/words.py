@@ -81,7 +81,9 @@ class CorpusWords:
             self.offsets = _offsets(np.concatenate(self._counts))
         self._hashes, self._counts = [], []
 
-    def char_offsets(self, docs: np.ndarray, first_word: np.ndarray, last_word: np.ndarray) -> tuple:
+    def char_offsets(
+        self, docs: np.ndarray, first_word: np.ndarray, last_word: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The code point offsets [start, end) of words ``first_word..last_word`` (inclusive,
         numbered within each document) of documents ``docs``: two int64 arrays. After
         ``freeze``."""
