@@ -157,4 +157,4 @@ def warm() -> None:
     words = [f"w{i}" for i in range(120)]
     shared = " ".join(words[:60])
     texts = [f"{shared} {i} Straße 文字" for i in range(4)] + [" ".join(words[30:]) + " tail"]
-    passages(texts, common_docs=4)
+    passages(texts, common_docs=4).copied_share("longest")  # char_counts, for --documents
