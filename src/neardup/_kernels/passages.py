@@ -314,6 +314,9 @@ def chain_hits(doc_a, doc_b, pos_a, pos_b, max_gap, max_drift, min_hits, min_spa
         e = s
         while e < n and doc_a[e] == doc_a[s] and doc_b[e] == doc_b[s]:
             e += 1
+        if e - s < min_hits:  # most pairs share one seed: no chain
+            s = e
+            continue
         open_count = 0
         local = np.empty(e - s, dtype=np.int64)
         for h in range(s, e):
