@@ -27,6 +27,29 @@ def meminfo_bytes(field: str) -> int | None:
     return None
 
 
+def status_kb(field: str) -> int | None:
+    """A /proc/self/status field in KiB (VmRSS, VmHWM, RssAnon; None off Linux)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak() -> bool:
+    """Reset this process's VmHWM (Linux: ``clear_refs`` 5), so the next peak is what runs
+    after; False where that cannot be done."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def machine_info(packages: tuple[str, ...] = ()) -> dict[str, Any]:
     """Python, CPUs, memory, numba's threads and the versions of neardup and ``packages``:
     enough to tell two result lines apart."""

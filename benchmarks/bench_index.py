@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from _common import finish, machine_info, meminfo_bytes
+from _common import finish, machine_info, meminfo_bytes, reset_peak, status_kb
 
 K = 3  # --max-distance
 BITS = 64  # --bits
@@ -127,28 +127,8 @@ def expected_random_pairs(n: int) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# Memory: VmHWM, reset through /proc/self/clear_refs (see bench_fingerprint.py on ru_maxrss)
+# Memory: VmHWM, reset through /proc/self/clear_refs (_common.py; bench_fingerprint.py on ru_maxrss)
 # ---------------------------------------------------------------------------------------------
-
-
-def status_kb(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def reset_peak() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
 
 
 def estimated_peak_bytes(n: int, num_tables: int) -> int:

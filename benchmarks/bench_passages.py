@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from _common import finish, machine_info
+from _common import finish, machine_info, reset_peak, status_kb
 
 MB = 1e6
 LENGTHS = (50, 100, 200, 400)
@@ -515,37 +515,19 @@ def _length_mismatches(texts: list[str], planted: list[Planted]) -> int:
     return int(np.sum(np.diff(offsets) != [p.length for p in planted]))
 
 
-def _memory_kib(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            return next((int(line.split()[1]) for line in f if line.startswith(field + ":")), None)
-    except OSError:
-        return None
-
-
-def _reset_peak() -> bool:
-    """Reset this process's VmHWM (Linux: ``clear_refs`` 5), so the next peak is the call's."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
 def run_neardup(texts: list[str], repeats: int, options: dict[str, Any]) -> tuple[Found, dict[str, Any]]:
     """``neardup.passages(texts, **options)`` ``repeats`` times: the last result, and the
     times, the best of them, and the peak memory beyond what the process held before."""
     import neardup
 
-    before = _memory_kib("VmRSS")
-    reset = _reset_peak()
+    before = status_kb("VmRSS")
+    reset = reset_peak()
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
         result = neardup.passages(texts, **options)
         times.append(time.perf_counter() - t)
-    peak = _memory_kib("VmHWM")
+    peak = status_kb("VmHWM")
     m = result.matches
     found = Found(
         *(
@@ -882,7 +864,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         f"{size['repeats']} calls ...",
         flush=True,
     )
-    results["rss_before_mib"] = (_memory_kib("VmRSS") or 0) / 1024
+    results["rss_before_mib"] = (status_kb("VmRSS") or 0) / 1024
     found, info = run_neardup(texts, size["repeats"], options)
     info["mb_s"] = text_bytes / MB / info["seconds"]
     info["mb_s_per_core"] = info["mb_s"] / results["machine"]["numba_threads"]

@@ -37,7 +37,7 @@ from typing import Any
 import bench_index
 import numpy as np
 
-from _common import finish, machine_info
+from _common import finish, machine_info, reset_peak, status_kb
 from neardup.cli.options import byte_size
 
 ENGINES = ("self_join", "index", "out_of_core")
@@ -52,8 +52,8 @@ def child(engine: str, n: int, k: int, seed: int, memory: int, work_dir: str | N
 
     bench_index.K = k
     list(neardup.self_join(np.arange(4, dtype=np.uint64), k))  # kernels loaded before measuring
-    before = bench_index.status_kb("VmRSS") or 0
-    before_anon = bench_index.status_kb("RssAnon") or 0
+    before = status_kb("VmRSS") or 0
+    before_anon = status_kb("RssAnon") or 0
     data = bench_index.make_data(n, 0.01, seed)
     fps = data["fps"]
     plan = IndexPlan.choose(64, k, "auto", n)
@@ -63,7 +63,7 @@ def child(engine: str, n: int, k: int, seed: int, memory: int, work_dir: str | N
             np.save(f"{folder}/fps.npy", fps)
             del fps, data["fps"]
             fps = np.load(f"{folder}/fps.npy", mmap_mode="r")
-        bench_index.reset_peak()
+        reset_peak()
         anon = _PeakAnon()
         started = time.perf_counter()
         if engine == "self_join":
@@ -78,7 +78,7 @@ def child(engine: str, n: int, k: int, seed: int, memory: int, work_dir: str | N
             chunks = index.iter_pairs()
         found = [bench_index.pair_keys(i, j, n) for i, j, _ in chunks]
         seconds = time.perf_counter() - started
-        peak = bench_index.status_kb("VmHWM") or 0
+        peak = status_kb("VmHWM") or 0
         peak_anon = anon.stop()
     keys = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     planted = bench_index.pair_keys(data["a"], data["b"], n)
@@ -110,14 +110,14 @@ class _PeakAnon:
     def __init__(self) -> None:
         import threading
 
-        self.peak = bench_index.status_kb("RssAnon") or 0
+        self.peak = status_kb("RssAnon") or 0
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
 
     def _sample(self) -> None:
         while not self._done.wait(0.02):
-            self.peak = max(self.peak, bench_index.status_kb("RssAnon") or 0)
+            self.peak = max(self.peak, status_kb("RssAnon") or 0)
 
     def stop(self) -> int:
         self._done.set()
