@@ -32,8 +32,8 @@ outputs (each written atomically; the format by suffix: .tsv, .csv, .jsonl, .par
   --documents FILE   the documents again, every field as read, in the inputs' format or
               the one FILE's suffix names; with --strip, each without the passages an
               earlier document (in --keep order) holds (a quoted paragraph's second copy,
-              a footer but for its first page); with --max-copied F, without the documents whose copied
-              share of characters is F or more
+              a footer but for its first page); with --max-copied F, without the
+              documents whose copied share of characters is F or more
   A summary goes to stderr.
 
 what counts as a shared passage:

@@ -8,7 +8,6 @@ of a pair of matches, and every copy of a common passage but the one that comes 
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -131,8 +130,11 @@ class Documents:
     def copied_share(self, keep: str) -> np.ndarray:
         """The share of each document's characters that one before it in ``keep`` order holds
         (float64)."""
+        return self._share(self.copied(keep))
+
+    def _share(self, copied: CopiedSpans) -> np.ndarray:
         chars = self.words.char_counts()
-        return self.copied(keep).copied_chars(len(chars)) / np.maximum(chars, 1)
+        return copied.copied_chars(len(chars)) / np.maximum(chars, 1)
 
     def text(self, doc: int, copied: CopiedSpans | None) -> str:
         """Document ``doc``'s text, without what ``copied`` says it copies."""
@@ -146,8 +148,7 @@ class Documents:
         copied = self.copied(keep)
         kept = np.ones(len(self.ids), dtype=bool)
         if max_copied is not None:
-            chars = self.words.char_counts()
-            kept = copied.copied_chars(len(chars)) / np.maximum(chars, 1) < max_copied
+            kept = self._share(copied) < max_copied
         sources = self.corpus.sources if isinstance(self.corpus, FileCorpus) else []
         fmt, compression = output_format(str(path), None, sources)
         if fmt == "text":
@@ -156,10 +157,8 @@ class Documents:
                 f"or lines), not a folder of text files; name one with its suffix"
             )
         text_field = self.corpus.options.text_field if isinstance(self.corpus, FileCorpus) else "text"
-        with contextlib.ExitStack() as stack:
-            writer = TableWriter(
-                stack.enter_context(atomic_path(path)), fmt, compression, text_field, Path(path).name
-            )
+        with atomic_path(path) as temporary:
+            writer = TableWriter(temporary, fmt, compression, text_field, Path(path).name)
             for batch in self._records(np.flatnonzero(kept), copied if strip else None):
                 writer.write(batch)
             writer.close()

@@ -97,7 +97,7 @@ def passages(
             warnings.warn(repeated, UserWarning, stacklevel=2)
         words.freeze()
         with progress.stage("passages", unit="docs"):
-            matches, common = find_passages(words.hashes, words.offsets, seeds, options, every_copy=True)
+            matches, common = find_passages(words.hashes, words.offsets, seeds, options)
             match_places = _places(words, matches)
             copy_places = words.char_offsets(common.doc, common.first, common.last)
         copies = Copies(matches.doc_a, matches.doc_b, match_places, common.doc, *copy_places, common.passage)
@@ -105,7 +105,7 @@ def passages(
         documents = Documents(words, ids, corpus, _concatenated(owners), position, copies)
         return PassageResult(
             _matches_table(matches, match_places, ids),
-            _common_table(common, copy_places, words, ids),
+            _common_table(common, copy_places, ids),
             documents=len(ids),
             words=len(words.hashes),
             bytes=words.text_bytes,
@@ -131,14 +131,11 @@ def _matches_table(m: Matches, places: tuple[np.ndarray, ...], ids: list) -> pa.
     return pa.table(dict(zip(MATCH_COLUMNS, columns)))
 
 
-def _common_table(
-    c: Common, places: tuple[np.ndarray, np.ndarray], words: CorpusWords, ids: list
-) -> pa.Table:
+def _common_table(c: Common, places: tuple[np.ndarray, np.ndarray], ids: list) -> pa.Table:
     firsts = np.flatnonzero(np.diff(c.passage, prepend=-1))
-    held = np.unique(np.stack([c.passage, c.doc]), axis=1)[0] if len(c.passage) else c.passage
     columns = [
         np.arange(len(firsts), dtype=np.int64),
-        np.bincount(held, minlength=len(firsts)).astype(np.int64),
+        c.documents(),
         _ids(ids, c.doc[firsts]),
         places[0][firsts],
         places[1][firsts],

@@ -101,9 +101,6 @@ class Seeds:
             fill_seeds(hashes, offsets, SEED_WORDS, SAMPLE, self.min_words, seed_offsets, first_doc)
         )
 
-    def __len__(self) -> int:
-        return sum(len(part[0]) for part in self._parts)
-
     def by_seed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(seeds, documents, positions), sorted by seed, then document and position. Seeds
         are cut to their top 32 bits: a sort of the cut seed and the occurrence's number in
@@ -160,14 +157,20 @@ class Common:
     last: np.ndarray
     passage: np.ndarray
 
+    def documents(self) -> np.ndarray:
+        """How many documents hold each passage (int64, one per passage)."""
+        if not len(self.passage):
+            return np.zeros(0, np.int64)
+        held = np.unique(np.stack([self.passage, self.doc]), axis=1)[0]
+        return np.bincount(held, minlength=int(self.passage[-1]) + 1).astype(np.int64)
+
 
 def find_passages(
-    hashes: np.ndarray, offsets: np.ndarray, seeds: Seeds, options: PassageOptions, every_copy: bool = False
+    hashes: np.ndarray, offsets: np.ndarray, seeds: Seeds, options: PassageOptions
 ) -> tuple[Matches, Common]:
     """The passages the documents share (pairs) and the common ones, from every document's
-    words (``hashes[offsets[d]:offsets[d + 1]]``) and their ``seeds``. Each common passage's
-    first copy runs to its aligned ends; with ``every_copy``, every other copy too (one
-    alignment each: what stripping them needs), else from its first seed to its last."""
+    words (``hashes[offsets[d]:offsets[d + 1]]``) and their ``seeds``. Every copy of a common
+    passage runs to its aligned ends (one alignment each: what stripping them needs)."""
     by_seed, docs, positions = seeds.by_seed()
     doc_a, doc_b, pos_a, pos_b, in_documents = seed_hits(by_seed, docs, positions, options.common_docs)
     common = in_documents > 0
@@ -185,7 +188,7 @@ def find_passages(
     matches = _distinct(_rows(matches, np.flatnonzero(good)), aligned[good, 5])
     runs = _common_runs(by_seed[common], docs[common], positions[common], in_documents[common], options)
     common_found = _common_ends(runs, hashes, offsets, options.least_words)
-    return matches, _copy_ends(common_found, hashes, offsets) if every_copy else common_found
+    return matches, _copy_ends(common_found, hashes, offsets)
 
 
 def _rows(matches: Matches, rows: np.ndarray) -> Matches:
@@ -251,39 +254,53 @@ def _common_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray, min_wo
     document: common phrases repeated close together in it, not a passage others hold."""
     n = len(common.passage)
     firsts = np.flatnonzero(np.diff(common.passage, prepend=-1))  # passage k's first run
-    first, last = common.first.copy(), common.last.copy()
     seconds = np.minimum(firsts + 1, max(n - 1, 0))
     paired = (firsts + 1 < n) & (common.passage[seconds] == common.passage[firsts])
-    if paired.any():
-        one, two = firsts[paired], seconds[paired]
-        d = common.first[two] - common.first[one]
-        chains = np.stack(
-            [
-                common.doc[one],
-                common.doc[two],
-                common.first[one],
-                common.last[one] - SEED_WORDS + 1,
-                common.first[two],
-                common.last[two] - SEED_WORDS + 1,
-                d,
-                d,
-            ],
-            axis=1,
-        ).astype(np.int64)
-        aligned = align_chains(
-            hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, 0, False
-        )
-        found = aligned[:, 5] > 0
-        lower, upper = _between_neighbours(common, one)
-        first[one[found]] = np.maximum(aligned[found, 0], lower[found])
-        last[one[found]] = np.minimum(aligned[found, 1], upper[found])
-    held = np.unique(np.stack([common.passage, common.doc]), axis=1)[0] if n else common.passage
-    long_enough = (last[firsts] - first[firsts] + 1 >= min_words) & (
-        np.bincount(held, minlength=len(firsts)) > 1
-    )
+    first, last = _aligned_runs(common, firsts[paired], seconds[paired], hashes, offsets)
+    long_enough = (last[firsts] - first[firsts] + 1 >= min_words) & (common.documents() > 1)
     keep = long_enough[common.passage]
     renumbered = np.cumsum(long_enough) - 1  # 0, 1, ... in the same order
     return Common(common.doc[keep], first[keep], last[keep], renumbered[common.passage[keep]])
+
+
+def _copy_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray) -> Common:
+    """Every copy of each common passage but its first, aligned with the first."""
+    firsts = np.flatnonzero(np.diff(common.passage, prepend=-1))
+    first_of = firsts[common.passage]  # each run's passage's first run
+    others = np.flatnonzero(first_of != np.arange(len(common.passage)))
+    first, last = _aligned_runs(common, others, first_of[others], hashes, offsets)
+    return Common(common.doc, first, last, common.passage)
+
+
+def _aligned_runs(
+    common: Common, runs: np.ndarray, against: np.ndarray, hashes: np.ndarray, offsets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every run's first and last word, those of ``runs`` aligned with the copies of the
+    same passage at ``against`` (where an alignment is found), not past the runs of other
+    common passages beside them (``_between_neighbours``)."""
+    first, last = common.first.copy(), common.last.copy()
+    if not len(runs):
+        return first, last
+    d = common.first[against] - common.first[runs]
+    chains = np.stack(
+        [
+            common.doc[runs],
+            common.doc[against],
+            common.first[runs],
+            np.maximum(common.last[runs] - SEED_WORDS + 1, common.first[runs]),
+            common.first[against],
+            np.maximum(common.last[against] - SEED_WORDS + 1, common.first[against]),
+            d,
+            d,
+        ],
+        axis=1,
+    ).astype(np.int64)
+    aligned = align_chains(hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, 0, False)
+    found = aligned[:, 5] > 0
+    lower, upper = _between_neighbours(common, runs)
+    first[runs[found]] = np.maximum(aligned[found, 0], lower[found])
+    last[runs[found]] = np.minimum(aligned[found, 1], upper[found])
+    return first, last
 
 
 def _between_neighbours(common: Common, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -302,35 +319,3 @@ def _between_neighbours(common: Common, runs: np.ndarray) -> tuple[np.ndarray, n
     lower = np.where(has_before, common.last[before] + 1, 0)
     upper = np.where(has_after, common.last[runs], np.iinfo(np.int64).max)
     return lower, upper
-
-
-def _copy_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray) -> Common:
-    """Every copy of each common passage but its first, aligned with the first."""
-    n = len(common.passage)
-    firsts = np.flatnonzero(np.diff(common.passage, prepend=-1))
-    first_of = firsts[common.passage]  # each run's passage's first run
-    others = np.flatnonzero(first_of != np.arange(n))
-    if not len(others):
-        return common
-    head = first_of[others]
-    d = common.first[head] - common.first[others]
-    chains = np.stack(
-        [
-            common.doc[others],
-            common.doc[head],
-            common.first[others],
-            np.maximum(common.last[others] - SEED_WORDS + 1, common.first[others]),
-            common.first[head],
-            np.maximum(common.last[head] - SEED_WORDS + 1, common.first[head]),
-            d,
-            d,
-        ],
-        axis=1,
-    ).astype(np.int64)
-    aligned = align_chains(hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, 0, False)
-    found = aligned[:, 5] > 0
-    lower, upper = _between_neighbours(common, others)
-    first, last = common.first.copy(), common.last.copy()
-    first[others[found]] = np.maximum(aligned[found, 0], lower[found])
-    last[others[found]] = np.minimum(aligned[found, 1], upper[found])
-    return Common(common.doc, first, last, common.passage)

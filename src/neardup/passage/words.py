@@ -48,6 +48,7 @@ class CorpusWords:
         self._counts: list[np.ndarray] = []
         self.hashes = np.zeros(0, dtype=np.uint32)
         self.offsets = np.zeros(1, dtype=np.int64)
+        self._char_counts: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self._firsts[-1]
@@ -61,6 +62,7 @@ class CorpusWords:
         """Add ``texts`` (a pyarrow string or binary array, or a list of str); return their
         words as (hashes, offsets from 0), for the caller's seeds."""
         classes, lower = char_classes(), lower_case()
+        self._char_counts = None
         added_hashes, added_counts = [], []
         for buffer in raw_buffers(texts):
             hashes, counts = word_hashes(buffer.data, buffer.offsets, classes, lower)
@@ -111,9 +113,11 @@ class CorpusWords:
         return start, end
 
     def char_counts(self) -> np.ndarray:
-        """Each document's length in code points (int64)."""
-        counts = [char_counts(buffer.data, buffer.offsets) for buffer in self._buffers]
-        return np.concatenate(counts) if counts else np.zeros(0, np.int64)
+        """Each document's length in code points (int64; counted once for the documents added so far)."""
+        if self._char_counts is None:
+            counts = [char_counts(buffer.data, buffer.offsets) for buffer in self._buffers]
+            self._char_counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+        return self._char_counts
 
     def text(self, doc: int) -> str:
         """Document ``doc``'s text (ill-formed UTF-8 replaced)."""
