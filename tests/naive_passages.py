@@ -10,7 +10,8 @@ inserted or deleted one. Everything works on Python ``str`` and ``int``.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import NamedTuple
 
 from naive import SOLO, WORD, naive_class, naive_decode
@@ -76,6 +77,7 @@ class Alignment:
     last_b: int
     matched: int
     score: int
+    trail: Trail = field(default=None, compare=False, repr=False)
 
     @property
     def words(self) -> int:
@@ -91,28 +93,67 @@ class Alignment:
         """As ``PassageOptions`` says: the longer copy holds one in ten fewer words at least."""
         return self.words >= min_words - min_words // 10 and self.similarity >= min_similarity
 
+    def matched_words(self) -> list[tuple[int, int]]:
+        """The (i, j) of every matched word along the alignment, first to last."""
+        pairs = []
+        trail = self.trail
+        while trail is not None:
+            i, j, trail = trail
+            pairs.append((i, j))
+        return pairs[::-1]
+
+    def accepted_part(self, min_words: int, min_similarity: float) -> Alignment | None:
+        """This alignment if accepted, else its longest part (from one matched word to
+        another, the earliest of equal length) that is: a copy whose edits crowd at one end
+        falls short of ``min_similarity`` as a whole, yet shares a passage."""
+        if self.accepted(min_words, min_similarity):
+            return self
+        pairs = self.matched_words()
+        best = None
+        for first in range(len(pairs)):
+            for last in range(first, len(pairs)):
+                (i0, j0), (i1, j1) = pairs[first], pairs[last]
+                part = Alignment(i0, i1, j0, j1, last - first + 1, _score(pairs[first : last + 1]))
+                if part.accepted(min_words, min_similarity) and (best is None or part.words > best.words):
+                    best = part
+        return best
+
+
+Trail = tuple[int, int, "Trail"] | None
+"""The matched words of an alignment, last first: (i, j, the trail before)."""
+
+
+def _score(pairs: list[tuple[int, int]]) -> int:
+    """The score of an alignment through matched words ``pairs``: between two of them, the
+    words left over in a and in b cost one substitution each where both have one, one gap
+    each for the rest."""
+    edits = sum(max(i1 - i0, j1 - j0) - 1 for (i0, j0), (i1, j1) in pairwise(pairs))
+    return MATCH * len(pairs) - MISMATCH * edits
+
 
 class _Cell(NamedTuple):
     score: int  # > 0: cells scoring 0 are not kept
     first_i: int
     first_j: int
     matched: int
+    trail: Trail
 
 
 def _cell(i: int, j: int, same: bool, diagonal, up, left) -> _Cell | None:
     """Cell (i, j) of the Smith-Waterman matrix from its three neighbours (None: scoring 0).
     Of equal scores the first here wins: a fresh start, a[i] against b[j] after (i-1, j-1),
     a[i] against nothing after (i-1, j), b[j] against nothing after (i, j-1)."""
-    best = _Cell(MATCH, i, j, 1) if same else None
+    best = _Cell(MATCH, i, j, 1, (i, j, None)) if same else None
     score = MATCH if same else 0
     if diagonal is not None:
         value = diagonal.score + (MATCH if same else -MISMATCH)
         if value > score:
-            best = _Cell(value, diagonal.first_i, diagonal.first_j, diagonal.matched + same)
+            trail = (i, j, diagonal.trail) if same else diagonal.trail
+            best = _Cell(value, diagonal.first_i, diagonal.first_j, diagonal.matched + same, trail)
             score = value
     for neighbour in (up, left):
         if neighbour is not None and neighbour.score - GAP > score:
-            best = _Cell(neighbour.score - GAP, neighbour.first_i, neighbour.first_j, neighbour.matched)
+            best = neighbour._replace(score=neighbour.score - GAP)
             score = best.score
     return best
 
@@ -151,21 +192,23 @@ def naive_alignment(a: list[str], b: list[str]) -> Alignment | None:
     if best is None:
         return None
     i, j, cell = best
-    return Alignment(cell.first_i, i, cell.first_j, j, cell.matched, cell.score)
+    return Alignment(cell.first_i, i, cell.first_j, j, cell.matched, cell.score, cell.trail)
 
 
 def naive_passages(
     texts: list[str | bytes], min_words: int = 50, min_similarity: float = 0.8
 ) -> dict[tuple[int, int], Alignment]:
-    """For every pair of documents a < b whose best local alignment is long and similar
-    enough (as ``neardup.passages`` defines them), that alignment."""
+    """For every pair of documents a < b whose best local alignment, or a part of it, is long
+    and similar enough (as ``neardup.passages`` defines them), that alignment or its longest
+    such part."""
     keys = [naive_keys(t) for t in texts]
     found = {}
     for a in range(len(texts)):
         for b in range(a + 1, len(texts)):
             alignment = naive_alignment(keys[a], keys[b])
-            if alignment is not None and alignment.accepted(min_words, min_similarity):
-                found[(a, b)] = alignment
+            part = alignment and alignment.accepted_part(min_words, min_similarity)
+            if part is not None:
+                found[(a, b)] = part
     return found
 
 
@@ -194,4 +237,4 @@ def naive_matrix_alignment(a: list, b: list, inside=None) -> Alignment | None:
     if best is None:
         return None
     i, j, cell = best
-    return Alignment(cell.first_i, i, cell.first_j, j, cell.matched, cell.score)
+    return Alignment(cell.first_i, i, cell.first_j, j, cell.matched, cell.score, cell.trail)
