@@ -152,10 +152,14 @@ def test_common_runs_equal_naive(occurrences, size, max_gap, extra):
 def chains_of(
     hits: list[tuple[int, int, int, int]], max_gap=24, max_drift=8, min_hits=2, min_span=0, seed=0
 ) -> list[tuple]:
-    """The chains of ``hits``, given sorted by pair only, each pair's in a shuffled order."""
-    hits = sorted(hits, key=lambda h: (h[0], h[1], random.Random(seed + h[2] * 7919 + h[3]).random()))
+    """The chains of ``hits``, given in a shuffled order."""
+    hits = sorted(
+        hits, key=lambda h: random.Random(seed + h[0] * 31 + h[1] * 7 + h[2] * 7919 + h[3]).random()
+    )
     columns = [np.array(c, dtype=np.int32) for c in zip(*hits)] if hits else [np.zeros(0, np.int32)] * 4
-    return sorted(tuple(r) for r in chain_hits(*columns, max_gap, max_drift, min_hits, min_span).tolist())
+    n_docs = max((h[0] for h in hits), default=-1) + 1
+    chains = chain_hits(*columns, n_docs, max_gap, max_drift, min_hits, min_span)
+    return sorted(tuple(r) for r in chains.tolist())
 
 
 def test_a_chain_of_overlapping_seeds_is_a_phrase_not_a_passage():

@@ -293,84 +293,121 @@ def _seed_pairs(seeds, docs, positions, common_docs, common, fill, doc_a, doc_b,
     return at
 
 
-@jit
-def chain_hits(doc_a, doc_b, pos_a, pos_b, max_gap, max_drift, min_hits, min_span):
+@jit_parallel
+def chain_hits(doc_a, doc_b, pos_a, pos_b, n_docs, max_gap, max_drift, min_hits, min_span):
     """Chains of hits that lie along one diagonal (``pos_b - pos_a`` drifting at most
     ``max_drift`` words from one hit to the next, at most ``max_gap`` words apart in a), from
-    hits sorted by (doc_a, doc_b) (each pair's are taken by (pos_a, pos_b) here: a sort of
-    small groups, cheaper than one of every hit by four keys). Returns, per chain of more than
+    hits in any order, documents below ``n_docs``. Returns, per chain of more than
     ``min_hits`` hits, or of ``min_hits`` whose first and last lie ``min_span`` words apart or
     more (two overlapping seeds are one shared phrase of a few words, no passage): doc_a,
-    doc_b, first and last pos_a, first and last pos_b, lowest and highest diagonal."""
+    doc_b, first and last pos_a, first and last pos_b, lowest and highest diagonal; by doc_a.
+
+    The hits are bucketed by doc_a (a counting sort), and the buckets chained in parallel:
+    each sorts its own hits by doc_b, and each pair's by (pos_a, pos_b), small sorts that are
+    cheaper than one of every hit by four keys."""
     n = doc_a.shape[0]
-    cap = n // max(min_hits, 1) + 1
-    out = np.empty((cap, 8), dtype=np.int64)
-    found = 0
+    min_hits = max(min_hits, 1)
+    starts = np.zeros(n_docs + 1, dtype=np.int64)
+    for h in range(n):
+        starts[doc_a[h] + 1] += 1
+    room = np.zeros(n_docs + 1, dtype=np.int64)  # a bucket of m hits makes m // min_hits chains at most
+    for d in range(n_docs):
+        room[d + 1] = room[d] + starts[d + 1] // min_hits
+        starts[d + 1] += starts[d]
+    order = np.empty(n, dtype=np.int64)
+    fill = starts[:-1].copy()
+    for h in range(n):
+        order[fill[doc_a[h]]] = h
+        fill[doc_a[h]] += 1
+    out = np.empty((room[n_docs], 8), dtype=np.int64)
+    found = np.zeros(n_docs, dtype=np.int64)
+    for d in numba.prange(n_docs):
+        lo, hi = starts[d], starts[d + 1]
+        if hi - lo < min_hits:  # most documents share one seed with another: no chain
+            continue
+        by_b = np.empty(hi - lo, dtype=np.int64)
+        for x in range(lo, hi):
+            by_b[x - lo] = (np.int64(doc_b[order[x]]) << 32) | (x - lo)
+        by_b.sort()
+        at = room[d]
+        s = 0
+        while s < hi - lo:
+            e = s + 1
+            while e < hi - lo and by_b[e] >> 32 == by_b[s] >> 32:
+                e += 1
+            if e - s >= min_hits:  # most pairs share one seed: no chain
+                local = np.empty(e - s, dtype=np.int64)
+                for x in range(s, e):
+                    h = order[lo + (by_b[x] & 0xFFFFFFFF)]
+                    local[x - s] = (np.int64(pos_a[h]) << 32) | np.int64(pos_b[h])
+                local.sort()
+                at = _chain_pair(local, d, by_b[s] >> 32, max_gap, max_drift, min_hits, min_span, out, at)
+            s = e
+        found[d] = at - room[d]
+    total = 0
+    for d in range(n_docs):  # close up the buckets' rooms, rows moving only down
+        for r in range(room[d], room[d] + found[d]):
+            out[total] = out[r]
+            total += 1
+    return out[:total].copy()
+
+
+@jit
+def _chain_pair(hits, da, db, max_gap, max_drift, min_hits, min_span, out, found):
+    """``chain_hits`` for one pair of documents, whose hits are ``pos_a << 32 | pos_b``,
+    ascending: the chains worth keeping are written to ``out`` from row ``found`` on."""
     # Open chains: first_a, last_a, first_b, last_b, last_d, low_d, high_d, hits
     chains = np.empty((_OPEN_CHAINS, 8), dtype=np.int64)
     open_count = 0
-    s = 0
-    while s < n:
-        e = s
-        while e < n and doc_a[e] == doc_a[s] and doc_b[e] == doc_b[s]:
-            e += 1
-        if e - s < min_hits:  # most pairs share one seed: no chain
-            s = e
-            continue
-        open_count = 0
-        local = np.empty(e - s, dtype=np.int64)
-        for h in range(s, e):
-            local[h - s] = (np.int64(pos_a[h]) << 32) | np.int64(pos_b[h])
-        for h in s + np.argsort(local):
-            a, b = np.int64(pos_a[h]), np.int64(pos_b[h])
-            d = b - a
-            # Close the chains this hit is too far past.
-            c = 0
-            while c < open_count:
-                if a - chains[c, 1] > max_gap:
-                    if _worth(chains[c], min_hits, min_span):
-                        found = _emit(out, found, doc_a[s], doc_b[s], chains[c])
-                    open_count -= 1
-                    chains[c] = chains[open_count]
-                else:
-                    c += 1
-            best = -1
-            best_drift = max_drift + 1
-            for c in range(open_count):
-                drift = abs(d - chains[c, 4])
-                if drift < best_drift and b >= chains[c, 3] and (a > chains[c, 1] or b > chains[c, 3]):
-                    best, best_drift = c, drift
-            if best >= 0:
-                chains[best, 1] = a
-                chains[best, 3] = b
-                chains[best, 4] = d
-                chains[best, 5] = min(chains[best, 5], d)
-                chains[best, 6] = max(chains[best, 6], d)
-                chains[best, 7] += 1
-                continue
-            if open_count == _OPEN_CHAINS:  # close the one idle longest
-                oldest = 0
-                for c in range(1, open_count):
-                    if chains[c, 1] < chains[oldest, 1]:
-                        oldest = c
-                if _worth(chains[oldest], min_hits, min_span):
-                    found = _emit(out, found, doc_a[s], doc_b[s], chains[oldest])
+    for hit in hits:
+        a, b = hit >> 32, hit & 0xFFFFFFFF
+        d = b - a
+        # Close the chains this hit is too far past.
+        c = 0
+        while c < open_count:
+            if a - chains[c, 1] > max_gap:
+                if _worth(chains[c], min_hits, min_span):
+                    found = _emit(out, found, da, db, chains[c])
                 open_count -= 1
-                chains[oldest] = chains[open_count]
-            chains[open_count, 0] = a
-            chains[open_count, 1] = a
-            chains[open_count, 2] = b
-            chains[open_count, 3] = b
-            chains[open_count, 4] = d
-            chains[open_count, 5] = d
-            chains[open_count, 6] = d
-            chains[open_count, 7] = 1
-            open_count += 1
+                chains[c] = chains[open_count]
+            else:
+                c += 1
+        best = -1
+        best_drift = max_drift + 1
         for c in range(open_count):
-            if _worth(chains[c], min_hits, min_span):
-                found = _emit(out, found, doc_a[s], doc_b[s], chains[c])
-        s = e
-    return out[:found].copy()
+            drift = abs(d - chains[c, 4])
+            if drift < best_drift and b >= chains[c, 3] and (a > chains[c, 1] or b > chains[c, 3]):
+                best, best_drift = c, drift
+        if best >= 0:
+            chains[best, 1] = a
+            chains[best, 3] = b
+            chains[best, 4] = d
+            chains[best, 5] = min(chains[best, 5], d)
+            chains[best, 6] = max(chains[best, 6], d)
+            chains[best, 7] += 1
+            continue
+        if open_count == _OPEN_CHAINS:  # close the one idle longest
+            oldest = 0
+            for c in range(1, open_count):
+                if chains[c, 1] < chains[oldest, 1]:
+                    oldest = c
+            if _worth(chains[oldest], min_hits, min_span):
+                found = _emit(out, found, da, db, chains[oldest])
+            open_count -= 1
+            chains[oldest] = chains[open_count]
+        chains[open_count, 0] = a
+        chains[open_count, 1] = a
+        chains[open_count, 2] = b
+        chains[open_count, 3] = b
+        chains[open_count, 4] = d
+        chains[open_count, 5] = d
+        chains[open_count, 6] = d
+        chains[open_count, 7] = 1
+        open_count += 1
+    for c in range(open_count):
+        if _worth(chains[c], min_hits, min_span):
+            found = _emit(out, found, da, db, chains[c])
+    return found
 
 
 @jit_inline

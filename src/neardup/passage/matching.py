@@ -174,12 +174,9 @@ def find_passages(
     by_seed, docs, positions = seeds.by_seed()
     doc_a, doc_b, pos_a, pos_b, in_documents = seed_hits(by_seed, docs, positions, options.common_docs)
     common = in_documents > 0
-    order = np.argsort((doc_a.astype(np.uint64) << np.uint64(32)) | doc_b.astype(np.uint64))
-    chains = chain_hits(
-        doc_a[order], doc_b[order], pos_a[order], pos_b[order], MAX_GAP, MAX_DRIFT, MIN_HITS, MIN_SPAN
-    )
+    chains = chain_hits(doc_a, doc_b, pos_a, pos_b, len(offsets) - 1, MAX_GAP, MAX_DRIFT, MIN_HITS, MIN_SPAN)
     chains = chains[np.lexsort((chains[:, 2], chains[:, 1], chains[:, 0]))]  # as align_chains takes them
-    del doc_a, doc_b, pos_a, pos_b, order
+    del doc_a, doc_b, pos_a, pos_b
     aligned = align_chains(
         hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, options.least_matches, True
     )
