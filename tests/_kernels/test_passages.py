@@ -162,6 +162,80 @@ def chains_of(
     return sorted(tuple(r) for r in chains.tolist())
 
 
+PAIRS = [(0, 1), (0, 2), (1, 2), (2, 5), (3, 4)]
+
+
+def naive_chains(hits, max_gap, max_drift, min_hits, min_span, open_most=16) -> list[tuple]:
+    """Chains as ``chain_hits`` defines them, a pair at a time in (pos_a, pos_b) order: chains
+    ``max_gap`` words behind a hit in a are closed; the hit joins the open chain whose last
+    hit it follows (no earlier in b, later in a or b) with the least drift of diagonal, at
+    most ``max_drift``, else opens one, closing first the one idle longest when ``open_most``
+    are open. Open chains are a list where a closed one's place takes the last one's, and of
+    equals the first in it wins, as in the kernel."""
+    out = []
+
+    def close(c, da, db):
+        if c["hits"] > min_hits or (c["hits"] == min_hits and c["last_a"] - c["first_a"] >= min_span):
+            out.append((da, db, c["first_a"], c["last_a"], c["first_b"], c["last_b"], c["low"], c["high"]))
+
+    def remove(chains, i):
+        chains[i] = chains[-1]
+        chains.pop()
+
+    for (da, db), group in itertools.groupby(sorted(hits), key=lambda h: (h[0], h[1])):
+        chains: list[dict] = []
+        for _, _, a, b in group:
+            i = 0
+            while i < len(chains):
+                if a - chains[i]["last_a"] > max_gap:
+                    close(chains[i], da, db)
+                    remove(chains, i)
+                else:
+                    i += 1
+            fits = [
+                c
+                for c in chains
+                if abs(b - a - c["d"]) <= max_drift
+                and b >= c["last_b"]
+                and (a > c["last_a"] or b > c["last_b"])
+            ]
+            if fits:
+                c = min(fits, key=lambda c: abs(b - a - c["d"]))
+                c.update(last_a=a, last_b=b, d=b - a, low=min(c["low"], b - a), high=max(c["high"], b - a))
+                c["hits"] += 1
+                continue
+            if len(chains) == open_most:
+                oldest = min(range(len(chains)), key=lambda i: chains[i]["last_a"])
+                close(chains[oldest], da, db)
+                remove(chains, oldest)
+            chains.append(
+                dict(first_a=a, last_a=a, first_b=b, last_b=b, d=b - a, low=b - a, high=b - a, hits=1)
+            )
+        for c in chains:
+            close(c, da, db)
+    return sorted(out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(PAIRS), st.integers(0, 150), st.integers(-12, 12)),
+        min_size=10,
+        max_size=150,
+    ),
+    st.integers(0, 40),
+    st.integers(0, 10),
+    st.integers(1, 3),
+    st.integers(0, 8),
+)
+def test_chain_hits_equal_naive(hits, max_gap, max_drift, min_hits, min_span):
+    # Hits near one diagonal per pair (drifting by -12..12), as copies make them.
+    hits = sorted({(a, b, p, p + 20 + d) for (a, b), p, d in hits})
+    assert chains_of(hits, max_gap, max_drift, min_hits, min_span) == naive_chains(
+        hits, max_gap, max_drift, min_hits, min_span
+    )
+
+
 def test_a_chain_of_overlapping_seeds_is_a_phrase_not_a_passage():
     phrase = [(0, 1, 10, 40), (0, 1, 12, 42)]  # two 4-word seeds 2 words apart: 6 shared words
     assert chains_of(phrase, min_span=4) == []

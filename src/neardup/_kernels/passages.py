@@ -23,6 +23,8 @@ OTHER, WORD, SOLO, SPACE = 0, 1, 2, 3
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
 _HASH, _CHARS = 1, 2
+_CHAIN_PARTS = 64
+"""Parts of about equal hits that ``chain_hits`` hands to the threads."""
 _OPEN_CHAINS = 16
 """Chains of one pair of documents followed at once (more: the one idle longest is closed)."""
 _EXPANSIONS = 24
@@ -321,35 +323,65 @@ def chain_hits(doc_a, doc_b, pos_a, pos_b, n_docs, max_gap, max_drift, min_hits,
         fill[doc_a[h]] += 1
     out = np.empty((room[n_docs], 8), dtype=np.int64)
     found = np.zeros(n_docs, dtype=np.int64)
-    for d in numba.prange(n_docs):
-        lo, hi = starts[d], starts[d + 1]
-        if hi - lo < min_hits:  # most documents share one seed with another: no chain
-            continue
-        by_b = np.empty(hi - lo, dtype=np.int64)
-        for x in range(lo, hi):
-            by_b[x - lo] = (np.int64(doc_b[order[x]]) << 32) | (x - lo)
-        by_b.sort()
-        at = room[d]
-        s = 0
-        while s < hi - lo:
-            e = s + 1
-            while e < hi - lo and by_b[e] >> 32 == by_b[s] >> 32:
-                e += 1
-            if e - s >= min_hits:  # most pairs share one seed: no chain
-                local = np.empty(e - s, dtype=np.int64)
-                for x in range(s, e):
-                    h = order[lo + (by_b[x] & 0xFFFFFFFF)]
-                    local[x - s] = (np.int64(pos_a[h]) << 32) | np.int64(pos_b[h])
-                local.sort()
-                at = _chain_pair(local, d, by_b[s] >> 32, max_gap, max_drift, min_hits, min_span, out, at)
-            s = e
-        found[d] = at - room[d]
+    # Parts of about equal hits, many more than threads: early documents pair with more of the
+    # later ones, and prange gives each thread one run of its parts.
+    parts = np.empty(_CHAIN_PARTS + 1, dtype=np.int64)
+    for p in range(_CHAIN_PARTS + 1):
+        parts[p] = min(np.searchsorted(starts, n * p // _CHAIN_PARTS), n_docs)
+    parts[_CHAIN_PARTS] = n_docs
+    for part in numba.prange(_CHAIN_PARTS):
+        for d in range(parts[part], parts[part + 1]):
+            _chain_document(
+                doc_b,
+                pos_a,
+                pos_b,
+                order,
+                starts,
+                room,
+                found,
+                d,
+                max_gap,
+                max_drift,
+                min_hits,
+                min_span,
+                out,
+            )
     total = 0
     for d in range(n_docs):  # close up the buckets' rooms, rows moving only down
         for r in range(room[d], room[d] + found[d]):
             out[total] = out[r]
             total += 1
     return out[:total].copy()
+
+
+@jit
+def _chain_document(
+    doc_b, pos_a, pos_b, order, starts, room, found, d, max_gap, max_drift, min_hits, min_span, out
+):
+    """``chain_hits``' work for the hits of document ``d`` as doc_a, ``order[starts[d]:starts[d + 1]]``:
+    its chains from row ``room[d]`` of ``out`` on, ``found[d]`` of them."""
+    lo, hi = starts[d], starts[d + 1]
+    if hi - lo < min_hits:  # most documents share one seed with another: no chain
+        return
+    by_b = np.empty(hi - lo, dtype=np.int64)
+    for x in range(lo, hi):
+        by_b[x - lo] = (np.int64(doc_b[order[x]]) << 32) | (x - lo)
+    by_b.sort()
+    at = room[d]
+    s = 0
+    while s < hi - lo:
+        e = s + 1
+        while e < hi - lo and by_b[e] >> 32 == by_b[s] >> 32:
+            e += 1
+        if e - s >= min_hits:  # most pairs share one seed: no chain
+            local = np.empty(e - s, dtype=np.int64)
+            for x in range(s, e):
+                h = order[lo + (by_b[x] & 0xFFFFFFFF)]
+                local[x - s] = (np.int64(pos_a[h]) << 32) | np.int64(pos_b[h])
+            local.sort()
+            at = _chain_pair(local, d, by_b[s] >> 32, max_gap, max_drift, min_hits, min_span, out, at)
+        s = e
+    found[d] = at - room[d]
 
 
 @jit
