@@ -93,10 +93,16 @@ def test_it_logs_its_address_requests_and_shutdown_and_closes_the_store(server_f
     with server.client() as client:
         assert client.post("/documents", json={"documents": [{"id": "a", "text": "x y z"}]}).is_success
         assert client.get("/documents/a").is_success
-    server.stop()  # SIGTERM
+        assert client.get("/documents/a%0AINFO: forged?x=1").status_code == 404
+    server.stop()  # SIGTERM: the lines written since the last flush are there too
     log = server.log()
     assert _line(log, rf"Uvicorn running on http://127\.0\.0\.1:{server.port}\b")
-    assert _line(log, r'"POST /documents HTTP/1\.1" 200') and _line(log, r'"GET /documents/a HTTP/1\.1" 200')
+    assert _line(log, r'"POST /documents HTTP/1\.1" 200 OK$') and _line(
+        log, r'"GET /documents/a HTTP/1\.1" 200 OK$'
+    )
+    # An id's line break is logged quoted: a client cannot write a line of its own.
+    assert _line(log, r'"GET /documents/a%0AINFO%3A%20forged\?x=1 HTTP/1\.1" 404 Not Found$')
+    assert not _line(log, r"^INFO: forged")
     assert _line(log, r"Shutting down") and _line(log, r"closed the store")
     # SQLite checkpoints the write-ahead log into the database and deletes it when the last
     # connection closes: a store left open by a signal leaves it behind.

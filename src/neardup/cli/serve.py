@@ -48,7 +48,7 @@ def add_command(commands: Any) -> None:
         "--no-access-log",
         dest="access_log",
         action="store_false",
-        help="do not log each request (uvicorn's access log, on stdout)",
+        help="do not log each request (on stdout, in uvicorn's access log format)",
     )
     serve.add_argument(
         "--header-timeout",
@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
             limits=limits,
             body_timeout=args.body_timeout,
             commit_delay=args.commit_delay / 1000,
+            access_log=args.access_log,
         )
         # The app's lifespan warms the kernels before uvicorn listens, and closes the store at
         # the end (uvicorn re-raises SIGTERM once it has stopped: nothing after this line runs).
@@ -129,7 +130,6 @@ def run(args: argparse.Namespace) -> int:
             app,
             host=args.host,
             port=args.port,
-            access_log=args.access_log,
             header_timeout=args.header_timeout,
             keep_alive_timeout=args.keep_alive,
             max_connections=args.max_connections,

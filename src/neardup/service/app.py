@@ -19,13 +19,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import FastAPI
 
-from .asgi import Lane, Measured
+from .asgi import AccessLog, Lane, Measured
 from .metrics import Metrics
 from .models import Limits
 from .routes import add_routes, answer_add, answer_add_soon, answer_query
@@ -42,6 +43,7 @@ def create_app(
     limits: Limits | None = None,
     body_timeout: float = 60.0,
     commit_delay: float = COMMIT_DELAY,
+    access_log: bool = False,
 ) -> FastAPI:
     """The ASGI app over ``store``; ``token`` guards every route but ``/healthz``.
 
@@ -49,8 +51,10 @@ def create_app(
     (:meth:`Service.warm`; uvicorn listens only after that), and at a clean stop it saves the
     index snapshot and closes the store. A request's body must arrive whole within
     ``body_timeout`` seconds. A group commit waits up to ``commit_delay`` seconds for as
-    many writers as the last groups held (:class:`Service`)."""
+    many writers as the last groups held (:class:`Service`). With ``access_log``, each request
+    is logged to stdout in uvicorn's format (:class:`AccessLog`)."""
     limits = limits or Limits()
+    log = AccessLog(sys.stdout) if access_log else None
     service = Service(store, commit_delay)
     metrics = Metrics()
     metrics.size.set(len(service.index))
@@ -67,6 +71,8 @@ def create_app(
             service.started_from,
         )
         yield
+        if log is not None:
+            log.flush()
         # A clean stop: the next start reads the snapshot, not every row. Here, not after
         # uvicorn.run: on SIGTERM uvicorn re-raises the signal.
         service.close()
@@ -83,7 +89,7 @@ def create_app(
     add = functools.partial(answer_add, service, metrics, limits)
     add_soon = functools.partial(answer_add_soon, service, metrics, limits)
     lane = Lane(app.fastapi, query=query, add=add, add_soon=add_soon, token=token, limits=limits)
-    app.front = Measured(lane, limits=limits, metrics=metrics, body_timeout=body_timeout)
+    app.front = Measured(lane, limits=limits, metrics=metrics, body_timeout=body_timeout, access_log=log)
     return app
 
 

@@ -1,4 +1,4 @@
-"""``neardup serve`` on uvicorn: its logs (the address, each request, the shutdown) and the
+"""``neardup serve`` on uvicorn: its logs (the address, the shutdown) and the
 header deadline uvicorn lacks.
 
 uvicorn times out an idle keep-alive connection, but not one that sends its request line and
@@ -141,13 +141,12 @@ def run(
     *,
     host: str,
     port: int,
-    access_log: bool = True,
     header_timeout: float = 10.0,
     keep_alive_timeout: int = 5,
     max_connections: int | None = None,
 ) -> None:
-    """Serve ``app`` on uvicorn until SIGINT or SIGTERM, logging to stderr (the access log to
-    stdout): the address, each request unless ``access_log`` is false, and the shutdown."""
+    """Serve ``app`` on uvicorn until SIGINT or SIGTERM, logging its address and shutdown to
+    stderr (each request is the app's to log: ``create_app(access_log=True)``)."""
     protocol = type("HeaderDeadline", (_HeaderDeadline,), {"header_timeout": header_timeout})
     log_config = copy.deepcopy(LOGGING_CONFIG)
     log_config["loggers"]["neardup"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
@@ -158,7 +157,7 @@ def run(
         http=protocol,
         log_config=log_config,
         log_level="info",
-        access_log=access_log,
+        access_log=False,
         timeout_keep_alive=keep_alive_timeout,
         limit_concurrency=max_connections,
     )
