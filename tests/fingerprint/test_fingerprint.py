@@ -13,9 +13,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import xxhash
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import neardup
 from neardup import Fingerprinter, hamming
+from neardup.pipeline.verify import FeatureTable
 
 CAT = "the cat sat on the mat"
 CAT2 = "the cat sat on a mat"
@@ -277,3 +280,55 @@ def test_charikar_law_equal_bits_match_one_minus_angle_over_pi(bits):
 
 def test_warmup_runs():
     neardup.warmup()
+
+
+WORDS = [
+    "the",
+    "a",
+    "of",
+    "page",
+    "Page",
+    "PAGE",
+    "naïve",
+    "café",
+    "Straße",
+    "東京",
+    "ﬁ",
+    "e\u0301",
+    "😀",
+    "x1",
+    "x2",
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(WORDS), max_size=60).map(" ".join), max_size=12),
+    st.sampled_from(["uniform", "tf", "sublinear", "tfidf"]),
+    st.sampled_from([64, 128]),
+    st.sampled_from([("word-shingles", 3), ("words", None), ("char-ngrams", 4), ("word-shingles", 1)]),
+    st.booleans(),
+)
+def test_fingerprints_of_counted_features_equal_those_of_the_texts(
+    texts, weighting, bits, features, normalize
+):
+    # --jaccard hashes each document's features once, for its band keys, its check and its
+    # fingerprint: the fingerprint from the distinct features and their counts must be the text's.
+    kind, size = features
+    sizes = {} if size is None else {"ngram_size" if kind == "char-ngrams" else "shingle_size": size}
+    options = dict(features=kind, bits=bits, normalize=normalize, seed=7, **sizes)
+    idf = neardup.fit_idf([*texts, "the a of page"], **options) if weighting == "tfidf" else None
+    fingerprinter = Fingerprinter(weighting=weighting, idf=idf, **options)
+    table = FeatureTable.of(texts, fingerprinter.config)
+    counted = fingerprinter.fingerprint_counted(table.doc_offsets, table.hashes, table.counts)
+    assert np.array_equal(counted, fingerprinter.fingerprint_batch(texts))
+
+
+def test_counts_past_a_byte_are_counted_in_full():
+    # Byte-wide counters hold 255: a feature repeated 300 times must still outweigh others.
+    fingerprinter = Fingerprinter(features="words", weighting="tf")
+    texts = ["spam " * 300 + " ".join(f"w{i}" for i in range(280)), "spam " * 256 + "eggs " * 255]
+    table = FeatureTable.of(texts, fingerprinter.config)
+    assert table.counts.max() == 300
+    counted = fingerprinter.fingerprint_counted(table.doc_offsets, table.hashes, table.counts)
+    assert np.array_equal(counted, fingerprinter.fingerprint_batch(texts))

@@ -717,6 +717,84 @@ def feature_counts(buf, offsets, classes, lower, kind, size, seed):
 
 
 @jit
+def _count_word_times(hashes, counts, lo, hi, seed, second, ones, base):
+    """``_count_word`` of ``hashes[lo:hi]``, each counted ``counts[f]`` times: byte-wide
+    counters spilled before the counts they add can pass 255."""
+    j = lo
+    while j < hi:
+        c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = np.uint64(0)
+        room = 255
+        while j < hi and counts[j] <= room:
+            h = xxh3_u64(hashes[j], seed) if second else hashes[j]
+            c = np.uint64(counts[j])
+            room -= counts[j]
+            c0 += c * (h & _EACH)
+            c1 += c * ((h >> np.uint64(1)) & _EACH)
+            c2 += c * ((h >> np.uint64(2)) & _EACH)
+            c3 += c * ((h >> np.uint64(3)) & _EACH)
+            c4 += c * ((h >> np.uint64(4)) & _EACH)
+            c5 += c * ((h >> np.uint64(5)) & _EACH)
+            c6 += c * ((h >> np.uint64(6)) & _EACH)
+            c7 += c * ((h >> np.uint64(7)) & _EACH)
+            j += 1
+        _spill(c0, ones, base, 0)
+        _spill(c1, ones, base, 1)
+        _spill(c2, ones, base, 2)
+        _spill(c3, ones, base, 3)
+        _spill(c4, ones, base, 4)
+        _spill(c5, ones, base, 5)
+        _spill(c6, ones, base, 6)
+        _spill(c7, ones, base, 7)
+        if j < hi and counts[j] > 255:  # a feature too frequent for a byte: bit by bit
+            h = xxh3_u64(hashes[j], seed) if second else hashes[j]
+            for b in range(64):
+                if (h >> np.uint64(b)) & np.uint64(1):
+                    ones[base + b] += counts[j]
+            j += 1
+
+
+@jit_parallel
+def fingerprint_features(
+    doc_offsets, hashes, counts, weighting, seed, words, idf_hashes, idf_values, idf_default
+):
+    """Fingerprints (uint64, shape (n, words)) of documents given by their distinct feature
+    hashes, ascending, and counts (``feature_counts``' CSR form): the fingerprint
+    ``fingerprint_buffer`` gives their texts, from features already extracted."""
+    n = doc_offsets.shape[0] - 1
+    bits = 64 * words
+    out = np.zeros((n, words), dtype=np.uint64)
+    for d in numba.prange(n):
+        lo, hi = doc_offsets[d], doc_offsets[d + 1]
+        if weighting in (TF, UNIFORM):
+            ones = np.zeros(bits, dtype=np.int64)
+            total = 0
+            if weighting == UNIFORM:
+                total = hi - lo
+                _count_word(hashes[lo:hi], hi - lo, seed, False, ones, 0)
+                if words == 2:
+                    _count_word(hashes[lo:hi], hi - lo, seed, True, ones, 64)
+            else:
+                for f in range(lo, hi):
+                    total += counts[f]
+                _count_word_times(hashes, counts, lo, hi, seed, False, ones, 0)
+                if words == 2:
+                    _count_word_times(hashes, counts, lo, hi, seed, True, ones, 64)
+            for i in range(bits):  # V[i] = ones - zeros
+                ones[i] = 2 * ones[i] - total
+            _sign_bits(ones, words, out, d)
+            continue
+        totals = np.zeros(bits, dtype=np.float64)  # ascending hashes: the spec's order
+        for f in range(lo, hi):
+            if weighting == TFIDF:
+                weight = counts[f] * _idf_of(hashes[f], idf_hashes, idf_values, idf_default)
+            else:
+                weight = 1.0 + np.log(np.float64(counts[f]))
+            _add_weighted(totals, hashes[f], weight, seed, words)
+        _sign_bits(totals, words, out, d)
+    return out
+
+
+@jit
 def fingerprint_weighted(buf, offsets, weights, seed, words):
     """Fingerprint caller-given features: feature f is ``buf[offsets[f]:offsets[f + 1]]`` with
     float64 ``weights[f]``. Weights of equal features add up in input order; features then add

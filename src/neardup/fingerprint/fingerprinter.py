@@ -170,6 +170,29 @@ class Fingerprinter:
             out = out.reshape(-1)
         return (out, skipped) if errors == "skip" else out
 
+    def fingerprint_counted(
+        self, doc_offsets: np.ndarray, hashes: np.ndarray, counts: np.ndarray, *, n_jobs: int | None = None
+    ) -> np.ndarray:
+        """The fingerprints ``fingerprint_batch`` gives some texts, from their features already
+        extracted under this config's feature settings: document d's distinct feature hashes
+        ``hashes[doc_offsets[d]:doc_offsets[d + 1]]``, ascending, occurring ``counts`` times
+        (as ``pipeline.verify.FeatureTable`` holds them). The spec sums over distinct features
+        in ascending hash order, so no text needs reading again."""
+        config = self._config
+        with _threads(_resolve_threads(n_jobs)):
+            out = kernels.fingerprint_features(
+                doc_offsets,
+                hashes,
+                counts,
+                WEIGHTING_CODES[config.weighting],
+                np.uint64(config.seed),
+                config.bits // 64,
+                self._idf_hashes,
+                self._idf_values,
+                self._idf_default,
+            )
+        return out.reshape(-1) if config.bits == 64 else out
+
     def _run(self, buffer: TextBuffer, threads: int) -> np.ndarray:
         """Fingerprints of a buffer's documents as they come: the kernels take each as it is,
         except the few they find need preparing (``text_buffers.prepare``: normalisation the table

@@ -208,12 +208,20 @@ def _fingerprint_all(
     fingerprinter = Fingerprinter(options.config)
     fps, lengths, rows, owners, ids, spans, no_features = [], [], [], [], [], [], []
     corpus_keys = None
+    shared_features = False  # the checked features are the fingerprint's: hashed once, for both
     if options.banding is not None:
         assert options.check is not None
         corpus_keys = CorpusKeys(options.banding, options.check)
+        shared_features = options.check.features.feature_config() == options.config.feature_config()
     with progress.stage("read + fingerprint", total=corpus.total_bytes) as stage:
         for batch, owner in corpus.batches(rejects):
-            batch_fps = fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs)
+            table = corpus_keys.add(batch.texts) if corpus_keys is not None else None
+            if table is not None and shared_features:
+                batch_fps = fingerprinter.fingerprint_counted(
+                    table.doc_offsets, table.hashes, table.counts, n_jobs=n_jobs
+                )
+            else:
+                batch_fps = fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs)
             fps.append(batch_fps)
             no_features.append(featureless_texts(batch.texts, batch_fps, fingerprinter.config))
             lengths.append(_text_lengths(batch.texts))
@@ -226,8 +234,6 @@ def _fingerprint_all(
             if batch.ids is not None:
                 ids.append(batch.ids)
             spans.append(batch.spans if batch.spans is not None else np.full((len(batch), 2), -1, np.int64))
-            if corpus_keys is not None:
-                corpus_keys.add(batch.texts)
             stage.update(batch.consumed, len(batch))
     words = options.config.bits // 64
     empty_fps = np.zeros((0,) if words == 1 else (0, 2), dtype=np.uint64)

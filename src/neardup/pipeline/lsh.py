@@ -89,11 +89,11 @@ class CorpusKeys:
         self.tables: list[FeatureTable] | None = []
         self.held = 0
 
-    def add(self, texts: Any) -> None:
-        """Key the next batch of documents."""
+    def add(self, texts: Any) -> FeatureTable | None:
+        """Key the next batch of documents; return their features while they are held."""
         if self.tables is None:
             self.parts.append(self.banding.keys(texts, self.verification))
-            return
+            return None
         table = FeatureTable.of(texts, self.verification.features)
         banding = self.banding
         self.parts.append(
@@ -103,6 +103,7 @@ class CorpusKeys:
         self.held += table.hashes.nbytes + table.counts.nbytes + table.doc_offsets.nbytes
         if self.held > self.budget:
             self.tables = None
+        return table
 
     def keys(self) -> np.ndarray:
         """uint64, shape (n, bands): every document's band keys, in reading order."""
