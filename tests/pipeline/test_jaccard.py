@@ -401,6 +401,9 @@ def test_features_held_or_read_again_give_the_same_run(corpus, monkeypatch):
     monkeypatch.setattr("neardup.pipeline.lsh.available_memory", lambda: 0)  # nothing fits
     read = neardup.dedup(corpus, jaccard=0.6, cluster="components")
     assert (held._keys == read._keys).all()
+    # Held, the fingerprints come from the features; read again, from the texts: the same bits.
+    assert np.array_equal(held.fingerprints, read.fingerprints)
+    assert np.array_equal(held.fingerprints, neardup.Fingerprinter().fingerprint_batch(corpus))
     assert (held.representatives == read.representatives).all()
     assert held.stats.checked_pairs == read.stats.checked_pairs
     pairs = [
