@@ -178,20 +178,22 @@ class Fingerprinter:
         ``hashes[doc_offsets[d]:doc_offsets[d + 1]]``, ascending, occurring ``counts`` times
         (as ``pipeline.verify.FeatureTable`` holds them). The spec sums over distinct features
         in ascending hash order, so no text needs reading again."""
-        config = self._config
         with _threads(_resolve_threads(n_jobs)):
-            out = kernels.fingerprint_features(
-                doc_offsets,
-                hashes,
-                counts,
-                WEIGHTING_CODES[config.weighting],
-                np.uint64(config.seed),
-                config.bits // 64,
-                self._idf_hashes,
-                self._idf_values,
-                self._idf_default,
-            )
-        return out.reshape(-1) if config.bits == 64 else out
+            out = kernels.fingerprint_features(doc_offsets, hashes, counts, *self._weighing())
+        return out.reshape(-1) if self._config.bits == 64 else out
+
+    def _weighing(self) -> tuple[Any, ...]:
+        """What the kernels take to weigh features into bits: the weighting's code, the seed,
+        64-bit words, and the IDF model's hashes, values and default."""
+        config = self._config
+        return (
+            WEIGHTING_CODES[config.weighting],
+            np.uint64(config.seed),
+            config.bits // 64,
+            self._idf_hashes,
+            self._idf_values,
+            self._idf_default,
+        )
 
     def _run(self, buffer: TextBuffer, threads: int) -> np.ndarray:
         """Fingerprints of a buffer's documents as they come: the kernels take each as it is,
@@ -223,12 +225,7 @@ class Fingerprinter:
             config.normalize,
             FEATURE_KINDS[config.features],
             size,
-            WEIGHTING_CODES[config.weighting],
-            np.uint64(config.seed),
-            config.bits // 64,
-            self._idf_hashes,
-            self._idf_values,
-            self._idf_default,
+            *self._weighing(),
             out,
             unprepared,
         )
