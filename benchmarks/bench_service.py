@@ -59,30 +59,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(data: Path, port: int, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, float]:
-    """A server process and the seconds until it answered /healthz."""
+def start(
+    data: Path,
+    port: int,
+    *options: str,
+    env: dict[str, str] | None = None,
+    ready: Any = None,
+) -> tuple[subprocess.Popen, float]:
+    """A ``neardup serve`` process on ``data`` with ``options``, and the seconds until
+    ``ready(url)`` (default: ``/healthz``) first answered 200. Its output (the access log)
+    is dropped."""
     t = time.perf_counter()
+    url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in {**os.environ, **(env or {})}.items() if k != "NEARDUP_TOKEN"}  # loopback
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "neardup",
-            "serve",
-            "--data",
-            str(data),
-            "--port",
-            str(port),
-            "--max-batch",
-            "1000",
-        ],
-        stdout=subprocess.DEVNULL,  # the access log
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
+    argv = [sys.executable, "-m", "neardup", "serve", "--data", str(data), "--port", str(port), *options]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    ready = ready or (lambda url: httpx.get(f"{url}/healthz", timeout=1))
     while True:
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+            if ready(url).status_code == 200:
                 return process, time.perf_counter() - t
         except httpx.TransportError:
             if process.poll() is not None:
@@ -366,6 +361,9 @@ def writes(args: argparse.Namespace, results: dict[str, Any]) -> None:
     print(f"every acknowledged write is stored: {stored}", flush=True)
 
 
+BATCH = ("--max-batch", "1000")
+"""The lookups' server takes batches of 1,000 fingerprints."""
+
 DELAYS = ("2", "0")
 """``--commit-delay`` of the two servers: the default, and none."""
 
@@ -373,20 +371,16 @@ DELAYS = ("2", "0")
 def _first_write(data: Path, delay: str, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
     """A server on ``data`` with ``--commit-delay delay``, once it has answered a first write."""
     port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    argv = [sys.executable, "-m", "neardup", "serve", "--data", str(data), "--port", str(port)]
-    process = subprocess.Popen(
-        [*argv, "--commit-delay", delay], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
-    )
     body = {"documents": [{"id": "first", "text": "the first page a crawler remembers"}]}
-    while True:
-        try:
-            if httpx.post(f"{url}/documents", json=body, timeout=600).status_code == 200:
-                return process, url
-        except httpx.TransportError:
-            if process.poll() is not None:
-                raise RuntimeError("neardup serve exited") from None
-            time.sleep(0.05)
+    process, _ = start(
+        data,
+        port,
+        "--commit-delay",
+        delay,
+        env=env,
+        ready=lambda url: httpx.post(f"{url}/documents", json=body, timeout=600),
+    )
+    return process, f"http://127.0.0.1:{port}"
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -419,7 +413,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         url = f"http://127.0.0.1:{port}"
         if args.fill == "direct":
             results["load_s"] = fill_store(data, stored)
-        process, results["first_start_s"] = start(data, port)
+        process, results["first_start_s"] = start(data, port, *BATCH)
         try:
             if args.fill == "http":
                 results["load_s"] = load(url, stored, 0)
@@ -467,11 +461,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         finally:
             process.send_signal(signal.SIGTERM)  # a clean stop saves the snapshot
             process.wait(timeout=600)
-        process, results["restart_from_snapshot_s"] = start(data, port)
+        process, results["restart_from_snapshot_s"] = start(data, port, *BATCH)
         process.send_signal(signal.SIGKILL)
         process.wait()
         (data / "index.idx").unlink()  # no snapshot: every row from the store
-        process, results["restart_from_store_s"] = start(data, port)
+        process, results["restart_from_store_s"] = start(data, port, *BATCH)
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=600)
         print(
