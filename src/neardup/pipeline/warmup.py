@@ -58,6 +58,24 @@ def _warm_index(fingerprints: np.ndarray, bits: int) -> None:
         index.clusters()
         keep_greedy(index, fingerprints, accept=_every)  # the self-join path
         component_roots(index, accept=_every)
+        _warm_opened(index, fingerprints)
+
+
+def _warm_opened(index: HammingIndex, fingerprints: np.ndarray) -> None:
+    """An index saved and opened again: its arrays are memory-mapped and read-only, which
+    numba compiles apart (a service restarting from its snapshot took 25 s without them)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "warmup.idx"
+        index.save(path)
+        opened = HammingIndex.open(path)
+        opened.query(fingerprints[0])
+        opened.query_batch(fingerprints)
+        opened.add(fingerprints[:10], np.arange(len(fingerprints), len(fingerprints) + 10))
+        opened.remove(np.arange(5))
+        opened.query_batch(fingerprints)
+        opened.pairs()
+        opened.compact()
+        del opened  # the memory map, before its folder goes
 
 
 def _every(first: np.ndarray, second: np.ndarray, distance: np.ndarray) -> np.ndarray:
