@@ -36,7 +36,7 @@ def test_a_first_run_on_a_terminal_says_it_compiles_once(cold, monkeypatch, caps
     assert main(["explain", "one text", "another text"]) == 0
     first = capsys.readouterr()
     assert re.fullmatch(
-        r"neardup: compiling the kernels \(once; about a minute\) \.\.\. done in \d+ s\n", first.err
+        r"neardup: compiling the kernels \(once; a few minutes\) \.\.\. done in \d+ s\n", first.err
     )
     assert first.out.startswith("config: 64 bits")
     assert cold.exists() and _jit.is_warm()

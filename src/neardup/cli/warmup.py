@@ -16,7 +16,7 @@ def add_command(commands: Any) -> None:
     warmup = commands.add_parser(
         "warmup",
         help="compile every kernel into the cache now, for container images and Spark executors",
-        description="Compile every kernel (about a minute) into numba's cache beside the package, "
+        description="Compile every kernel (a few minutes) into numba's cache beside the package, "
         "or in $NUMBA_CACHE_DIR, so that later commands start at once. Run it where the package "
         "is installed, as the user who will run neardup; NEARDUP_NUMBA_CACHE=0 turns caching off.",
     )
@@ -40,14 +40,14 @@ def run(args: argparse.Namespace) -> int:
 def compile_once(command: str) -> None:
     """Before ``command`` runs: if it runs kernels the cache does not hold yet, compile them all
     now and say so, once, on a terminal: numba compiles silently, and a first run would seem to
-    hang for a minute. Pipes and logs see nothing."""
+    hang for minutes. Pipes and logs see nothing."""
     if command not in COMPILING or not sys.stderr.isatty():
         return
     from .._kernels._jit import CACHE, is_warm
 
     if not CACHE or is_warm():  # uncached, every run compiles what it uses: no notice each time
         return
-    print("neardup: compiling the kernels (once; about a minute) ...", end=" ", file=sys.stderr, flush=True)
+    print("neardup: compiling the kernels (once; a few minutes) ...", end=" ", file=sys.stderr, flush=True)
     print(f"done in {_compile():.0f} s", file=sys.stderr)
 
 
