@@ -355,6 +355,15 @@ def _idf_of(h, idf_hashes, idf_values, idf_default):
 
 
 @jit_inline
+def _real_weight(h, count, weighting, idf_hashes, idf_values, idf_default):
+    """The weight of a feature of hash ``h`` occurring ``count`` times, under ``sublinear``
+    (1 + ln c) or ``tfidf`` (c * idf): docs/fingerprint-spec.md, section 6."""
+    if weighting == TFIDF:
+        return count * _idf_of(h, idf_hashes, idf_values, idf_default)
+    return 1.0 + np.log(np.float64(count))
+
+
+@jit_inline
 def _add_weighted(totals, h, weight, seed, words):
     """V += weight * (+1 where the feature's hyperplane bit is 1, -1 where it is 0)."""
     for w in range(words):
@@ -483,10 +492,7 @@ def _fingerprint_one(
         while j + count < n and hashes[j + count] == h:
             count += 1
         j += count
-        if weighting == TFIDF:
-            weight = count * _idf_of(h, idf_hashes, idf_values, idf_default)
-        else:
-            weight = 1.0 + np.log(np.float64(count))
+        weight = _real_weight(h, count, weighting, idf_hashes, idf_values, idf_default)
         _add_weighted(totals, h, weight, seed, words)
     _sign_bits(totals, words, out, d)
 
@@ -785,10 +791,7 @@ def fingerprint_features(
             continue
         totals = np.zeros(bits, dtype=np.float64)  # ascending hashes: the spec's order
         for f in range(lo, hi):
-            if weighting == TFIDF:
-                weight = counts[f] * _idf_of(hashes[f], idf_hashes, idf_values, idf_default)
-            else:
-                weight = 1.0 + np.log(np.float64(counts[f]))
+            weight = _real_weight(hashes[f], counts[f], weighting, idf_hashes, idf_values, idf_default)
             _add_weighted(totals, hashes[f], weight, seed, words)
         _sign_bits(totals, words, out, d)
     return out
