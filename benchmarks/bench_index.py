@@ -32,6 +32,15 @@ measured apart, in child processes with an empty and a warm ``NUMBA_CACHE_DIR``.
     python benchmarks/bench_index.py --json out.json         # N = 1M, 10M, 100M
     python benchmarks/bench_index.py --sizes 1000000 --max-distance 8 --repeats 1 --no-peers
     python benchmarks/bench_index.py --calibrate             # plan.py's PROBE_NS, CANDIDATE_NS
+    python benchmarks/bench_index.py --compact-tables        # N = 100M: tables of 4-byte entries
+
+``--compact-tables`` measures the index's tables as stored (each entry without the key bits its
+directory gives, 4 bytes where the rest fits) against the same index with whole 8-byte entries
+(what releases before index format 3 stored, and still open), in one run on the same
+fingerprints: bytes per fingerprint of the queryable index (``nbytes / N``; with unordered ids
+it also holds their sorted copy, 8 more), the process's peak RSS over the build, and ``query()``
+latency p50 and p99 of each, in alternating rounds of 1,000 single calls (half planted, half
+random) so that the machine's drift falls on both, and ``query_batch`` throughput (best of 3).
 
 The last stdout line is ``RESULT {json}`` with every figure.
 """
@@ -710,9 +719,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="only fit plan.py's PROBE_NS and CANDIDATE_NS: query_batch on one thread over N "
         "(first of --sizes, default 1M) random fingerprints for plans from few to many probes",
     )
+    parser.add_argument(
+        "--compact-tables",
+        action="store_true",
+        help="only the tables as stored against whole 8-byte entries (N from --sizes, default "
+        "100M; plan from --plans, default balanced)",
+    )
     args = parser.parse_args(argv)
     global K, BITS
     K, BITS = args.max_distance, args.bits
+    if args.compact_tables:
+        started = time.perf_counter()
+        n = int(float(args.sizes.split(",")[0])) if args.sizes else 100_000_000
+        results = {"benchmark": "index-compact-tables", "machine": machine_info(())}
+        results.update(compact_tables(n, args.plans or "balanced", args.seed, 10))
+        return finish(results, started, args.json, print_compact)
     if args.calibrate:
         return calibrate(int(float(args.sizes.split(",")[0])) if args.sizes else 1_000_000, args.seed)
     plans_all = PLANS_ALL if K <= 7 else ("auto",)
@@ -811,6 +832,127 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results["peers"] = peers
     results["targets"] = targets(results)
     return finish(results, started, args.json, print_footer)
+
+
+def whole_entries(index: Any) -> np.ndarray:
+    """``index``'s tables with whole 8-byte entries, ``(key << rowbits) | row``, sorted: the form
+    of index format 2, which the kernels read the same way."""
+    from neardup._kernels import index as kernels
+
+    lay = index._layout
+    n = len(index._ids)
+    tables = np.empty((index.plan.num_tables, n), dtype=np.uint64)
+    for t in range(index.plan.num_tables):
+        kept, widths = lay.kept[t : t + 1], lay.widths[t : t + 1]
+        kernels.build_entries(index._fps, lay.starts, lay.sizes, kept, widths, lay.rowbits, tables[t : t + 1])
+        tables[t].sort()
+    return tables
+
+
+def compact_tables(n: int, plan: str, seed: int, rounds: int) -> dict[str, Any]:
+    """The index of ``n`` fingerprints with its tables as stored and with whole entries."""
+    import copy
+
+    import neardup
+
+    data = make_data(n, 0.01, seed)
+    queries = make_queries(data, seed)
+    fps = data["fps"]
+    gc.collect()
+    reset_peak()
+    before_kb = status_kb("VmRSS") or 0
+    index = neardup.HammingIndex(bits=BITS, max_distance=K, plan=plan)
+    t = time.perf_counter()
+    index.add(fps)
+    build_s = time.perf_counter() - t
+    build_peak_mib = ((status_kb("VmHWM") or 0) - before_kb) / 1024
+    stored = {
+        "entry_bytes": index._tables.dtype.itemsize,
+        "nbytes": index.nbytes,
+        "bytes_per_fp": index.nbytes / n,
+        "bytes_per_fp_unordered_ids": (index.nbytes + 8 * n) / n,
+        "build_s": build_s,
+        "build_peak_extra_mib": build_peak_mib,
+    }
+    t = time.perf_counter()
+    whole = copy.copy(index)  # the same fingerprints, ids and directory; whole entries
+    whole._tables = whole_entries(index)
+    whole_s = time.perf_counter() - t
+    tables_delta = whole._tables.nbytes - index._tables.nbytes
+    before = {
+        "entry_bytes": 8,
+        "nbytes": index.nbytes + tables_delta,
+        "bytes_per_fp": (index.nbytes + tables_delta) / n,
+        "bytes_per_fp_unordered_ids": (index.nbytes + tables_delta + 8 * n) / n,
+        "build_s": whole_s,
+    }
+    singles = np.concatenate([queries["settle"], queries["single"]])
+    time_calls(index.query, singles[:1000])  # warm both, untimed
+    time_calls(whole.query, singles[:1000])
+    lat: dict[str, list[np.ndarray]] = {"stored": [], "whole": []}
+    same = True
+    for r in range(rounds):
+        part = singles[(r % 2) * 1000 : (r % 2 + 1) * 1000]
+        order = (("stored", index), ("whole", whole)) if r % 2 == 0 else (("whole", whole), ("stored", index))
+        got = {}
+        for name, ix in order:
+            ns, found = time_calls(ix.query, part)
+            lat[name].append(ns)
+            got[name] = found
+        same &= all(
+            np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+            for a, b in zip(got["stored"], got["whole"])
+        )
+    batch = queries["batch"]
+    for name, ix, out in (("stored", index, stored), ("whole", whole, before)):
+        ns = np.concatenate(lat[name])
+        out["query_p50_us"] = float(np.median(ns)) / 1e3
+        out["query_p99_us"] = float(np.percentile(ns, 99)) / 1e3
+        seconds, _, _ = best_of(partial(ix.query_batch, batch), 3)
+        out["batch_qps"] = len(batch) / seconds
+    a = index.query_batch(batch)
+    b = whole.query_batch(batch)
+    same &= all(np.array_equal(x, y) for x, y in zip(a, b))
+    return {
+        "n": n,
+        "plan": index.plan.describe(n),
+        "rounds": rounds,
+        "single_queries": rounds * 1000,
+        "stored": stored,
+        "whole_entries": before,
+        "p99_ratio": stored["query_p99_us"] / before["query_p99_us"],
+        "p50_ratio": stored["query_p50_us"] / before["query_p50_us"],
+        "batch_ratio": stored["batch_qps"] / before["batch_qps"],
+        "same_answers": bool(same),
+    }
+
+
+def print_compact(r: dict[str, Any]) -> None:
+    print(f"\n== index tables at N={r['n']:,}: {r['plan']} ==")
+    print(f"{'entries':>22} {'B/fp':>7} {'B/fp*':>7} {'p50 us':>8} {'p99 us':>8} {'batch q/s':>11}")
+    for label, key in (("as stored (4 or 8 B)", "stored"), ("whole 8-byte entries", "whole_entries")):
+        e = r[key]
+        print(
+            f"{label:>22} {e['bytes_per_fp']:>7.1f} {e['bytes_per_fp_unordered_ids']:>7.1f} "
+            f"{e['query_p50_us']:>8.1f} {e['query_p99_us']:>8.1f} {e['batch_qps']:>11,.0f}"
+        )
+    s = r["stored"]
+    print(
+        f"   (* with unordered ids, whose sorted copy the index also holds) entries of "
+        f"{s['entry_bytes']} bytes; build {s['build_s']:.1f} s, "
+        f"peak {s['build_peak_extra_mib']:,.0f} MiB beyond the data"
+    )
+    print(
+        f"   stored / whole: p50 {r['p50_ratio']:.2f}x, p99 {r['p99_ratio']:.2f}x, batch throughput "
+        f"{r['batch_ratio']:.2f}x over {r['single_queries']:,} single queries in {r['rounds']} alternating "
+        f"rounds; the same answers: {r['same_answers']}"
+    )
+    ok_bytes = s["bytes_per_fp"] <= 60
+    ok_p99 = r["p99_ratio"] <= 1.5
+    print(
+        f"   targets: <= 60 bytes a fingerprint {'PASS' if ok_bytes else 'MISS'} ({s['bytes_per_fp']:.1f}); "
+        f"p99 <= 1.5x {'PASS' if ok_p99 else 'MISS'} ({r['p99_ratio']:.2f}x)"
+    )
 
 
 def print_footer(results: dict[str, Any]) -> None:

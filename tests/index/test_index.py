@@ -219,7 +219,7 @@ def test_plan_layout_matches_the_paper():
     assert IndexPlan.choose(64, 3, "balanced").num_tables == 10
     assert IndexPlan(128, 2, 4).block_starts == (0, 32, 64, 96)
     assert "20 tables" in plan.describe(10**6) and "MiB" in plan.describe(10**6)
-    assert plan.table_bytes(10**6) == 8 * 20 * 10**6
+    assert plan.table_bytes(10**6) == 8 * 20 * 10**6  # keys too wide for entries of 4 bytes
 
 
 def test_auto_plan_grows_with_n():

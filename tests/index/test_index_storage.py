@@ -233,8 +233,8 @@ def test_verify_false_skips_array_checksums_but_not_the_header(saved):
     ("change", "match"),
     [
         (
-            lambda m: m.update(format_version=3),
-            "format version 3; this release of neardup reads format version 2",
+            lambda m: m.update(format_version=4),
+            "format version 4; this release of neardup reads format version 2 or 3",
         ),
         (lambda m: m.update(format="something.else"), "is not 'neardup.HammingIndex'"),
         (lambda m: m["plan"].update(num_blocks=5), "layout differs"),
@@ -263,7 +263,7 @@ def test_fingerprint_config_must_match_when_given(saved):
 
 def test_arrays_are_aligned(saved):
     _, length, header = _header(saved)
-    assert header["format"] == "neardup.HammingIndex" and header["format_version"] == 2
+    assert header["format"] == "neardup.HammingIndex" and header["format_version"] == 3
     assert header["counts"] == {"main": 500, "delta": 0, "tombstones": 0, "live": 500}
     assert all(e["offset"] % 64 == 0 and e["offset"] >= 24 + length for e in header["arrays"].values())
 
@@ -271,11 +271,13 @@ def test_arrays_are_aligned(saved):
 def test_version_1_files_are_refused_naming_the_version(saved):
     """Format 1 (no directories) was never released: such a file is refused, not read."""
     _, _, header = _header(saved)
-    _, arrays = storage.read_file(saved, header["format"], (2,))
+    _, arrays = storage.read_file(saved, header["format"], (3,))
     meta = {k: v for k, v in header.items() if k not in ("arrays", "file_size")}
     meta["format_version"] = 1
     del meta["plan"]["directory_bits"]
     old = saved.with_name("v1.ndx")
     storage.write_file(old, meta, {name: np.array(a) for name, a in arrays.items() if name != "directory"})
-    with pytest.raises(FormatError, match="format version 1; this release of neardup reads format version 2"):
+    with pytest.raises(
+        FormatError, match="format version 1; this release of neardup reads format version 2 or 3"
+    ):
         HammingIndex.open(old)

@@ -7,10 +7,15 @@ The b bits are cut into B contiguous blocks; block ``j`` is bits ``starts[j]`` t
 row ``[lo, hi]``). Two fingerprints within distance k differ in at most k blocks, so they agree
 on all blocks of at least one table that keeps B - k of them.
 
-A table is one sorted uint64 array of *entries* ``(key << rowbits) | row``: ``key`` is the first
+A table is one sorted array of *entries* ``(key << rowbits) | row``: ``key`` is the first
 ``widths[t]`` bits of the concatenation of the table's kept blocks, ``row`` the fingerprint's row.
 A key cut short only lets more candidates through, every one of which is verified with XOR +
-popcount, so search stays exact while a table costs 8 bytes per fingerprint.
+popcount, so search stays exact. Each table has a *directory* of where each value of the key's
+top ``dbits`` bits starts, so an entry need not hold those bits: the index stores each entry's
+low ``widths[t] - dbits + rowbits`` bits only, in uint32 where they fit (``tables.py``), and
+every kernel compares the key *remainder* below the directory's bits within one bucket (the
+key groups of the self-join end where their bucket ends). Entries that keep their full key
+(the self-join's, with a directory of one bucket) are read the same way.
 
 A pair within the radius can agree on the full key of several tables. It is reported only by the
 first table (in table order) whose kept blocks it agrees on entirely (``_owner``; for
@@ -147,8 +152,21 @@ def fill_directory(entries, widths, rowbits, dbits, directory):
 
 
 @jit_inline
+def _remainder_mask(width, dbits):
+    """The key bits an entry holds below the directory's top ``dbits`` of a ``width``-bit key."""
+    return (np.uint64(1) << np.uint64(width - dbits)) - np.uint64(1)
+
+
+@jit_inline
+def _entry_key(entry, shift, remmask):
+    """An entry's key remainder (a uint32 or uint64 entry)."""
+    return (np.uint64(entry) >> shift) & remmask
+
+
+@jit_inline
 def _lower_bound(entries, directory, t, shift, key, width, dbits):
-    """First position of table ``t`` whose key is >= ``key`` (a ``width``-bit key).
+    """The first position of table ``t`` whose key is >= ``key`` (a ``width``-bit key), and the
+    end of its bucket.
 
     The directory jumps to the bucket of keys that share the top ``dbits`` bits of ``key``
     (~16-32 entries, a few adjacent cache lines) where a search over the whole table would make
@@ -156,14 +174,17 @@ def _lower_bound(entries, directory, t, shift, key, width, dbits):
     the bucket keeps a skewed table (a giant bucket) at O(log n)."""
     b = np.int64(key >> np.uint64(width - dbits))
     lo = np.int64(directory[t, b])
-    hi = np.int64(directory[t, b + 1])
+    end = np.int64(directory[t, b + 1])
+    remmask = _remainder_mask(width, dbits)
+    rem = key & remmask
+    hi = end
     while lo < hi:
         mid = (lo + hi) >> 1
-        if (entries[t, mid] >> shift) < key:
+        if _entry_key(entries[t, mid], shift, remmask) < rem:
             lo = mid + 1
         else:
             hi = mid
-    return lo
+    return lo, end
 
 
 SLOT_LEAD = 16
@@ -253,7 +274,6 @@ def _probe(queries, i, fps, table, max_distance, after, keys, tabs, rows_out, di
     qhi = _word(queries, i, 1)
     shift = np.uint64(rowbits)
     rowmask = (np.uint64(1) << shift) - np.uint64(1)
-    n = entries.shape[1]
     radius = max_distance // starts.shape[0]
     probes = _probe_keys(qlo, qhi, starts, sizes, kept, widths, radius, keys, tabs)
     for j in range(min(SLOT_LEAD, probes)):
@@ -267,14 +287,15 @@ def _probe(queries, i, fps, table, max_distance, after, keys, tabs, rows_out, di
         if j + BUCKET_LEAD < probes:
             _prefetch_bucket(entries, directory, widths, dbits, keys, tabs, j + BUCKET_LEAD)
         t = tabs[j]
-        key = keys[j]
-        p = _lower_bound(entries, directory, t, shift, key, widths[t], dbits)
-        while p < n:
+        p, end = _lower_bound(entries, directory, t, shift, keys[j], widths[t], dbits)
+        remmask = _remainder_mask(widths[t], dbits)
+        rem = keys[j] & remmask
+        while p < end:
             e = entries[t, p]
-            if (e >> shift) != key:
+            if _entry_key(e, shift, remmask) != rem:
                 break
             p += 1
-            r = np.int64(e & rowmask)
+            r = np.int64(np.uint64(e) & rowmask)
             if r <= after:
                 continue
             xlo = qlo ^ fps[r, 0]
@@ -382,44 +403,64 @@ def query_fill(
 
 
 @jit_inline
-def _group_end(entries, t, p, shift):
-    """The first sorted position after ``p`` in table ``t`` whose key differs from ``p``'s:
-    a galloping search, O(log g) in the group's size g."""
-    n = entries.shape[1]
-    key = entries[t, p] >> shift
+def _bucket_at(directory, t, p, b):
+    """The bucket of table ``t`` that holds position ``p``, searched from bucket ``b`` (at or
+    before it): a walk, amortised O(1) over positions visited in order."""
+    while directory[t, b + 1] <= p:
+        b += 1
+    return b
+
+
+@jit_inline
+def _group_end(entries, t, p, shift, remmask, limit):
+    """The first sorted position after ``p`` in table ``t`` whose key differs from ``p``'s,
+    at most ``limit`` (the end of ``p``'s bucket): a galloping search, O(log g) in the group's
+    size g."""
+    key = _entry_key(entries[t, p], shift, remmask)
     lo = p
     hi = p + 1
     step = 1
-    while hi < n and (entries[t, hi] >> shift) == key:
+    while hi < limit and _entry_key(entries[t, hi], shift, remmask) == key:
         lo = hi
         step *= 2
         hi = p + step
-    hi = min(hi, n)
+    hi = min(hi, limit)
     while hi - lo > 1:  # entries[t, lo] has the key; hi is past the group
         mid = (lo + hi) // 2
-        if (entries[t, mid] >> shift) == key:
+        if _entry_key(entries[t, mid], shift, remmask) == key:
             lo = mid
         else:
             hi = mid
     return hi
 
 
+@jit_inline
+def _first_bucket(directory, t, p):
+    """The bucket of table ``t`` that holds position ``p`` (binary search of the directory)."""
+    return np.int64(np.searchsorted(directory[t], p, side="right")) - 1
+
+
 @jit_parallel
-def join_unit_candidates(entries, rowbits):
+def join_unit_candidates(entries, directory, widths, rowbits, dbits):
     """Candidate pairs of the self-join by key groups, per work unit (``JOIN_CHUNK`` sorted
     positions of one table, in table order): a position's candidates are the later positions
-    of its group. int64, shape (tables * ceil(n / JOIN_CHUNK),); no pair is formed."""
+    of its group, a group being one key within one directory bucket. int64, shape
+    (tables * ceil(n / JOIN_CHUNK),); no pair is formed."""
     tables, n = entries.shape
     per = (n + JOIN_CHUNK - 1) // JOIN_CHUNK
     counts = np.zeros(tables * per, dtype=np.int64)
     shift = np.uint64(rowbits)
     for u in numba.prange(tables * per):
         t = u // per
+        remmask = _remainder_mask(widths[t], dbits)
+        first = (u % per) * JOIN_CHUNK
+        b = _first_bucket(directory, t, first)
         end = 0
         total = 0
-        for p in range((u % per) * JOIN_CHUNK, min((u % per + 1) * JOIN_CHUNK, n)):
+        for p in range(first, min(first + JOIN_CHUNK, n)):
             if p >= end:
-                end = _group_end(entries, t, p, shift)
+                b = _bucket_at(directory, t, p, b)
+                end = _group_end(entries, t, p, shift, remmask, np.int64(directory[t, b + 1]))
             total += end - p - 1
         counts[u] = total
     return counts
@@ -429,6 +470,9 @@ def join_unit_candidates(entries, rowbits):
 def _join_span(
     fps,
     entries,
+    directory,
+    widths,
+    dbits,
     first_table,
     starts,
     sizes,
@@ -456,32 +500,34 @@ def _join_span(
     u = np.searchsorted(unit_offsets, c0, side="right") - 1
     t = u // per
     p = (u % per) * JOIN_CHUNK
+    remmask = _remainder_mask(widths[t], dbits)
+    b = _first_bucket(directory, t, p)
+    end = _group_end(entries, t, p, shift, remmask, np.int64(directory[t, b + 1]))
     skip = c0 - unit_offsets[u]
-    end = _group_end(entries, t, p, shift)
     while skip >= end - p - 1:
         skip -= end - p - 1
         p += 1
         if p >= end:
-            end = _group_end(entries, t, p, shift)
+            b = _bucket_at(directory, t, p, b)
+            end = _group_end(entries, t, p, shift, remmask, np.int64(directory[t, b + 1]))
     q = p + 1 + skip
     left = c1 - c0
     count = 0
     while left > 0:
-        e = entries[t, p]
-        a = np.int64(e & rowmask)
+        a = np.int64(np.uint64(entries[t, p]) & rowmask)
         alo = fps[a, 0]
         ahi = _word(fps, a, 1)
         stop = min(end, q + left)
         left -= stop - q
         for q2 in range(q, stop):
-            b = np.int64(entries[t, q2] & rowmask)
-            xlo = alo ^ fps[b, 0]
-            xhi = ahi ^ _word(fps, b, 1)
+            r = np.int64(np.uint64(entries[t, q2]) & rowmask)
+            xlo = alo ^ fps[r, 0]
+            xhi = ahi ^ _word(fps, r, 1)
             d = np.int64(popcount(xlo) + popcount(xhi))
             if d > max_distance or _owner(xlo, xhi, starts, sizes, masks, 0) != first_table + t:
                 continue
             a_out[at + count] = a
-            b_out[at + count] = b
+            b_out[at + count] = r
             d_out[at + count] = d
             count += 1
         p += 1
@@ -489,19 +535,39 @@ def _join_span(
             t += 1
             p = 0
             end = 0
+            b = 0
+            if t < entries.shape[0]:
+                remmask = _remainder_mask(widths[t], dbits)
         if left > 0 and p >= end:
-            end = _group_end(entries, t, p, shift)
+            b = _bucket_at(directory, t, p, b)
+            end = _group_end(entries, t, p, shift, remmask, np.int64(directory[t, b + 1]))
         q = p + 1
     return count
 
 
 @jit_parallel
 def join_span(
-    fps, entries, first_table, starts, sizes, masks, rowbits, max_distance, unit_offsets, c0, c1, parts
+    fps,
+    entries,
+    directory,
+    widths,
+    dbits,
+    first_table,
+    starts,
+    sizes,
+    masks,
+    rowbits,
+    max_distance,
+    unit_offsets,
+    c0,
+    c1,
+    parts,
 ):
     """Every pair within ``max_distance`` among candidates ``[c0, c1)`` (see ``_join_span``),
     split into ``parts`` equal runs for the threads: rows (a, b) and distances, int64 arrays,
-    at most ``c1 - c0`` long (a window of candidates bounds the memory, whatever the groups)."""
+    at most ``c1 - c0`` long (a window of candidates bounds the memory, whatever the groups).
+    ``directory``, ``widths`` and ``dbits`` describe ``entries`` as the index's tables
+    (``widths`` from table ``first_table`` on)."""
     size = c1 - c0
     a_out = np.empty(size, dtype=np.int64)
     b_out = np.empty(size, dtype=np.int64)
@@ -514,6 +580,9 @@ def join_span(
             counts[s] = _join_span(
                 fps,
                 entries,
+                directory,
+                widths,
+                dbits,
                 first_table,
                 starts,
                 sizes,

@@ -166,7 +166,7 @@ class HammingIndex:
             + self._directory.nbytes
             + self._fps.nbytes
             + self._ids.nbytes
-            + self._sorted_ids.nbytes
+            + (self._sorted_ids.nbytes if self._sorted_ids is not self._ids else 0)
             + self._delta_fps.nbytes
             + self._delta_ids.nbytes
             + self._dead.nbytes
@@ -266,7 +266,9 @@ class HammingIndex:
         live = ~member(dead, self._ids) if len(dead) else slice(None)
         all_fps = np.ascontiguousarray(np.concatenate([self._fps[live], delta_fps]))
         all_ids = np.concatenate([self._ids[live], delta_ids])
-        sorted_ids = np.sort(all_ids)
+        # ids added in order (the default ids, row numbers) are their own sorted copy
+        ascending = len(all_ids) < 2 or bool(np.all(all_ids[1:] > all_ids[:-1]))
+        sorted_ids = all_ids if ascending else np.sort(all_ids)
         plan = IndexPlan.choose(self.bits, self.max_distance, self._plan_spec, len(all_ids))
         layout = tables.layout(plan, len(all_ids))
         built, directory = tables.build(all_fps, layout)
@@ -320,7 +322,9 @@ class HammingIndex:
         at a radius past its blocks) or items wait in the delta (call :meth:`compact`)."""
         if len(self._delta_ids) or self.max_distance // self.plan.num_blocks or len(self._ids) < 2:
             return None
-        return int(kernels.join_unit_candidates(self._tables, self._layout.rowbits).sum())
+        lay = self._layout
+        tables, directory = self._tables, self._directory
+        return int(kernels.join_unit_candidates(tables, directory, lay.widths, lay.rowbits, lay.dbits).sum())
 
     def pairs(self, max_distance: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The self-join: every pair of stored items within ``max_distance`` exactly once,

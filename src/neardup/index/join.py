@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from .._kernels import index as kernels
-from .tables import Layout, csr_offsets, member
+from .tables import Layout, csr_offsets, member, whole_key_directory
 
 if TYPE_CHECKING:
     from .hamming_index import HammingIndex
@@ -63,7 +63,8 @@ def _join_main(
     key meet each other there, with no probe at all, a window of candidates at a time.
     Otherwise each row probes the tables for the rows after it, in batches."""
     if k // index.plan.num_blocks == 0:
-        for a, b, d in key_group_pairs(index._fps, index._tables, 0, index._layout, k, window):
+        groups = key_group_pairs(index._fps, index._tables, 0, index._layout, k, window, index._directory)
+        for a, b, d in groups:
             a, b = index._ids[a], index._ids[b]
             yield np.minimum(a, b), np.maximum(a, b), d
         return
@@ -79,19 +80,30 @@ def _join_main(
 
 
 def key_group_pairs(
-    fps: np.ndarray, tables: np.ndarray, first_table: int, lay: Layout, k: int, window: int
+    fps: np.ndarray,
+    tables: np.ndarray,
+    first_table: int,
+    lay: Layout,
+    k: int,
+    window: int,
+    directory: np.ndarray | None = None,
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The pairs of rows of ``fps`` within ``k`` that meet in a key group of the sorted
     ``tables`` (the plan's tables ``first_table`` on), each reported by its first table: rows
     (a, b) in no order and distances, a window of ``window`` candidates at a time (a chunk may
-    be empty)."""
-    unit_offsets = csr_offsets(kernels.join_unit_candidates(tables, lay.rowbits))
+    be empty). ``directory`` is the index's, whose tables hold the key bits below it; without
+    one the entries hold their whole key."""
+    widths = lay.widths[first_table : first_table + tables.shape[0]]
+    dbits = lay.dbits
+    if directory is None:
+        directory, dbits = whole_key_directory(tables.shape[0], tables.shape[1]), 0
+    unit_offsets = csr_offsets(kernels.join_unit_candidates(tables, directory, widths, lay.rowbits, dbits))
     total = int(unit_offsets[-1])
     parts = 4 * numba.get_num_threads()
     for c0 in range(0, total, window):
         yield kernels.join_span(
-            fps, tables, first_table, lay.starts, lay.sizes, lay.masks, lay.rowbits, k,
-            unit_offsets, c0, min(total, c0 + window), parts,
+            fps, tables, directory, widths, dbits, first_table, lay.starts, lay.sizes, lay.masks,
+            lay.rowbits, k, unit_offsets, c0, min(total, c0 + window), parts,
         )  # fmt: skip
 
 

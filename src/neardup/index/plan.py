@@ -33,9 +33,13 @@ One query costs, for both strategies, a probe per key (one directory slot read a
 bucket scan, ``PROBE_NS``) and a verification per candidate (XOR + popcount of a stored
 fingerprint, ``CANDIDATE_NS`` by width).
 
-A table entry is one uint64, ``(key << rowbits) | row`` with ``rowbits`` the bits a row number
-needs, so a key longer than ``64 - rowbits`` bits is cut to that (still exact: only more
-candidates to verify). A table costs 8 bytes per fingerprint; fingerprints and ids are stored once.
+A table entry is ``(key << rowbits) | row`` with ``rowbits`` the bits a row number needs, so a
+key longer than ``64 - rowbits`` bits is cut to that (still exact: only more candidates to
+verify). The directory below gives each entry's top ``dbits`` key bits, so an entry keeps only
+the ``key - dbits + rowbits`` bits beneath them: 4 bytes where they fit in 32 (every plan with
+keys of about ``log2(n)`` bits or less, as "balanced" and "compact" have and multi-index hashing
+in most layouts, at any n below 2**32), else 8 (``entry_dtype``; Manku et al.'s compressed
+tables keep the same bits). Fingerprints and ids are stored once.
 
 Each table has a *directory*: for every value of its keys' top ``dbits`` bits, the first
 position holding it (``directory_bits``: 16 to 32 entries a bucket, so uint32 positions cost
@@ -305,6 +309,12 @@ class IndexPlan:
         buckets of 16 to 32 entries (0 below 32 fingerprints), never more than the shortest key."""
         return max(0, min(*self.stored_key_bits(n), n.bit_length() - 5))
 
+    def entry_dtype(self, n: int) -> np.dtype:
+        """The type of a table entry for ``n`` fingerprints: uint32 where the key bits below the
+        directory's and the row number fit in 32 bits, else uint64."""
+        held = max(self.stored_key_bits(n)) - self.directory_bits(n) + row_bits(n)
+        return np.dtype(np.uint32 if held <= 32 else np.uint64)
+
     def directory_bytes(self, n: int) -> int:
         """Bytes of the tables' directories for ``n`` fingerprints (uint32 positions, uint64 from
         2**32 fingerprints)."""
@@ -315,8 +325,9 @@ class IndexPlan:
         return sum(_probes(w, self.radius) * n / 2.0**w for w in self.stored_key_bits(n))
 
     def table_bytes(self, n: int) -> int:
-        """Bytes of the tables for ``n`` fingerprints: 8 per fingerprint per table."""
-        return 8 * n * self.num_tables
+        """Bytes of the tables for ``n`` fingerprints: an entry (4 or 8 bytes) per fingerprint
+        per table."""
+        return self.entry_dtype(n).itemsize * n * self.num_tables
 
     def total_bytes(self, n: int) -> int:
         """Bytes of the tables and their directories plus the fingerprints and int64 ids,

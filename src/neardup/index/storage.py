@@ -25,8 +25,11 @@ A :class:`HammingIndex` file (:func:`save_index`, :func:`open_index`) is of form
 ``"neardup.HammingIndex"``, version ``FORMAT_VERSION``; its header also records the release
 that wrote it, ``bits``, ``max_distance``, the plan (name, spec, strategy, blocks, tables, key,
 row and directory bits), the counts (main rows, delta, tombstones, live) and
-``fingerprint_config``; its arrays are ``ARRAYS``. A file of any other version is refused with
-a :class:`~neardup.FormatError` naming it.
+``fingerprint_config``; its arrays are ``ARRAYS``. Version 3 stores each table entry without
+the key bits its directory gives, in ``IndexPlan.entry_dtype`` (uint32 where they fit);
+version 2, which this release still opens, stored whole uint64 entries, which the kernels read
+the same way (a release that reads version 2 only would misread version 3, hence the new
+number). A file of any other version is refused with a :class:`~neardup.FormatError` naming it.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ if TYPE_CHECKING:
     from .hamming_index import HammingIndex
 
 FORMAT = "neardup.HammingIndex"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (2, 3)
 ARRAYS = (
     "fingerprints",
     "ids",
@@ -281,7 +285,7 @@ def open_index(
 ) -> HammingIndex:
     """The index saved at ``path``, its arrays memory-mapped, once the header, the layout and
     every array's shape and type are checked (see :meth:`HammingIndex.open`)."""
-    header, arrays = read_file(path, FORMAT, (FORMAT_VERSION,), verify=verify)
+    header, arrays = read_file(path, FORMAT, READABLE_VERSIONS, verify=verify)
 
     def bad(what: str) -> FormatError:
         return FormatError(f"{path}: {what}; save the index again with this release")
@@ -332,6 +336,9 @@ def open_index(
             f"{fingerprint_config!r}; fingerprints made with different configs "
             "cannot be compared: rebuild the index or fingerprint with its config"
         )
+    entry_dtype = plan.entry_dtype(n) if header["format_version"] >= 3 else np.dtype(np.uint64)
+    if arrays["tables"].dtype != entry_dtype:
+        raise bad(f"array 'tables' has dtype {arrays['tables'].dtype}, expected {entry_dtype}")
     if arrays["directory"].dtype != directory_dtype(n):
         raise bad(f"array 'directory' has dtype {arrays['directory'].dtype}, expected {directory_dtype(n)}")
     return cls._from_arrays(plan, spec, arrays, stored_config)

@@ -23,6 +23,7 @@ class Layout(NamedTuple):
     widths: np.ndarray  # int64, each table's stored key bits
     rowbits: int
     dbits: int  # directory bits
+    entry_dtype: np.dtype  # uint32 or uint64: what an index's table entry is stored in
 
 
 def layout(plan: IndexPlan, n: int) -> Layout:
@@ -35,23 +36,40 @@ def layout(plan: IndexPlan, n: int) -> Layout:
         widths=np.array(plan.stored_key_bits(n), dtype=np.int64),
         rowbits=row_bits(n),
         dbits=plan.directory_bits(n),
+        entry_dtype=plan.entry_dtype(n),
     )
 
 
 def build(fps: np.ndarray, layout: Layout) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted tables and their directories for the rows of ``fps``."""
+    """Sorted tables and their directories for the rows of ``fps``: each entry without the key
+    bits its directory gives (``_kernels/index.py``), in ``layout.entry_dtype``. One table is
+    made at a time in a uint64 scratch, so the build holds the stored tables and one more."""
     # numpy, unlike numba's allocator, asks Linux for transparent huge pages on large arrays:
     # with 4 KiB pages every probe of a 10^8-entry table also misses the TLB.
     n = fps.shape[0]
-    tables = np.empty((layout.kept.shape[0], n), dtype=np.uint64)
-    directory = np.zeros((tables.shape[0], 2**layout.dbits + 1), dtype=directory_dtype(n))
-    if n:
-        kernels.build_entries(
-            fps, layout.starts, layout.sizes, layout.kept, layout.widths, layout.rowbits, tables
-        )
-        tables.sort(axis=1)
-        kernels.fill_directory(tables, layout.widths, layout.rowbits, layout.dbits, directory)
+    count = layout.kept.shape[0]
+    tables = np.empty((count, n), dtype=layout.entry_dtype)
+    directory = np.zeros((count, 2**layout.dbits + 1), dtype=directory_dtype(n))
+    if not n:
+        return tables, directory
+    scratch = np.empty((1, n), dtype=np.uint64)
+    for t in range(count):
+        kept, widths = layout.kept[t : t + 1], layout.widths[t : t + 1]
+        kernels.build_entries(fps, layout.starts, layout.sizes, kept, widths, layout.rowbits, scratch)
+        scratch.sort(axis=1)
+        kernels.fill_directory(scratch, widths, layout.rowbits, layout.dbits, directory[t : t + 1])
+        held = int(layout.widths[t]) - layout.dbits + layout.rowbits
+        scratch &= np.uint64((1 << held) - 1)
+        tables[t] = scratch[0]  # cast to uint32 where the held bits fit
     return tables, directory
+
+
+def whole_key_directory(tables: int, n: int) -> np.ndarray:
+    """The directory of tables whose entries keep their whole key (a self-join's): one
+    bucket, with ``dbits`` 0."""
+    directory = np.zeros((tables, 2), dtype=directory_dtype(n))
+    directory[:, 1] = n
+    return directory
 
 
 def probe_args(tables: np.ndarray, directory: np.ndarray, layout: Layout) -> tuple[object, ...]:
