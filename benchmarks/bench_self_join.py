@@ -22,6 +22,18 @@ N. Each runs in a child process of its own, so that its peak memory is its own:
 ``.npy``) beside the in-memory one; it also reports the peak of the process's own memory
 (RssAnon, sampled), without the mapped file's pages, and each table's time and bytes written.
 
+``--resumable DIR`` runs the out-of-core join alone at a size past memory (a billion), in a
+run that may stop and start again: the fingerprints are made in chunks of 10M straight into
+``DIR/fps.npy`` (the same data as ``bench_index.py``'s, by rule: uniform random, then 1% of
+the rows overwritten by a copy of another with d bits flipped, d in 0..k for 90% and k + 1 for
+the rest; the planted pairs in ``DIR/planted.npz``), each table's pairs are saved to
+``DIR/table-T.npy`` with its time, bytes written and peak memory in ``DIR/progress.json`` as it
+ends, and the same command again resumes from the first table not done
+(``self_join(first_table=)``). The join's work folder is ``--work-dir`` (default ``DIR``).
+Peak memory: the process's own (RssAnon, sampled) and VmHWM with the mapped file's pages.
+
+    python benchmarks/bench_self_join.py --resumable /data/b1 --sizes 1000000000 --memory 6G --plan balanced
+
 The last stdout line is ``RESULT {json}``.
 """
 
@@ -29,9 +41,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import bench_index
@@ -125,6 +139,139 @@ class _PeakAnon:
         return self.peak
 
 
+def make_resumable_data(folder: Path, n: int, k: int, seed: int, chunk: int = 10_000_000) -> None:
+    """``folder/fps.npy`` (uint64, n) and ``folder/planted.npz`` (rows a < b, distances d), made
+    in chunks; skipped when both are there (written last, so a half-made set is made again)."""
+    from numpy.lib.format import open_memmap
+
+    if (folder / "planted.npz").exists():
+        return
+    bench_index.K = k
+    rng = np.random.default_rng([seed, n])
+    fps = open_memmap(folder / "fps.npy", mode="w+", dtype=np.uint64, shape=(n,))
+    for lo in range(0, n, chunk):
+        fps[lo : lo + chunk] = bench_index.random_fps(rng, min(chunk, n - lo), 64)
+    p = max(1, n // 100)
+    chosen = rng.choice(n, size=2 * p, replace=False).astype(np.int64)
+    src, dst = chosen[:p], chosen[p:]
+    d = np.where(rng.random(p) < 0.9, rng.integers(0, k + 1, size=p), k + 1).astype(np.int64)
+    order = np.argsort(dst)  # write the copies in file order
+    fps[dst[order]] = fps[src[order]] ^ bench_index.flip_masks(rng, d[order]).reshape(-1)
+    fps.flush()
+    del fps
+    np.savez(folder / "planted.npz.tmp.npz", a=np.minimum(src, dst), b=np.maximum(src, dst), d=d)
+    (folder / "planted.npz.tmp.npz").rename(folder / "planted.npz")
+
+
+def resumable(args: argparse.Namespace) -> dict[str, Any]:
+    """The out-of-core join of ``--sizes``' first N, table by table, resumable (see above)."""
+    import neardup
+    from neardup.index.plan import IndexPlan
+
+    started = time.perf_counter()
+    folder = Path(args.resumable)
+    folder.mkdir(parents=True, exist_ok=True)
+    n, k = int(args.sizes.split(",")[0]), args.max_distance
+    progress_path = folder / "progress.json"
+    progress = json.loads(progress_path.read_text()) if progress_path.exists() else {"tables": []}
+    spec = {"n": n, "k": k, "seed": args.seed, "plan": args.plan}
+    if progress.get("spec", spec) != spec:
+        raise SystemExit(f"{folder} holds a run of {progress['spec']}, not {spec}: give another folder")
+    t = time.perf_counter()
+    make_resumable_data(folder, n, k, args.seed)
+    data_s = time.perf_counter() - t
+    fps = np.load(folder / "fps.npy", mmap_mode="r")
+    plan = IndexPlan.choose(64, k, args.plan, n)
+    done = len(progress["tables"])
+    print(
+        f"N = {n:,}, k = {k}, {plan.describe(n)}; memory {args.memory / 2**30:.1f} GiB; "
+        f"data {data_s:.1f} s; tables done before: {done} of {plan.num_tables}",
+        flush=True,
+    )
+    list(neardup.self_join(np.arange(4, dtype=np.uint64), k))  # kernels loaded before measuring
+    found: list[np.ndarray] = []
+    anon = _PeakAnon()
+    reset_peak()
+    table_started = time.perf_counter()
+
+    def on_table(table: int, tables: int, seconds: float, written: int) -> None:
+        nonlocal table_started
+        keys = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        np.save(folder / f"table-{table}.npy", keys)
+        found.clear()
+        progress["spec"] = spec
+        progress["tables"].append(
+            {
+                "table": table,
+                "seconds": round(time.perf_counter() - table_started, 2),
+                "join_seconds": round(seconds, 2),
+                "bytes_written": written,
+                "pairs": len(keys),
+                "peak_anonymous_mib": round(anon.peak / 1024, 1),
+                "peak_vmhwm_mib": round((status_kb("VmHWM") or 0) / 1024, 1),
+            }
+        )
+        tmp = progress_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(progress, indent=1))
+        os.replace(tmp, progress_path)
+        print(f"   table {table + 1} of {tables}: {progress['tables'][-1]}", flush=True)
+        table_started = time.perf_counter()
+
+    chunks = neardup.self_join(
+        fps, k, plan=args.plan, memory=args.memory, work_dir=args.work_dir or folder,
+        on_table=on_table, first_table=done,
+    )  # fmt: skip
+    for i, j, _ in chunks:
+        found.append(i * n + j)
+    anon.stop()
+    keys = np.concatenate([np.load(folder / f"table-{t}.npy") for t in range(plan.num_tables)])
+    planted = np.load(folder / "planted.npz")
+    planted_keys = planted["a"] * n + planted["b"]
+    within = planted["d"] <= k
+    others = keys[~np.isin(keys, planted_keys)]
+    a, b = others // n, others % n
+    tables = progress["tables"]
+    results = {
+        "benchmark": "self_join-resumable",
+        "machine": machine_info(),
+        **spec,
+        "describe": plan.describe(n),
+        "memory_given": args.memory,
+        "data_seconds_this_run": round(data_s, 1),
+        "join_seconds": round(sum(t["seconds"] for t in tables), 1),
+        "tables": tables,
+        "bytes_written": sum(t["bytes_written"] for t in tables),
+        "peak_anonymous_mib": max(t["peak_anonymous_mib"] for t in tables),
+        "peak_vmhwm_mib": max(t["peak_vmhwm_mib"] for t in tables),
+        "pairs": len(keys),
+        "distinct_pairs": len(np.unique(keys)),
+        "planted_within_k": int(within.sum()),
+        "recall": float(np.isin(planted_keys[within], keys).mean()),
+        "planted_beyond_k": int(np.isin(planted_keys[~within], keys).sum()),
+        "other_pairs": len(others),
+        "wrong": int((bench_index.popcount(np.asarray(fps[a]) ^ np.asarray(fps[b])) > k).sum()),
+        "expected_random_pairs": bench_index.expected_random_pairs(n),
+    }
+    return finish(results, started, args.json, _resumable_footer)
+
+
+def _resumable_footer(r: dict[str, Any]) -> None:
+    times = [t["seconds"] for t in r["tables"]]
+    print(
+        f"\nN = {r['n']:,}, k = {r['k']}: {len(times)} tables in {r['join_seconds'] / 60:.1f} min "
+        f"({min(times):.0f}-{max(times):.0f} s each), {r['bytes_written'] / 2**30:,.1f} GiB written; "
+        f"peak memory {r['peak_anonymous_mib'] / 1024:.2f} GiB of its own "
+        f"({r['peak_vmhwm_mib'] / 1024:.2f} GiB with the mapped file's pages) in a budget of "
+        f"{r['memory_given'] / 2**30:.1f} GiB"
+    )
+    print(
+        f"pairs {r['pairs']:,} ({r['distinct_pairs']:,} distinct); planted within k found: "
+        f"{r['recall']:.6f} of {r['planted_within_k']:,}; planted at k + 1 returned: "
+        f"{r['planted_beyond_k']}; other pairs {r['other_pairs']:,} (random pairs expected "
+        f"{r['expected_random_pairs']:,.0f}), beyond k: {r['wrong']}"
+    )
+
+
 def run_child(engine: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
     argv = [sys.executable, __file__, "--child", engine, "--n", str(n), "-k", str(args.max_distance)]
     argv += ["--seed", str(args.seed), "--memory", str(args.memory)]
@@ -153,9 +300,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--memory", type=byte_size, default=2**30, help="the out-of-core join's budget (default 1G)"
     )
     parser.add_argument("--work-dir", help="its work folder (default: the system's temporary folder)")
+    parser.add_argument(
+        "--resumable", metavar="DIR", help="the out-of-core join alone, resumable, its data in DIR"
+    )
+    parser.add_argument("--plan", default="auto", help="the plan of --resumable (default auto)")
     parser.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.resumable:
+        return resumable(args)
     if args.child:
         print(json.dumps(child(args.child, args.n, args.max_distance, args.seed, args.memory, args.work_dir)))
         return {}

@@ -78,10 +78,11 @@ def test_the_in_memory_join_is_kept_when_it_fits_and_a_memory_mapped_array(tmp_p
     mapped = np.load(tmp_path / "fps.npy", mmap_mode="r")
     tables = []
     found = joined(mapped, 3, memory=budget(20, 1, 100), chunk_size=100, on_table=lambda *a: tables.append(a))
-    assert found == joined(fps, 3) and tables  # out of core, in the system's temporary folder
+    # out of core, in the system's temporary folder
+    assert found == joined(fps, 3) and tables and all(written > 0 for *_, written in tables)
     tables.clear()
     assert joined(fps, 3, memory=1 << 30, on_table=lambda *a: tables.append(a)) == found
-    assert tables == []  # it fits: in memory
+    assert tables and all(written == 0 for *_, written in tables)  # it fits: in memory
     assert disk_bytes_needed(fps) == 2 * len(fps) * 16
 
 
@@ -107,3 +108,38 @@ def test_drawn_fingerprints_out_of_core_equal_brute_force(data):
     expected = naive.pairs(values, list(range(len(values))), k)
     with mock.patch.object(disk_join, "MIN_ROWS", 1):
         assert joined(rows(values, bits), k, memory=memory, chunk_size=window) == expected
+
+
+def first_agreeing_table(a: int, b: int, plan) -> int:
+    """The first of ``plan``'s tables whose kept blocks two 64-bit fingerprints agree on."""
+    x = a ^ b
+    for t, kept in enumerate(plan.tables):
+        if all((x >> plan.block_starts[j]) & ((1 << plan.block_sizes[j]) - 1) == 0 for j in kept):
+            return t
+    raise AssertionError("no table: the pair is beyond the radius")
+
+
+@pytest.mark.parametrize("out_of_core", [False, True])
+def test_a_join_resumed_from_a_table_reports_the_rest_each_once(out_of_core, tmp_path):
+    """A run stopped after tables 0 .. t - 1 and one resumed with first_table=t: together the
+    whole self-join, each pair once, the resumed one holding the pairs whose first agreeing
+    table is t or later."""
+    from neardup.index.plan import IndexPlan
+
+    values = planted(np.random.default_rng(9), 64, 3, bases=30)
+    fps = rows(values, 64)
+    plan = IndexPlan.choose(64, 3, "balanced", len(values))
+    expected = naive.pairs(values, list(range(len(values))), 3)
+    options = {"plan": "balanced", "chunk_size": 7}
+    if out_of_core:
+        options.update(memory=budget(16, 1, 7), work_dir=tmp_path)
+    for t in (0, 1, 4, plan.num_tables):
+        done: list[int] = []
+        resumed = joined(
+            fps, 3, first_table=t, on_table=lambda table, *_, done=done: done.append(table), **options
+        )
+        assert resumed == [p for p in expected if first_agreeing_table(values[p[0]], values[p[1]], plan) >= t]
+        assert done == list(range(t, plan.num_tables))  # in memory too
+    assert {first_agreeing_table(values[i], values[j], plan) for i, j, _ in expected} > {0, 1}
+    with pytest.raises(ValueError, match="first_table=11 must be in"):
+        joined(fps, 3, first_table=11, **options)

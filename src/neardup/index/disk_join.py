@@ -98,24 +98,24 @@ def disk_self_join(
     fps: np.ndarray,
     k: int,
     lay: Layout,
-    tables: int,
+    tables: range,
     memory: int,
     work_dir: str | os.PathLike | None,
     window: int,
     on_table: TableDone | None = None,
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """``self_join``'s pairs of ``fps`` (n, words) with ``lay``'s ``tables`` tables, joined
+    """``self_join``'s pairs of ``fps`` (n, words) from ``lay``'s ``tables`` (a range of them), joined
     out of core in ``memory`` bytes, in a temporary folder inside ``work_dir`` (the system's
     temporary folder when None), removed at the end."""
     plan = DiskPlan(fps.shape[0], fps.shape[1], memory, window)
     plan.check()
     with tempfile.TemporaryDirectory(prefix="neardup-join-", dir=work_dir) as folder:
-        for t in range(tables):
+        for t in tables:
             start = time.perf_counter()
             table = _Table(fps, k, lay, t, plan, Path(folder))
             yield from table.join()
             if on_table is not None:
-                on_table(t, tables, time.perf_counter() - start, table.written)
+                on_table(t, tables.stop, time.perf_counter() - start, table.written)
 
 
 @dataclass

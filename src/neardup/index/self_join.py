@@ -12,6 +12,7 @@ few million, where the work is the same as the index's.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -40,6 +41,7 @@ def self_join(
     memory: int | None = None,
     work_dir: str | os.PathLike | None = None,
     on_table: TableDone | None = None,
+    first_table: int = 0,
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Every pair of rows of ``fingerprints`` within ``max_distance`` bits, exactly once, in
     chunks ``(i, j, distances)``: int64 row numbers with ``i < j``, chunks and pairs in no
@@ -56,7 +58,12 @@ def self_join(
     default) partitioned by key, and joined a partition at a time (``disk_join.py``): up to
     ``disk_bytes_needed`` on disk; a window of pairs then takes at most an eighth of it
     (``chunk_size`` is lowered to fit). ``on_table(table, tables, seconds, bytes_written)`` is
-    called as each table is done, out of core.
+    called as each table is done, once its pairs are yielded (``bytes_written`` 0 in memory).
+
+    ``first_table`` resumes a join that stopped: the tables before it are skipped, and with
+    them exactly the pairs they reported (each pair comes from the first table its XOR
+    agrees on), so the pairs of a run that ``on_table`` saw finish tables ``0 .. t - 1``
+    and of one from ``first_table=t`` are together the whole self-join, each once.
     """
     fps = _as_fingerprints(fingerprints, "fingerprints")
     bits = 64 * fps.shape[1]
@@ -69,6 +76,10 @@ def self_join(
         raise ValueError(f"memory={memory!r} must be a positive number of bytes")
     n = fps.shape[0]
     chosen = IndexPlan.choose(bits, k, plan, n)
+    if isinstance(first_table, bool) or not isinstance(first_table, (int, np.integer)):
+        raise ValueError(f"first_table={first_table!r} must be an integer")
+    if not 0 <= first_table <= chosen.num_tables:
+        raise ValueError(f"first_table={first_table} must be in [0, {chosen.num_tables}]: the plan's tables")
     if n < 2:
         return
     if memory is not None:
@@ -81,15 +92,18 @@ def self_join(
                 f"and cannot be joined out of core; give a plan of more than {k} blocks "
                 f"(plan='auto'), or no memory="
             )
+        if first_table:
+            raise ValueError(f"first_table={first_table}: a join through a whole index cannot resume")
         yield from _through_an_index(fps, k, chosen, int(chunk_size))
         return
     lay = layout(chosen, n)
     if out_of_core:
         assert memory is not None
-        tables = chosen.num_tables
+        tables = range(int(first_table), chosen.num_tables)
         yield from disk_self_join(fps, k, lay, tables, int(memory), work_dir, int(chunk_size), on_table)
         return
-    for t in range(chosen.num_tables):
+    for t in range(int(first_table), chosen.num_tables):
+        start = time.perf_counter()
         entries = np.empty((1, n), dtype=np.uint64)
         kept, widths = lay.kept[t : t + 1], lay.widths[t : t + 1]
         kernels.build_entries(fps, lay.starts, lay.sizes, kept, widths, lay.rowbits, entries)
@@ -98,6 +112,8 @@ def self_join(
             if len(a):
                 yield np.minimum(a, b), np.maximum(a, b), d
         del entries  # before the next table is made
+        if on_table is not None:
+            on_table(t, chosen.num_tables, time.perf_counter() - start, 0)
 
 
 def _through_an_index(
