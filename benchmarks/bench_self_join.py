@@ -34,6 +34,11 @@ Peak memory: the process's own (RssAnon, sampled) and VmHWM with the mapped file
 
     python benchmarks/bench_self_join.py --resumable /data/b1 --sizes 1000000000 --memory 6G --plan balanced
 
+``--calibrate`` fits what ``self_join``'s "auto" weighs (``index/self_join.py``: ``ROW_NS`` per
+fingerprint and table, ``CHECK_NS`` per candidate pair of a key group) by least squares over
+in-memory joins of N (``--sizes``, default 10M) random fingerprints with 4 to 7 blocks at k = 3
+(4 to 35 tables; the fewer the blocks, the larger the key groups), each candidate pair counted.
+
 The last stdout line is ``RESULT {json}``.
 """
 
@@ -272,6 +277,56 @@ def _resumable_footer(r: dict[str, Any]) -> None:
     )
 
 
+def calibrate(n: int, seed: int) -> dict[str, Any]:
+    """Least-squares ``ROW_NS`` and ``CHECK_NS`` from in-memory self-joins of ``n`` random
+    fingerprints with 4 to 7 blocks (k = 3), best of 2 each."""
+    import neardup
+    from neardup._kernels import index as kernels
+    from neardup.index.plan import IndexPlan
+    from neardup.index.tables import layout, whole_key_directory
+
+    started = time.perf_counter()
+    fps = np.random.default_rng(seed).integers(0, 2**64, size=n, dtype=np.uint64).reshape(-1, 1)
+    list(neardup.self_join(fps[:1000], 3))
+    rows = []
+    for blocks in (4, 5, 6, 7):
+        plan = IndexPlan(64, 3, blocks)
+        lay = layout(plan, n)
+        candidates = 0
+        for t in range(plan.num_tables):  # the candidate pairs of each table's key groups
+            entries = np.empty((1, n), dtype=np.uint64)
+            kernels.build_entries(
+                fps, lay.starts, lay.sizes, lay.kept[t : t + 1], lay.widths[t : t + 1], lay.rowbits, entries
+            )
+            entries.sort(axis=1)
+            directory = whole_key_directory(1, n)
+            counts = kernels.join_unit_candidates(entries, directory, lay.widths[t : t + 1], lay.rowbits, 0)
+            candidates += int(counts.sum())
+        times = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            for _chunk in neardup.self_join(fps, 3, plan=plan):
+                pass
+            times.append(time.perf_counter() - t0)
+        rows.append(
+            {"blocks": blocks, "tables": plan.num_tables, "candidates": candidates, "seconds": min(times)}
+        )
+        print(
+            f"   {blocks} blocks, {plan.num_tables} tables: {candidates:,} candidates, {min(times):.2f} s",
+            flush=True,
+        )
+    a = np.array([[r["tables"] * n, r["candidates"]] for r in rows], dtype=float)
+    y = np.array([r["seconds"] * 1e9 for r in rows])
+    (row_ns, check_ns), *_ = np.linalg.lstsq(a, y, rcond=None)
+    results = {"benchmark": "self_join-calibrate", "machine": machine_info(), "n": n, "rows": rows}
+    results.update(row_ns=float(row_ns), check_ns=float(check_ns))
+    for r in rows:
+        r["fitted_seconds"] = (r["tables"] * n * row_ns + r["candidates"] * check_ns) / 1e9
+    return finish(
+        results, started, None, lambda r: print(f"ROW_NS = {r['row_ns']:.1f}, CHECK_NS = {r['check_ns']:.2f}")
+    )
+
+
 def run_child(engine: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
     argv = [sys.executable, __file__, "--child", engine, "--n", str(n), "-k", str(args.max_distance)]
     argv += ["--seed", str(args.seed), "--memory", str(args.memory)]
@@ -304,11 +359,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--resumable", metavar="DIR", help="the out-of-core join alone, resumable, its data in DIR"
     )
     parser.add_argument("--plan", default="auto", help="the plan of --resumable (default auto)")
+    parser.add_argument("--calibrate", action="store_true", help="fit self_join's ROW_NS and CHECK_NS")
     parser.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.resumable:
         return resumable(args)
+    if args.calibrate:
+        return calibrate(int(float(args.sizes.split(",")[0])), args.seed)
     if args.child:
         print(json.dumps(child(args.child, args.n, args.max_distance, args.seed, args.memory, args.work_dir)))
         return {}

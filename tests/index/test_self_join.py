@@ -65,3 +65,24 @@ def test_drawn_fingerprints_equal_brute_force(data):
     values = draw_families(data, bits, k, max_copies=5)
     expected = naive.pairs(values, list(range(len(values))), k)
     assert joined(rows(values, bits), k, chunk_size=data.draw(st.integers(1, 50))) == expected
+
+
+def test_auto_weighs_a_join_s_tables_against_its_key_groups():
+    """A join pays for every table and probes none: its "auto" keeps the fewest tables while
+    key groups stay small, and more as they grow (IndexPlan.for_join's cost model)."""
+    from neardup.index.plan import IndexPlan
+    from neardup.index.self_join import CHECK_NS, DISK_ROW_NS, ROW_NS
+
+    assert IndexPlan.for_join(64, 3, 10**6, row_ns=1.0, check_ns=0.0).num_tables == 4  # rows only
+    checks_only = IndexPlan.for_join(64, 3, 10**6, row_ns=0.0, check_ns=1.0)
+    assert checks_only.num_blocks == 10 and max(checks_only.stored_key_bits(10**6)) == 44  # an entry's room
+    assert IndexPlan.for_join(64, 3, 10**5, ROW_NS, CHECK_NS).num_tables == 4
+    assert IndexPlan.for_join(64, 3, 10**8, ROW_NS, CHECK_NS).num_tables == 10
+    assert IndexPlan.for_join(64, 3, 10**9, DISK_ROW_NS, CHECK_NS).num_tables == 10
+    assert IndexPlan.for_join(64, 3, 3 * 10**10, DISK_ROW_NS, CHECK_NS).num_tables == 20  # Manku's
+    assert IndexPlan.choose(64, 3, "auto", 10**5).num_tables == 10  # a query's auto: more tables
+    fps = np.random.default_rng(2).integers(0, 2**64, size=10**5, dtype=np.uint64)
+    fps[5000:6000] = fps[:1000] ^ np.uint64(0b111)
+    tables: list[int] = []
+    found = joined(fps, 3, on_table=lambda t, count, *_: tables.append(count))
+    assert tables == [4] * 4 and {(i, j) for i, j, _ in found} >= {(i, 5000 + i) for i in range(1000)}

@@ -225,6 +225,32 @@ class IndexPlan:
         )
 
     @classmethod
+    def for_join(cls, bits: int, max_distance: int, n: int, row_ns: float, check_ns: float) -> IndexPlan:
+        """The permuted-table plan of least estimated time for a self-join of ``n`` fingerprints
+        by key groups, over every number of blocks up to ``MAX_TABLES`` tables: per table, each
+        fingerprint costs ``row_ns`` (its entry made and sorted; also written and read back out
+        of core, or shuffled on Spark) and each candidate pair of a key group ``check_ns``
+        (``n**2 / 2**(w + 1)`` of them for random fingerprints and a ``w``-bit key). A join pays
+        for every table and probes none, so it wants fewer tables than a query does: at k = 3
+        on one machine, 4 tables up to about 10M, 10 from there to billions, 20 (Manku's design
+        for 8B pages) past."""
+        k = _check_distance(max_distance, bits)
+        if k > MAX_DISTANCE:
+            raise ConfigError(f"max_distance={k}: a join by key groups serves up to {MAX_DISTANCE}")
+        options = []
+        for blocks in range(max(k + 1, bits // 64), 65):  # at most 64 blocks
+            if math.comb(blocks, k) > MAX_TABLES:
+                break
+            options.append(cls(bits, k, blocks, "auto"))
+            if k == 0:
+                break
+
+        def cost(plan: IndexPlan) -> float:
+            return sum(n * row_ns + n * n / 2.0 ** (w + 1) * check_ns for w in plan.stored_key_bits(n))
+
+        return min(options, key=cost)
+
+    @classmethod
     def _preset(cls, bits: int, k: int, name: str) -> IndexPlan | None:
         # k = 0 needs one table whatever B is: keep the fewest blocks that fit the width.
         b = max(k + PRESETS[name], bits // 64) if k else bits // 64

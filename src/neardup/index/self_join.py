@@ -21,7 +21,7 @@ from .._kernels import index as kernels
 from .disk_join import DiskPlan, TableDone, disk_self_join, in_memory_bytes
 from .hamming import _as_fingerprints
 from .join import key_group_pairs
-from .plan import IndexPlan, _check_distance
+from .plan import MAX_DISTANCE, IndexPlan, _check_distance
 from .tables import layout
 
 JOIN_WINDOW = 1 << 22
@@ -30,6 +30,16 @@ this length, 96 MiB)."""
 
 MIN_WINDOW = 1024
 """Pairs examined at a time, at the least, however little memory is given."""
+
+# What "auto" weighs to choose the join's tables (IndexPlan.for_join), measured on 2 shared
+# cores (AMD EPYC): per fingerprint and table, its entry made and sorted (ROW_NS), and also
+# partitioned to disk and read back out of core (DISK_ROW_NS: 89-90 ns at 100M and at 1B,
+# `bench_self_join.py --resumable`); per candidate pair of a key group (CHECK_NS). ROW_NS and
+# CHECK_NS are the least-squares fit of in-memory joins of 10M with 4 to 35 tables
+# (`bench_self_join.py --calibrate`: 38.2 and 0.48; 4 tables joined 10M in 2.98 s, 10 in 3.81).
+ROW_NS = 38.0
+DISK_ROW_NS = 90.0
+CHECK_NS = 0.5
 
 
 def self_join(
@@ -75,16 +85,18 @@ def self_join(
     ):
         raise ValueError(f"memory={memory!r} must be a positive number of bytes")
     n = fps.shape[0]
-    chosen = IndexPlan.choose(bits, k, plan, n)
+    chosen = IndexPlan.choose(bits, k, plan, n)  # checks any plan, even where n < 2
+    if memory is not None:
+        chunk_size = _window(int(memory), int(chunk_size))
+    out_of_core = memory is not None and goes_out_of_core(n, fps.shape[1], int(memory), int(chunk_size))
+    if isinstance(plan, str) and plan == "auto" and k <= MAX_DISTANCE:  # the join's own "auto"
+        chosen = IndexPlan.for_join(bits, k, n, DISK_ROW_NS if out_of_core else ROW_NS, CHECK_NS)
     if isinstance(first_table, bool) or not isinstance(first_table, (int, np.integer)):
         raise ValueError(f"first_table={first_table!r} must be an integer")
     if not 0 <= first_table <= chosen.num_tables:
         raise ValueError(f"first_table={first_table} must be in [0, {chosen.num_tables}]: the plan's tables")
     if n < 2:
         return
-    if memory is not None:
-        chunk_size = _window(int(memory), int(chunk_size))
-    out_of_core = memory is not None and goes_out_of_core(n, fps.shape[1], int(memory), int(chunk_size))
     if k // chosen.num_blocks:
         if out_of_core:
             raise ValueError(

@@ -25,7 +25,6 @@ beyond).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from functools import partial
 
@@ -37,7 +36,7 @@ from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
 from .._errors import ConfigError
 from .._kernels import key_groups
-from ..index.plan import MAX_DISTANCE, MAX_TABLES, IndexPlan, row_bits
+from ..index.plan import MAX_DISTANCE, IndexPlan, row_bits
 
 GROUP_LIMIT = 20_000
 """Fingerprints per tile of a key group: a task checks at most GROUP_LIMIT**2 / 2 candidates."""
@@ -136,20 +135,7 @@ def spark_plan(bits: int, max_distance: int, n: int) -> IndexPlan:
     """The permuted-table plan of least estimated cost for a join of ``n`` distinct
     fingerprints on Spark: per fingerprint, a shuffled row per table and, in each table, a check
     against half its key group (``SHUFFLED_ROW_NS``, ``CHECK_NS``)."""
-    k = max_distance
-    options = []
-    for blocks in range(max(k + 1, bits // 64), 65):
-        if math.comb(blocks, k) > MAX_TABLES:
-            break
-        candidate = IndexPlan(bits, k, blocks, "auto")
-        options.append(candidate)
-        if k == 0:
-            break
-
-    def cost(p: IndexPlan) -> float:
-        return sum(SHUFFLED_ROW_NS + CHECK_NS * n / 2.0 ** (w + 1) for w in p.key_bits)
-
-    return min(options, key=cost)
+    return IndexPlan.for_join(bits, max_distance, n, SHUFFLED_ROW_NS, CHECK_NS)
 
 
 def _keys(fp: list[str], masks: list[list[int]]) -> list[Column]:
