@@ -718,22 +718,16 @@ def _print_table(results: dict[str, Any]) -> None:
         f"{'all':>6} {'':>5} {'':>5} {results['corpus']['planted']:>7} {nd['recall']:>8.3f} {'':>8} "
         + " ".join(f"{anchors[n]['recall']:>9.3f}" for n in ANCHOR_WORDS)
     )
-    print(
-        f"{'precision (document pairs)':>34} {_fmt(nd['precision']):>8} {'':>8} "
-        + " ".join(f"{_fmt(anchors[n]['precision']):>9}" for n in ANCHOR_WORDS)
-    )
-    print(
-        f"{'  of which planted':>34} {_fmt(nd['precision_planted']):>8} {'':>8} "
-        + " ".join(f"{_fmt(anchors[n]['precision_planted']):>9}" for n in ANCHOR_WORDS)
-    )
-    print(
-        f"{'pairs reported, not planted':>34} {nd['unplanted_pairs']:>8} {'':>8} "
-        + " ".join(f"{anchors[n]['unplanted_pairs']:>9}" for n in ANCHOR_WORDS)
-    )
-    print(
-        f"{'  of which wrong':>34} {nd['false_pairs']:>8} {'':>8} "
-        + " ".join(f"{anchors[n]['false_pairs']:>9}" for n in ANCHOR_WORDS)
-    )
+    for label, key, show in (
+        ("precision (document pairs)", "precision", _fmt),
+        ("  of which planted", "precision_planted", _fmt),
+        ("pairs reported, not planted", "unplanted_pairs", str),
+        ("  of which wrong", "false_pairs", str),
+    ):
+        print(
+            f"{label:>34} {show(nd[key]):>8} {'':>8} "
+            + " ".join(f"{show(anchors[n][key]):>9}" for n in ANCHOR_WORDS)
+        )
 
 
 def _fmt(v: float | None) -> str:
