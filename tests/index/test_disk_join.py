@@ -15,6 +15,7 @@ from index_checks import draw_families, joined, planted, rows
 
 import naive_index as naive
 from neardup.index import disk_join
+from neardup.index import self_join as self_join_module
 from neardup.index.self_join import disk_bytes_needed
 
 
@@ -143,3 +144,32 @@ def test_a_join_resumed_from_a_table_reports_the_rest_each_once(out_of_core, tmp
     assert {first_agreeing_table(values[i], values[j], plan) for i, j, _ in expected} > {0, 1}
     with pytest.raises(ValueError, match="first_table=11 must be in"):
         joined(fps, 3, first_table=11, **options)
+
+
+def test_an_index_file_s_pairs_in_a_memory_budget(tmp_path):
+    """iter_pairs(memory=) joins an opened index's memory-mapped fingerprints out of core, ids
+    and all, with or without pending changes, as pairs() finds them."""
+    from neardup import HammingIndex
+
+    values = planted(np.random.default_rng(4), 64, 3, bases=30)
+    index = HammingIndex(max_distance=3)
+    index.add(rows(values, 64), ids=np.arange(len(values)) * 7 + 100)
+    path = tmp_path / "index.ndx"
+    index.save(path)
+    work = tmp_path / "work"
+    work.mkdir()
+    opened = HammingIndex.open(path)
+    memory = budget(16, 1, 7)
+    for changed in (False, True):
+        if changed:
+            opened.remove([100, 107, 114])
+            opened.add(rows(values, 64)[:5] ^ np.uint64(1), ids=[1, 2, 3, 4, 5])
+        expected = sorted(zip(*(a.tolist() for a in opened.pairs())))
+        with mock.patch.object(self_join_module, "disk_self_join", wraps=disk_join.disk_self_join) as spy:
+            found = [
+                p
+                for i, j, d in opened.iter_pairs(chunk_size=7, memory=memory, work_dir=work)
+                for p in zip(i.tolist(), j.tolist(), d.tolist())
+            ]
+        assert sorted(found) == expected and len(found) == len(set(found)) and len(expected) > 30
+        assert spy.called and list(work.iterdir()) == []  # out of core, its files removed

@@ -43,6 +43,7 @@ from .hamming import _as_fingerprints, _as_one_fingerprint
 from .join import joined, pair_chunks
 from .plan import IndexPlan, _check_distance
 from .search import search, search_main
+from .self_join import self_join
 from .tables import member
 
 DELTA_MIN = 4096
@@ -355,17 +356,31 @@ class HammingIndex:
         return i[order], j[order], d[order]
 
     def iter_pairs(
-        self, max_distance: int | None = None, *, chunk_size: int = PAIRS_CHUNK
+        self,
+        max_distance: int | None = None,
+        *,
+        chunk_size: int = PAIRS_CHUNK,
+        memory: int | None = None,
+        work_dir: str | os.PathLike | None = None,
     ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """The pairs of :meth:`pairs`, streamed in bounded memory: chunks ``(i_ids, j_ids,
         distances)`` of at most ``chunk_size`` pairs (``i_ids < j_ids``; chunks and pairs in
         no particular order), together every pair exactly once. The join works through a
         window of ``chunk_size`` candidates at a time (or, where it probes, a batch of items
         whose matches fit), so a group of a million copies (5e11 pairs) streams in the
-        memory of one chunk, as a random corpus does."""
+        memory of one chunk, as a random corpus does.
+
+        ``memory`` (bytes) joins the fingerprints instead as :func:`neardup.self_join` does
+        in that budget, out of core past it (``work_dir``), one table at a time, without
+        reading the index's tables: for an index opened from a file too large for memory, whose
+        fingerprints and ids are then read in place (after :meth:`compact`; pending changes
+        are copied out first)."""
         k = self._radius(max_distance)
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
             raise ConfigError(f"chunk_size={chunk_size!r} must be a positive integer")
+        if memory is not None:
+            yield from self._joined_in(k, int(chunk_size), memory, work_dir)
+            return
         held: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         count = 0
         for whole in pair_chunks(self, k, int(chunk_size)):
@@ -382,6 +397,18 @@ class HammingIndex:
                 count += len(part[0])
         if held:
             yield joined(held)
+
+    def _joined_in(
+        self, k: int, chunk_size: int, memory: int, work_dir: str | os.PathLike | None
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """:meth:`iter_pairs` in ``memory`` bytes: the self-join of the live fingerprints."""
+        if len(self._delta_ids) or len(self._dead):
+            fps, ids = self._live()
+        else:  # memory-mapped when opened: read in place
+            fps, ids = self._fps, self._ids
+        for i, j, d in self_join(fps, k, chunk_size=chunk_size, memory=memory, work_dir=work_dir):
+            a, b = ids[i], ids[j]
+            yield np.minimum(a, b), np.maximum(a, b), d
 
     def clusters(self, max_distance: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Connected components of the pairs within ``max_distance``, without a pair list:
