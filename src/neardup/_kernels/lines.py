@@ -68,3 +68,44 @@ def gather(buf, starts, ends, chosen, terminator):
         at += size + t
     offsets[chosen.shape[0]] = at
     return data, offsets
+
+
+_TAB = 9
+
+
+@jit
+def _hex_digit(c):
+    """The value of an ASCII hex digit, or -1."""
+    if 48 <= c <= 57:
+        return c - 48
+    if 97 <= c <= 102:
+        return c - 87
+    if 65 <= c <= 70:
+        return c - 55
+    return -1
+
+
+@jit
+def hex_fields(buf, starts, ends, width, out):
+    """Parses lines ``ID<TAB>HEX`` whose HEX is the last ``width`` bytes (16 or 32 digits,
+    high word first) into ``out`` (uint64, (n, width // 16), column 0 the low 64 bits).
+    Returns (the first bad line, its fault) or (-1, 0): fault 1, no tab just before the last
+    ``width`` bytes or a tab among them (``str.rpartition`` would find another HEX); fault 2,
+    a byte there that is not a hex digit."""
+    words = width // 16
+    for line in range(starts.shape[0]):
+        first = ends[line] - width
+        if first - 1 < starts[line] or buf[first - 1] != _TAB:
+            return line, 1
+        for i in range(first, ends[line]):
+            if buf[i] == _TAB:
+                return line, 1
+        for w in range(words):
+            value = np.uint64(0)
+            for i in range(first + 16 * w, first + 16 * (w + 1)):
+                digit = _hex_digit(buf[i])
+                if digit < 0:
+                    return line, 2
+                value = (value << np.uint64(4)) | np.uint64(digit)
+            out[line, words - 1 - w] = value
+    return -1, 0

@@ -33,7 +33,9 @@ def warmup() -> None:
 
 
 def _warm_reading_and_checks() -> None:
-    """The JSONL reader's kernels, and the pair checks of --verify and --jaccard (MinHash)."""
+    """The JSONL and fingerprint-file readers' kernels, and the pair checks of --verify and
+    --jaccard (MinHash)."""
+    from ..io.fingerprint_files import format_header, format_rows, read_fingerprints
     from .job import dedup
 
     with tempfile.TemporaryDirectory() as folder:
@@ -42,6 +44,12 @@ def _warm_reading_and_checks() -> None:
         path.write_text("".join(json.dumps({"text": text}) + "\n" for text in texts))
         for options in ({}, {"jaccard": 0.8}, {"verify": ("jaccard", 0.8)}, {"cosine": 0.98}):
             dedup([path], **options)
+        fingerprinter = Fingerprinter()
+        fp_file = Path(folder) / "warmup.fp"
+        fp_file.write_bytes(
+            format_header(fingerprinter.config) + format_rows(["a"], fingerprinter.fingerprint_batch(["a"]))
+        )
+        read_fingerprints(fp_file)
 
 
 def _warm_index(fingerprints: np.ndarray, bits: int) -> None:
