@@ -87,25 +87,21 @@ def _hex_digit(c):
 
 @jit
 def hex_fields(buf, starts, ends, width, out):
-    """Parses lines ``ID<TAB>HEX`` whose HEX is the last ``width`` bytes (16 or 32 digits,
+    """Parses lines ``ID<TAB>HEX`` whose HEX is the last ``width`` bytes (16 or 32 hex digits,
     high word first) into ``out`` (uint64, (n, width // 16), column 0 the low 64 bits).
-    Returns (the first bad line, its fault) or (-1, 0): fault 1, no tab just before the last
-    ``width`` bytes or a tab among them (``str.rpartition`` would find another HEX); fault 2,
-    a byte there that is not a hex digit."""
+    Returns the first line that is not one (no tab just before the last ``width`` bytes, or a
+    byte among them that is not a hex digit), or -1."""
     words = width // 16
     for line in range(starts.shape[0]):
         first = ends[line] - width
         if first - 1 < starts[line] or buf[first - 1] != _TAB:
-            return line, 1
-        for i in range(first, ends[line]):
-            if buf[i] == _TAB:
-                return line, 1
+            return line
         for w in range(words):
             value = np.uint64(0)
             for i in range(first + 16 * w, first + 16 * (w + 1)):
                 digit = _hex_digit(buf[i])
                 if digit < 0:
-                    return line, 2
+                    return line
                 value = (value << np.uint64(4)) | np.uint64(digit)
             out[line, words - 1 - w] = value
-    return -1, 0
+    return -1

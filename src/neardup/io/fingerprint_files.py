@@ -118,15 +118,15 @@ def read_fingerprints(path: str | os.PathLike) -> FingerprintFile:
     width = bits // 4
     starts, ends, _ = split_lines(data)
     fingerprints = np.empty((starts.shape[0], bits // 64), dtype=np.uint64)
-    bad, fault = hex_fields(data, starts, ends, width, fingerprints)
+    bad = hex_fields(data, starts, ends, width, fingerprints)
     if bad >= 0:
         line = data[starts[bad] : ends[bad]].tobytes().decode("utf-8", "surrogateescape")
-        number = int(bad) + 2
-        if fault == 1:
+        _, tab, value = line.rpartition("\t")
+        if not tab or len(value) != width:
             raise FormatError(
-                f"{path}:{number}: expected ID<TAB>HEX with {width} hex digits, got {line[:80]!r}"
+                f"{path}:{bad + 2}: expected ID<TAB>HEX with {width} hex digits, got {line[:80]!r}"
             )
-        raise FormatError(f"{path}:{number}: {line.rpartition(chr(9))[2]!r} is not hexadecimal")
+        raise FormatError(f"{path}:{bad + 2}: {value!r} is not hexadecimal")
     pieces, _ = gather(data, starts, ends - width - 1, np.arange(starts.shape[0]), np.array([10], np.uint8))
     ids = pieces.tobytes().decode("utf-8", "surrogateescape").split("\n")[:-1]
     return FingerprintFile(config, ids, fingerprints.reshape(-1) if bits == 64 else fingerprints)
