@@ -301,8 +301,9 @@ def test_thousands_of_copies_and_a_near_identical_family_match_the_references():
     rng = np.random.default_rng(11)
     words = [f"w{i}" for i in range(400)]
     page = " ".join(rng.choice(words, 60))
-    texts = [page] * 3000  # a page copied thousands of times
-    texts += [f"{page} updated {i % 1500}" for i in range(1500)]  # a family: one word differs
+    # (sized so that the pure-Python references, quadratic in the documents, take ~30 s)
+    texts = [page] * 2000  # a page copied thousands of times
+    texts += [f"{page} updated {i % 1000}" for i in range(1000)]  # a family: one word differs
     texts += [" ".join(rng.choice(words, 60)) for _ in range(200)]  # unrelated pages
     order = rng.permutation(len(texts))
     texts = [texts[p] for p in order]
