@@ -281,27 +281,18 @@ def calibrate(n: int, seed: int) -> dict[str, Any]:
     """Least-squares ``ROW_NS`` and ``CHECK_NS`` from in-memory self-joins of ``n`` random
     fingerprints with 4 to 7 blocks (k = 3), best of 2 each."""
     import neardup
-    from neardup._kernels import index as kernels
     from neardup.index.plan import IndexPlan
-    from neardup.index.tables import layout, whole_key_directory
 
     started = time.perf_counter()
-    fps = np.random.default_rng(seed).integers(0, 2**64, size=n, dtype=np.uint64).reshape(-1, 1)
+    fps = np.random.default_rng(seed).integers(0, 2**64, size=n, dtype=np.uint64)
     list(neardup.self_join(fps[:1000], 3))
     rows = []
     for blocks in (4, 5, 6, 7):
         plan = IndexPlan(64, 3, blocks)
-        lay = layout(plan, n)
-        candidates = 0
-        for t in range(plan.num_tables):  # the candidate pairs of each table's key groups
-            entries = np.empty((1, n), dtype=np.uint64)
-            kernels.build_entries(
-                fps, lay.starts, lay.sizes, lay.kept[t : t + 1], lay.widths[t : t + 1], lay.rowbits, entries
-            )
-            entries.sort(axis=1)
-            directory = whole_key_directory(1, n)
-            counts = kernels.join_unit_candidates(entries, directory, lay.widths[t : t + 1], lay.rowbits, 0)
-            candidates += int(counts.sum())
+        index = neardup.HammingIndex(max_distance=3, plan=plan)
+        index.add(fps)
+        candidates = index.join_candidates()  # the candidate pairs of every table's key groups
+        del index
         times = []
         for _ in range(2):
             t0 = time.perf_counter()

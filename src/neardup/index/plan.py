@@ -225,7 +225,9 @@ class IndexPlan:
         )
 
     @classmethod
-    def for_join(cls, bits: int, max_distance: int, n: int, row_ns: float, check_ns: float) -> IndexPlan:
+    def for_join(
+        cls, bits: int, max_distance: int, n: int, row_ns: float, check_ns: float, *, whole_keys: bool = False
+    ) -> IndexPlan:
         """The permuted-table plan of least estimated time for a self-join of ``n`` fingerprints
         by key groups, over every number of blocks up to ``MAX_TABLES`` tables: per table, each
         fingerprint costs ``row_ns`` (its entry made and sorted; also written and read back out
@@ -233,7 +235,8 @@ class IndexPlan:
         (``n**2 / 2**(w + 1)`` of them for random fingerprints and a ``w``-bit key). A join pays
         for every table and probes none, so it wants fewer tables than a query does: at k = 3
         on one machine, 4 tables up to about 10M, 10 from there to billions, 20 (Manku's design
-        for 8B pages) past."""
+        for 8B pages) past. Keys are those a table entry keeps (cut to ``64 - row_bits(n)``
+        bits), or with ``whole_keys`` the whole concatenated blocks (Spark's rows carry them)."""
         k = _check_distance(max_distance, bits)
         if k > MAX_DISTANCE:
             raise ConfigError(f"max_distance={k}: a join by key groups serves up to {MAX_DISTANCE}")
@@ -246,7 +249,8 @@ class IndexPlan:
                 break
 
         def cost(plan: IndexPlan) -> float:
-            return sum(n * row_ns + n * n / 2.0 ** (w + 1) * check_ns for w in plan.stored_key_bits(n))
+            keys = plan.key_bits if whole_keys else plan.stored_key_bits(n)
+            return sum(n * row_ns + n * n / 2.0 ** (w + 1) * check_ns for w in keys)
 
         return min(options, key=cost)
 

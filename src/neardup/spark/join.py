@@ -135,7 +135,7 @@ def spark_plan(bits: int, max_distance: int, n: int) -> IndexPlan:
     """The permuted-table plan of least estimated cost for a join of ``n`` distinct
     fingerprints on Spark: per fingerprint, a shuffled row per table and, in each table, a check
     against half its key group (``SHUFFLED_ROW_NS``, ``CHECK_NS``)."""
-    return IndexPlan.for_join(bits, max_distance, n, SHUFFLED_ROW_NS, CHECK_NS)
+    return IndexPlan.for_join(bits, max_distance, n, SHUFFLED_ROW_NS, CHECK_NS, whole_keys=True)
 
 
 def _keys(fp: list[str], masks: list[list[int]]) -> list[Column]:
