@@ -327,3 +327,44 @@ def test_sizes_that_are_not_positive_are_usage_errors(run, tmp_path, flag, value
     done = run("dedup", "pages.jsonl", "-o", "kept.jsonl", flag, value, cwd=tmp_path)
     assert done.returncode == 2 and f"{value} is not a positive number" in done.stderr
     assert not (tmp_path / "kept.jsonl").exists()
+
+
+def test_dedup_in_a_memory_budget_writes_what_it_writes_without(tmp_path, run):
+    """20,000 lines, 6,000 of them a word away from another: past --memory 300K the join
+    goes out of core into --work-dir, and the kept lines and clusters are the same."""
+    import random
+    from unittest import mock
+
+    from neardup.index import disk_join
+
+    rng = random.Random(4)
+    words = [f"w{i}" for i in range(5000)]
+    lines = [" ".join(rng.choices(words, k=40)) for _ in range(14_000)]
+    lines += [line.rsplit(" ", 1)[0] + " changed" for line in lines[:6_000]]
+    (tmp_path / "lines.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "work").mkdir()
+    plain = run("dedup", "lines.txt", "-o", "plain.txt", "--clusters", "plain.csv", "-q", cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    joined = []
+    real = disk_join.disk_self_join
+    spy = mock.patch(
+        "neardup.index.self_join.disk_self_join", lambda *a, **k: joined.append(1) or real(*a, **k)
+    )
+    with spy:
+        budget = run(
+            "dedup", "lines.txt", "-o", "kept.txt", "--clusters", "clusters.csv", "-q",
+            "--memory", "300K", "--work-dir", "work", cwd=tmp_path,
+        )  # fmt: skip
+    assert budget.returncode == 0, budget.stderr
+    assert joined and list((tmp_path / "work").iterdir()) == []
+    assert (tmp_path / "kept.txt").read_text() == (tmp_path / "plain.txt").read_text()
+    assert (tmp_path / "clusters.csv").read_text() == (tmp_path / "plain.csv").read_text()
+    assert len((tmp_path / "kept.txt").read_text().splitlines()) < 18_000  # near-duplicates went
+
+    alone = run("dedup", "lines.txt", "-o", "x.txt", "--work-dir", "work", cwd=tmp_path)
+    assert alone.returncode == 2 and "give --memory SIZE too" in alone.stderr
+    jaccard = run("dedup", "lines.txt", "-o", "x.txt", "--memory", "1G", "--jaccard", "0.8", cwd=tmp_path)
+    assert jaccard.returncode != 0 and "MinHash buckets are joined in memory" in jaccard.stderr
+    spark = run("dedup", "lines.txt", "-o", "x.txt", "--memory", "1G", "--engine", "spark", cwd=tmp_path)
+    assert spark.returncode == 2 and "--memory does not run on --engine spark" in spark.stderr
+    assert not (tmp_path / "x.txt").exists()

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..io.sources import OUTPUT_FORMATS
 from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
-from .options import add_config_arguments, add_input_arguments, config_from_args, read_options
+from .options import (
+    add_config_arguments,
+    add_input_arguments,
+    add_memory_arguments,
+    check_memory_arguments,
+    config_from_args,
+    read_options,
+)
 
 if TYPE_CHECKING:
     from ..io.sources import Source
@@ -174,6 +181,13 @@ def add_command(commands: Any) -> None:
         help="save an index of every document read (with --against: and of that "
         "index) for later --against runs",
     )
+    add_memory_arguments(
+        match,
+        "bound the near-duplicate join's memory (8G, 512M): the distinct fingerprints are "
+        "joined one table at a time without an index, out of core past SIZE (each table "
+        "partitioned by key to --work-dir), and the pairs the greedy rule needs spill there "
+        "too; the same answer (default: an index, 60-100 bytes a distinct fingerprint)",
+    )
     engine = dedup.add_argument_group("engine")
     engine.add_argument(
         "--engine",
@@ -214,6 +228,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         parser.error("nothing to write: give -o OUTPUT (and/or --clusters, --pairs, --save-index)")
     if args.driver_limit is not None and (args.engine != "spark" or args.driver_limit < 0):
         parser.error("--driver-limit N (N >= 0) says where --engine spark decides; give it with that")
+    check_memory_arguments(parser, args)
     if args.all_pairs and not args.pairs:
         parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
     if args.engine == "spark":
@@ -222,6 +237,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
             (args.example, "--example"),
             (args.lines, "--lines"),
             (args.max_skipped is not None, "--max-skipped"),
+            (args.memory is not None, "--memory"),
+            (args.work_dir is not None, "--work-dir"),
         )
         for given, option in unsupported:
             if given:
@@ -334,6 +351,8 @@ def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitS
             lines=args.lines,
             max_document_mb=args.max_document_mb,
             block_mb=args.block_mb,
+            memory=args.memory,
+            work_dir=args.work_dir,
             progress=progress,
         )
     for warning in warned:

@@ -75,6 +75,25 @@ def byte_size(value: str) -> int:
     return int(number * _UNITS[unit])
 
 
+def add_memory_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, memory_help: str) -> None:
+    """``--memory SIZE`` (``memory_help`` says what it bounds) and ``--work-dir``: ``neardup
+    pairs`` and ``neardup dedup`` bound their joins alike."""
+    parser.add_argument("--memory", type=byte_size, metavar="SIZE", help=memory_help)
+    parser.add_argument(
+        "--work-dir",
+        metavar="DIR",
+        help="where a join past --memory writes its files, removed as it goes (default: the "
+        "system's temporary folder); it needs about 32 bytes a fingerprint free, checked "
+        "before it starts",
+    )
+
+
+def check_memory_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A usage error for ``--work-dir`` without ``--memory``, which it would not change."""
+    if args.work_dir is not None and args.memory is None:
+        parser.error("--work-dir is where a join past --memory writes: give --memory SIZE too")
+
+
 def add_input_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     """The options of reading documents, as the group ``input`` of ``parser`` (returned, for
     a command's own additions); :func:`read_options` turns them into ``ReadOptions``."""

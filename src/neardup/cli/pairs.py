@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from .fingerprint import FINGERPRINTS_HELP, add_document_arguments, load_fingerprints
-from .options import byte_size, open_output
+from .options import add_memory_arguments, check_memory_arguments, open_output
 
 
 def add_command(commands: Any) -> None:
@@ -35,20 +35,11 @@ def add_command(commands: Any) -> None:
         help="the largest Hamming distance, in bits (default: %(default)s)",
     )
     pairs.add_argument("-o", "--output", metavar="FILE", help="write here, atomically (default: stdout)")
-    pairs.add_argument(
-        "--memory",
-        type=byte_size,
-        metavar="SIZE",
-        help="bound the join's memory (8G, 512M); past it each table is partitioned by key to "
+    add_memory_arguments(
+        pairs,
+        "bound the join's memory (8G, 512M); past it each table is partitioned by key to "
         "--work-dir and joined a partition at a time (default: in memory, about 16 bytes a "
         "fingerprint)",
-    )
-    pairs.add_argument(
-        "--work-dir",
-        metavar="DIR",
-        help="where a join past --memory writes its files, removed as it goes (default: the "
-        "system's temporary folder); it needs about 32 bytes a fingerprint free, stated "
-        "before it starts",
     )
     add_document_arguments(pairs)
 
@@ -59,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from ..index.self_join import self_join
 
     data = load_fingerprints(args)
-    if args.work_dir is not None and args.memory is None:
-        args.command_parser.error("--work-dir is where a join past --memory writes: give --memory SIZE too")
+    check_memory_arguments(args.command_parser, args)
     out_of_core = args.memory is not None and _announce_out_of_core(args, data.fingerprints)
     total = 0
     with open_output(args.output) as out:

@@ -9,6 +9,7 @@ decision's steps are in ``steps.py`` (shared with the Spark driver), its options
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from .._progress import Progress
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..io.ids import repeated_ids
 from ..io.rejects import Rejects
+from .bounded import JoinBudget
 from .corpus import MemoryCorpus, read_corpus
 from .lsh import CorpusKeys
 from .options import DedupOptions
@@ -46,6 +48,8 @@ def dedup(
     max_document_mb: float = 32,
     block_mb: float = 16,
     n_jobs: int | None = None,
+    memory: int | None = None,
+    work_dir: str | os.PathLike | None = None,
     progress: Progress | None = None,
     config: FingerprintConfig | None = None,
     **option_keywords: Any,
@@ -72,6 +76,13 @@ def dedup(
         max_document_mb: a longer text is a bad record.
         block_mb: how much of a file is read at a time; bounds memory, changes no result.
         n_jobs: threads for fingerprinting; default all cores.
+        memory: bytes for the near-duplicate join: the distinct fingerprints are then joined
+            without an index (the default's 60-100 bytes a fingerprint), one table at a time,
+            out of core past ``memory`` with the pairs the greedy rule needs
+            (``pipeline/bounded.py``); the same answer. The read pass's 30 or so bytes a
+            document come on top. Not with ``jaccard`` (MinHash buckets join in memory).
+        work_dir: where a join past ``memory`` writes its files (default: the system's
+            temporary folder); its size is checked before the join starts.
         progress: a :class:`neardup._progress.Progress` to report to.
     """
     if options is None:
@@ -89,6 +100,12 @@ def dedup(
         max_document_mb=max_document_mb,
         block_mb=block_mb,
     )
+    budget = JoinBudget.of(memory, work_dir)
+    if budget is not None and options.banding is not None:
+        raise ConfigError(
+            "memory= bounds the Hamming join; jaccard's MinHash buckets are joined in memory: "
+            "leave memory= out, or use verify=('jaccard', T) with a radius"
+        )
     against = options.open_against()
     progress = progress or Progress(enabled=False)
     rejects = Rejects(errors)
@@ -113,6 +130,7 @@ def dedup(
         against=against,
         keys=keys,
         held=None if read_pass.keys is None else read_pass.keys.features(),
+        budget=budget,
     )
     representatives, matched = choice.representatives, choice.matched
     against_matches = 0
@@ -176,6 +194,7 @@ def dedup(
         plan=options.banding,
         _keys=keys,
         _features=choice.features if isinstance(corpus, MemoryCorpus) else None,
+        _budget=budget,
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..index.hamming_index import PAIRS_CHUNK, HammingIndex, distinct_index
+from .bounded import JoinBudget
 from .selection import Collapsed
 from .verify import DocumentFeatures, Verification
 
@@ -41,22 +42,19 @@ def stream_pairs(
     verify: Verification | None = None,
     corpus: Any = None,
     chunk_size: int = PAIRS_CHUNK,
+    budget: JoinBudget | None = None,
 ) -> Iterator[Pairs]:
     """The pairs of a dedup's compared documents (module docstring), in chunks of at most
-    ``chunk_size``; ``verify`` reads the texts from ``corpus``."""
+    ``chunk_size``; ``verify`` reads the texts from ``corpus``. In a ``budget`` the
+    fingerprints are joined without an index, out of core past it."""
     # The distinct fingerprints' index serves both passes: the pairs, and who is in one.
-    distinct = (
-        None
-        if every and verify is None
-        else distinct_index(fingerprints[collapsed.leader], bits, max_distance)
-    )
-    chunks = _positions(fingerprints, collapsed, distinct, bits, max_distance, every, chunk_size)
+    joins = _Joins(fingerprints, collapsed, bits, max_distance, chunk_size, budget)
+    chunks = _positions(fingerprints, collapsed, joins, every, chunk_size)
     if verify is None:
         for first, second, distance in chunks:
             yield Pairs(first, second, distance, None)
         return
-    assert distinct is not None
-    involved = _involved(collapsed, distinct)
+    involved = _involved(collapsed, joins)
     features = DocumentFeatures.read(corpus, involved, verify.features)
     for first, second, distance in chunks:
         similarity = features.similarity(first, second, verify.metric, verify.threshold)
@@ -64,26 +62,56 @@ def stream_pairs(
         yield Pairs(first[good], second[good], distance[good], similarity[good])
 
 
+class _Joins:
+    """The self-joins the pairs need: of the leaders' fingerprints (rows: ranks), or of every
+    compared document's (rows: positions); through an index, or in a ``budget``."""
+
+    def __init__(
+        self,
+        fingerprints: np.ndarray,
+        collapsed: Collapsed,
+        bits: int,
+        k: int,
+        chunk_size: int,
+        budget: JoinBudget | None,
+    ) -> None:
+        self.fingerprints, self.collapsed, self.bits, self.k = fingerprints, collapsed, bits, k
+        self.chunk_size, self.budget = chunk_size, budget
+        self._index: HammingIndex | None = None
+
+    def of_leaders(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        distinct = self.fingerprints[self.collapsed.leader]
+        if self.budget is not None:
+            return self.budget.pairs(distinct, self.k, self.chunk_size)
+        if self._index is None:  # made once, for both passes
+            self._index = distinct_index(distinct, self.bits, self.k)
+        return self._index.iter_pairs(chunk_size=self.chunk_size)
+
+    def of_documents(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        compared = self.collapsed.compared
+        if self.budget is not None:
+            for i, j, distance in self.budget.pairs(self.fingerprints[compared], self.k, self.chunk_size):
+                yield compared[i], compared[j], distance  # compared ascends: i < j keeps order
+            return
+        index = HammingIndex(bits=self.bits, max_distance=self.k)
+        index.add(self.fingerprints[compared], ids=compared)
+        index.compact()
+        yield from index.iter_pairs(chunk_size=self.chunk_size)
+
+
 def _positions(
     fingerprints: np.ndarray,
     collapsed: Collapsed,
-    distinct: HammingIndex | None,
-    bits: int,
-    k: int,
+    joins: _Joins,
     every: bool,
     chunk_size: int,
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Unverified pairs as document positions (first < second) and distances; ``distinct``, the
-    index of the leaders' fingerprints (ids: ranks), is needed unless ``every``."""
+    """Unverified pairs as document positions (first < second) and distances."""
     compared, rank, leader = collapsed.compared, collapsed.rank, collapsed.leader
     if every:
-        index = HammingIndex(bits=bits, max_distance=k)
-        index.add(fingerprints[compared], ids=compared)
-        index.compact()
-        yield from index.iter_pairs(chunk_size=chunk_size)
+        yield from joins.of_documents()
         return
-    assert distinct is not None
-    for a, b, distance in distinct.iter_pairs(chunk_size=chunk_size):
+    for a, b, distance in joins.of_leaders():
         a, b = leader[a], leader[b]
         yield np.minimum(a, b), np.maximum(a, b), distance
     copies = np.flatnonzero(leader[rank] != compared)
@@ -93,12 +121,12 @@ def _positions(
         yield np.minimum(own, copy), np.maximum(own, copy), np.zeros(some.size, dtype=np.int64)
 
 
-def _involved(collapsed: Collapsed, distinct: HammingIndex) -> np.ndarray:
+def _involved(collapsed: Collapsed, joins: _Joins) -> np.ndarray:
     """Positions of the documents in some pair, every pair or not: the members of a
     fingerprint shared by several, or within the radius of another (one streamed pass over
-    ``distinct``, the leaders' index)."""
+    the leaders' join)."""
     m = collapsed.leader.shape[0]
     linked = np.bincount(collapsed.rank, minlength=m) > 1
-    for a, b, _ in distinct.iter_pairs():
+    for a, b, _ in joins.of_leaders():
         linked[a] = linked[b] = True
     return collapsed.compared[linked[collapsed.rank]]

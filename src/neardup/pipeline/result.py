@@ -22,6 +22,7 @@ from ..index.hamming_index import PAIRS_CHUNK, HammingIndex, pairs_memory_limit
 from ..io.dispatch import write_kept as _write_kept
 from ..io.sources import split_suffixes
 from ..io.writers import TableWriter, output_format, write_table
+from .bounded import JoinBudget
 from .corpus import MemoryCorpus
 from .lsh import Banding
 from .pairs import Pairs
@@ -81,6 +82,8 @@ class DedupResult:
     _features: DocumentFeatures | None = field(default=None, repr=False)
     """With ``jaccard`` on data in memory: the features the run read, kept for the pairs (the
     texts are held anyway); files are read again instead."""
+    _budget: JoinBudget | None = field(default=None, repr=False)
+    """The run's ``memory=`` and ``work_dir=``, which its pairs are joined in too."""
 
     def __len__(self) -> int:
         return self.kept.shape[0]
@@ -108,6 +111,7 @@ class DedupResult:
             self._features,
             every=every,
             chunk_size=chunk_size,
+            budget=self._budget,
         )
 
     @property

@@ -9,7 +9,7 @@ pair checked where the options ask; :func:`near_pairs` lists the pairs it found.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +19,13 @@ import pyarrow.compute as pc
 
 from .._config import FingerprintConfig
 from .._progress import Progress
-from ..index.components import collapse, component_roots
+from ..index.components import Accept, collapse, linked_roots
 from ..index.hamming_index import PAIRS_CHUNK, HammingIndex, distinct_index
+from .bounded import JoinBudget, keep_greedy_streamed
 from .lsh import choose_in_buckets, stream_bucket_pairs
 from .options import DedupOptions
 from .pairs import Pairs, stream_pairs
-from .selection import Collapsed, keep_greedy
+from .selection import Collapsed, Greedy, keep_greedy
 from .verify import DocumentFeatures, Verification
 
 
@@ -59,6 +60,7 @@ def choose_representatives(
     against: HammingIndex | None = None,
     keys: np.ndarray | None = None,
     held: DocumentFeatures | None = None,
+    budget: JoinBudget | None = None,
 ) -> Choice:
     """Each document's representative, as ``options`` decide among the ``compared`` positions
     ranked by ``order`` (positions, the one to keep first first); ``against``, the opened
@@ -70,7 +72,8 @@ def choose_representatives(
     entry, and no list of pairs is ever held: the components stream the join into a
     union-find, the greedy rule searches. With ``verify`` a first run without it finds the
     fingerprints that have a neighbour; the texts of just those are read, and a second run
-    asks each pair it needs about their similarity."""
+    asks each pair it needs about their similarity. In a ``budget`` the fingerprints are
+    joined without an index, out of core past it (``bounded.py``)."""
     k, cluster, verify = options.radius, options.cluster, options.check
     n = fps.shape[0]
     local = np.full(n, -1, dtype=np.int64)
@@ -92,7 +95,20 @@ def choose_representatives(
     leader = collapsed.leader
     m = distinct.shape[0]
     matched, blocked, candidate_pairs = None, None, None
-    index = distinct_index(distinct, options.config.bits, k)
+    index = None if budget is not None else distinct_index(distinct, options.config.bits, k)
+
+    def pairs() -> Iterator[tuple[np.ndarray, ...]]:
+        if index is not None:
+            return index.iter_pairs()
+        assert budget is not None
+        return budget.pairs(distinct, k)
+
+    def greedy(report: Callable[[int], None], accept: Accept | None = None, lonely: Any = None) -> Greedy:
+        if index is not None:
+            return keep_greedy(index, distinct, blocked, on_progress=report, accept=accept, lonely=lonely)
+        assert budget is not None
+        return keep_greedy_streamed(m, pairs(), budget, blocked, accept, report)
+
     with progress.stage("join", total=None if cluster == "components" else m, unit="docs") as stage:
         if against is not None:
             offsets, found, _ = against.query_batch(distinct, max_distance=k)
@@ -102,13 +118,13 @@ def choose_representatives(
             matched = np.full(n, -1, dtype=np.int64)
             matched[compared] = nearest[rank]
         if cluster == "components":
-            found_components = component_roots(index, on_progress=stage.update)
+            found_components = linked_roots(m, pairs(), on_progress=stage.update)
             candidate_pairs = found_components.pairs
             roots = found_components.roots
             linked = np.bincount(roots, minlength=m)[roots] > 1
         else:
-            greedy = keep_greedy(index, distinct, blocked, on_progress=stage.update)
-            roots, linked = greedy.representative, greedy.linked
+            chosen = greedy(stage.update)
+            roots, linked = chosen.representative, chosen.linked
     detached = np.zeros(compared.size, dtype=bool)  # copies whose text fails verification
     checked = similar_pairs = None
     if verify is not None:
@@ -130,11 +146,9 @@ def choose_representatives(
 
         with progress.stage("join verified", unit="docs") as stage:
             if cluster == "components":
-                roots = component_roots(index, accept=similar).roots
+                roots = linked_roots(m, pairs(), accept=similar).roots
             else:
-                roots = keep_greedy(
-                    index, distinct, blocked, on_progress=stage.update, accept=similar, lonely=~linked
-                ).representative
+                roots = greedy(stage.update, similar, ~linked).representative
         checked, similar_pairs = int(counted[0]), int(counted[1])
     return Choice(
         _representatives(n, collapsed, roots, detached),
@@ -169,10 +183,12 @@ def near_pairs(
     *,
     every: bool = False,
     chunk_size: int = PAIRS_CHUNK,
+    budget: JoinBudget | None = None,
 ) -> Iterator[Pairs]:
     """The pairs of :meth:`DedupResult.iter_pairs`, from what :func:`choose_representatives`
     found: within ``max_distance``, or under MinHash ``keys`` (``--jaccard``) in a shared
-    bucket; with ``verify``, checked on the texts of ``corpus`` (or the ``features`` held)."""
+    bucket; with ``verify``, checked on the texts of ``corpus`` (or the ``features`` held);
+    in a ``budget`` as :func:`choose_representatives` joins in one."""
     if keys is not None:
         assert verify is not None
         return stream_bucket_pairs(fingerprints, collapsed, keys, verify, corpus, every, chunk_size, features)
@@ -185,6 +201,7 @@ def near_pairs(
         verify=verify,
         corpus=corpus,
         chunk_size=chunk_size,
+        budget=budget,
     )
 
 
