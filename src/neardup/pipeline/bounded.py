@@ -27,8 +27,9 @@ import numpy as np
 from .._errors import ConfigError
 from .._kernels.pair_graph import KEPT, REMOVED, UNDECIDED, keep_in_order
 from ..index.components import Accept
+from ..index.hamming_index import PAIRS_CHUNK, distinct_index
 from ..index.self_join import JOIN_WINDOW, disk_bytes_needed, goes_out_of_core, self_join
-from .selection import Greedy, keep_greedy_pairs, undecided
+from .selection import Greedy, keep_greedy, keep_greedy_pairs, undecided
 
 PAIR_RECORD = np.dtype([("first", "<i8"), ("second", "<i8"), ("distance", "u1")])
 """A pair as a partition file holds it: 17 bytes."""
@@ -87,6 +88,36 @@ class JoinBudget:
         return self_join(
             fingerprints, max_distance, chunk_size=chunk_size, memory=self.memory, work_dir=self.work_dir
         )
+
+
+class DistinctJoin:
+    """The join of a dedup's ``distinct`` fingerprints (ranked; rows are ranks): through an
+    index of them, or without one in a ``budget``."""
+
+    def __init__(self, distinct: np.ndarray, bits: int, k: int, budget: JoinBudget | None) -> None:
+        self.distinct, self.k, self.budget = distinct, k, budget
+        self.index = None if budget is not None else distinct_index(distinct, bits, k)
+
+    def pairs(self, chunk_size: int = PAIRS_CHUNK) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Every pair of ranks within the radius, streamed: chunks ``(i, j, distance)``."""
+        if self.index is not None:
+            return self.index.iter_pairs(chunk_size=chunk_size)
+        assert self.budget is not None
+        return self.budget.pairs(self.distinct, self.k, chunk_size)
+
+    def greedy(
+        self,
+        blocked: np.ndarray | None,
+        on_progress: Callable[[int], None],
+        accept: Accept | None = None,
+        lonely: np.ndarray | None = None,
+    ) -> Greedy:
+        """Manku's rule over the ranks: by searching the index, or over the pairs."""
+        if self.index is not None:
+            return keep_greedy(self.index, self.distinct, blocked, on_progress, accept, lonely)
+        assert self.budget is not None
+        m = self.distinct.shape[0]
+        return keep_greedy_streamed(m, self.pairs(), self.budget, blocked, accept, on_progress)
 
 
 def _folder(work_dir: str | os.PathLike | None) -> str | None:

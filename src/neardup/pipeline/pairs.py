@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..index.hamming_index import PAIRS_CHUNK, HammingIndex, distinct_index
-from .bounded import JoinBudget
+from ..index.hamming_index import PAIRS_CHUNK, HammingIndex
+from .bounded import DistinctJoin, JoinBudget
 from .selection import Collapsed
 from .verify import DocumentFeatures, Verification
 
@@ -77,15 +77,13 @@ class _Joins:
     ) -> None:
         self.fingerprints, self.collapsed, self.bits, self.k = fingerprints, collapsed, bits, k
         self.chunk_size, self.budget = chunk_size, budget
-        self._index: HammingIndex | None = None
+        self._leaders: DistinctJoin | None = None
 
     def of_leaders(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        distinct = self.fingerprints[self.collapsed.leader]
-        if self.budget is not None:
-            return self.budget.pairs(distinct, self.k, self.chunk_size)
-        if self._index is None:  # made once, for both passes
-            self._index = distinct_index(distinct, self.bits, self.k)
-        return self._index.iter_pairs(chunk_size=self.chunk_size)
+        if self._leaders is None:  # made once, for both passes
+            distinct = self.fingerprints[self.collapsed.leader]
+            self._leaders = DistinctJoin(distinct, self.bits, self.k, self.budget)
+        return self._leaders.pairs(self.chunk_size)
 
     def of_documents(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         compared = self.collapsed.compared

@@ -9,7 +9,7 @@ pair checked where the options ask; :func:`near_pairs` lists the pairs it found.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,13 +19,13 @@ import pyarrow.compute as pc
 
 from .._config import FingerprintConfig
 from .._progress import Progress
-from ..index.components import Accept, collapse, linked_roots
-from ..index.hamming_index import PAIRS_CHUNK, HammingIndex, distinct_index
-from .bounded import JoinBudget, keep_greedy_streamed
+from ..index.components import collapse, linked_roots
+from ..index.hamming_index import PAIRS_CHUNK, HammingIndex
+from .bounded import DistinctJoin, JoinBudget
 from .lsh import choose_in_buckets, stream_bucket_pairs
 from .options import DedupOptions
 from .pairs import Pairs, stream_pairs
-from .selection import Collapsed, Greedy, keep_greedy
+from .selection import Collapsed
 from .verify import DocumentFeatures, Verification
 
 
@@ -79,7 +79,10 @@ def choose_representatives(
     local = np.full(n, -1, dtype=np.int64)
     local[compared] = np.arange(compared.size, dtype=np.int64)
     ranked = local[order]
-    distinct, rank, leader = collapse(fps[compared], ranked[ranked >= 0])
+    del local  # n-sized arrays go as soon as they are used: the job's peak is here
+    ranked = ranked[ranked >= 0]
+    distinct, rank, leader = collapse(fps[compared], ranked)
+    del ranked
     collapsed = Collapsed(compared, rank, compared[leader])  # leaders as document positions
     if keys is not None:  # --jaccard: MinHash-LSH buckets instead of a radius
         assert verify is not None
@@ -95,20 +98,7 @@ def choose_representatives(
     leader = collapsed.leader
     m = distinct.shape[0]
     matched, blocked, candidate_pairs = None, None, None
-    index = None if budget is not None else distinct_index(distinct, options.config.bits, k)
-
-    def pairs() -> Iterator[tuple[np.ndarray, ...]]:
-        if index is not None:
-            return index.iter_pairs()
-        assert budget is not None
-        return budget.pairs(distinct, k)
-
-    def greedy(report: Callable[[int], None], accept: Accept | None = None, lonely: Any = None) -> Greedy:
-        if index is not None:
-            return keep_greedy(index, distinct, blocked, on_progress=report, accept=accept, lonely=lonely)
-        assert budget is not None
-        return keep_greedy_streamed(m, pairs(), budget, blocked, accept, report)
-
+    join = DistinctJoin(distinct, options.config.bits, k, budget)
     with progress.stage("join", total=None if cluster == "components" else m, unit="docs") as stage:
         if against is not None:
             offsets, found, _ = against.query_batch(distinct, max_distance=k)
@@ -118,12 +108,12 @@ def choose_representatives(
             matched = np.full(n, -1, dtype=np.int64)
             matched[compared] = nearest[rank]
         if cluster == "components":
-            found_components = linked_roots(m, pairs(), on_progress=stage.update)
+            found_components = linked_roots(m, join.pairs(), on_progress=stage.update)
             candidate_pairs = found_components.pairs
             roots = found_components.roots
             linked = np.bincount(roots, minlength=m)[roots] > 1
         else:
-            chosen = greedy(stage.update)
+            chosen = join.greedy(blocked, stage.update)
             roots, linked = chosen.representative, chosen.linked
     detached = np.zeros(compared.size, dtype=bool)  # copies whose text fails verification
     checked = similar_pairs = None
@@ -146,10 +136,11 @@ def choose_representatives(
 
         with progress.stage("join verified", unit="docs") as stage:
             if cluster == "components":
-                roots = linked_roots(m, pairs(), accept=similar).roots
+                roots = linked_roots(m, join.pairs(), accept=similar).roots
             else:
-                roots = greedy(stage.update, similar, ~linked).representative
+                roots = join.greedy(blocked, stage.update, similar, ~linked).representative
         checked, similar_pairs = int(counted[0]), int(counted[1])
+    del join, distinct
     return Choice(
         _representatives(n, collapsed, roots, detached),
         matched,
