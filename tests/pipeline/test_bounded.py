@@ -180,3 +180,24 @@ def test_a_budget_is_refused_where_it_cannot_hold(tmp_path, skewed):
         pytest.raises(neardup.ConfigError, match="GiB free; give a work folder on a larger disk"),
     ):
         neardup.dedup(skewed, max_distance=K, memory=budget_for_out_of_core(), work_dir=tmp_path)
+
+
+@pytest.mark.parametrize("verify", [None, ("jaccard", 0.93)])
+def test_past_the_held_pairs_the_greedy_rule_searches_an_index_instead(skewed, verify):
+    """A family's pairs past ``HELD_PAIRS`` stop the join: the rule searches for the kept
+    fingerprints (``selection.keep_greedy``), with the same answer."""
+    from neardup.pipeline import selection
+
+    want = neardup.dedup(skewed, max_distance=K, verify=verify)
+    searched = []
+    real = selection.keep_greedy
+
+    def spy(index, *args, **kwargs):
+        searched.append(index.join_candidates())
+        return real(index, *args, **kwargs)
+
+    with mock.patch.object(bounded, "HELD_PAIRS", 100), mock.patch.object(bounded, "keep_greedy", spy):
+        got = neardup.dedup(skewed, max_distance=K, verify=verify)
+    assert searched and len(searched) == (1 if verify is None else 2)
+    assert got.representatives.tolist() == want.representatives.tolist()
+    assert got.kept.sum() == want.kept.sum() < len(skewed) - 250

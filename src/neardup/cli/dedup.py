@@ -183,10 +183,11 @@ def add_command(commands: Any) -> None:
     )
     add_memory_arguments(
         match,
-        "bound the near-duplicate join's memory (8G, 512M): the distinct fingerprints are "
-        "joined one table at a time without an index, out of core past SIZE (each table "
-        "partitioned by key to --work-dir), and the pairs the greedy rule needs spill there "
-        "too; the same answer (default: an index, 60-100 bytes a distinct fingerprint)",
+        "bound the near-duplicate join's memory (8G, 512M): past SIZE the distinct "
+        "fingerprints are joined out of core, a table at a time partitioned by key to "
+        "--work-dir, and the pairs the greedy rule needs spill there too; the same answer "
+        "(default: in memory, 16 bytes a distinct fingerprint and the pairs, or an index "
+        "where a near-identical family makes more than 16M pairs)",
     )
     engine = dedup.add_argument_group("engine")
     engine.add_argument(

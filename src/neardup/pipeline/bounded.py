@@ -1,15 +1,17 @@
-"""The dedup decision in a memory budget (``dedup(memory=)``, ``neardup dedup --memory``).
+"""The join of a dedup's distinct fingerprints, and the dedup decision in a memory budget
+(``dedup(memory=)``, ``neardup dedup --memory``).
 
-By default the distinct fingerprints are joined through an index of them (about 60 bytes a
-fingerprint at 100M), which the greedy rule also searches. In a budget they are joined by
-:func:`neardup.self_join` instead, one table at a time, out of core past the budget, and both
-rules run over the streamed pairs: the components rule as always (a union-find), the greedy
-rule over the pairs sorted by their first rank, held in memory while they fit and partitioned
-on disk by that rank when they do not (:func:`keep_greedy_streamed`).
+The distinct fingerprints are joined by :func:`neardup.self_join`, one table at a time: in
+memory by default (the fingerprints and one table, 16 bytes each), the components rule
+streaming its pairs into a union-find and the greedy rule holding them while they are few.
+Where a near-identical family would make them quadratic, the greedy rule searches an index
+of the fingerprints instead (``selection.py``), which never lists a family's pairs.
 
-The answer is the same as without a budget. The price is the pairs themselves: a family of
-f distinct near-identical fingerprints makes f (f - 1) / 2 of them, which the greedy rule's
-searches never list (the components rule streams them either way).
+In a budget there is no index: the join goes out of core past it, and the greedy rule runs
+over the pairs sorted by their first rank, held while they fit and partitioned on disk by
+that rank when they do not (:func:`keep_greedy_streamed`). The answer is the same; the price
+is the pairs themselves, f (f - 1) / 2 for a family of f distinct near-identical
+fingerprints (the components rule streams them either way).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,9 +29,9 @@ import numpy as np
 from .._errors import ConfigError
 from .._kernels.pair_graph import KEPT, REMOVED, UNDECIDED, keep_in_order
 from ..index.components import Accept
-from ..index.hamming_index import PAIRS_CHUNK, distinct_index
+from ..index.hamming_index import PAIRS_CHUNK, HammingIndex, distinct_index
 from ..index.self_join import JOIN_WINDOW, disk_bytes_needed, goes_out_of_core, self_join
-from .selection import Greedy, keep_greedy, keep_greedy_pairs, undecided
+from .selection import HELD_PAIRS, Greedy, greedy_over_pairs, keep_greedy, keep_greedy_pairs, undecided
 
 PAIR_RECORD = np.dtype([("first", "<i8"), ("second", "<i8"), ("distance", "u1")])
 """A pair as a partition file holds it: 17 bytes."""
@@ -91,19 +93,23 @@ class JoinBudget:
 
 
 class DistinctJoin:
-    """The join of a dedup's ``distinct`` fingerprints (ranked; rows are ranks): through an
-    index of them, or without one in a ``budget``."""
+    """The join of a dedup's ``distinct`` fingerprints (ranked; rows are ranks).
+
+    By default :func:`neardup.self_join` in memory (the fingerprints and one table), and the
+    greedy rule over its pairs while they are few (:data:`~neardup.pipeline.selection.HELD_PAIRS`);
+    past that a near-identical family would make the pairs quadratic, so the join stops and the
+    rule searches an index of the fingerprints for the kept ones instead (``selection.py``).
+    In a ``budget``, no index: out of core past it, the rule over spilled pairs."""
 
     def __init__(self, distinct: np.ndarray, bits: int, k: int, budget: JoinBudget | None) -> None:
-        self.distinct, self.k, self.budget = distinct, k, budget
-        self.index = None if budget is not None else distinct_index(distinct, bits, k)
+        self.distinct, self.bits, self.k, self.budget = distinct, bits, k, budget
+        self._index: HammingIndex | None = None
 
     def pairs(self, chunk_size: int = PAIRS_CHUNK) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Every pair of ranks within the radius, streamed: chunks ``(i, j, distance)``."""
-        if self.index is not None:
-            return self.index.iter_pairs(chunk_size=chunk_size)
-        assert self.budget is not None
-        return self.budget.pairs(self.distinct, self.k, chunk_size)
+        if self.budget is not None:
+            return self.budget.pairs(self.distinct, self.k, chunk_size)
+        return self_join(self.distinct, self.k, chunk_size=chunk_size)
 
     def greedy(
         self,
@@ -112,12 +118,36 @@ class DistinctJoin:
         accept: Accept | None = None,
         lonely: np.ndarray | None = None,
     ) -> Greedy:
-        """Manku's rule over the ranks: by searching the index, or over the pairs."""
-        if self.index is not None:
-            return keep_greedy(self.index, self.distinct, blocked, on_progress, accept, lonely)
-        assert self.budget is not None
+        """Manku's rule over the ranks: over the pairs, or by searches past :data:`HELD_PAIRS`."""
         m = self.distinct.shape[0]
-        return keep_greedy_streamed(m, self.pairs(), self.budget, blocked, accept, on_progress)
+        if self.budget is not None:
+            return keep_greedy_streamed(m, self.pairs(), self.budget, blocked, accept, on_progress)
+        if self._index is None:
+            held = _held(self.pairs(), HELD_PAIRS)
+            if held is not None:
+                return greedy_over_pairs(m, held, blocked, accept, on_progress)
+            self._index = distinct_index(self.distinct, self.bits, self.k)  # and for a second run
+        return keep_greedy(self._index, self.distinct, blocked, on_progress, accept, lonely)
+
+
+def _held(
+    chunks: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]], limit: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The pairs of ``chunks`` together, or None (the join stopped) once they pass ``limit``."""
+    held: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    count = 0
+    for chunk in chunks:
+        count += len(chunk[0])
+        if count > limit:
+            if isinstance(chunks, Generator):
+                chunks.close()
+            return None
+        held.append(chunk)
+    if not held:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    first, second, distance = (np.concatenate([c[f] for c in held]) for f in range(3))
+    return first, second, distance
 
 
 def _folder(work_dir: str | os.PathLike | None) -> str | None:

@@ -76,11 +76,11 @@ def dedup(
         max_document_mb: a longer text is a bad record.
         block_mb: how much of a file is read at a time; bounds memory, changes no result.
         n_jobs: threads for fingerprinting; default all cores.
-        memory: bytes for the near-duplicate join: the distinct fingerprints are then joined
-            without an index (the default's 60-100 bytes a fingerprint), one table at a time,
-            out of core past ``memory`` with the pairs the greedy rule needs
-            (``pipeline/bounded.py``); the same answer. The read pass's 30 or so bytes a
-            document come on top. Not with ``jaccard`` (MinHash buckets join in memory).
+        memory: bytes for the near-duplicate join: past them the distinct fingerprints are
+            joined out of core, and the pairs the greedy rule needs spill to disk, where
+            without a budget a near-identical family's pairs (more than 16M) turn the rule to
+            searching an index (``pipeline/bounded.py``); the same answer. The read pass's
+            columns come on top. Not with ``jaccard`` (MinHash buckets join in memory).
         work_dir: where a join past ``memory`` writes its files (default: the system's
             temporary folder); its size is checked before the join starts.
         progress: a :class:`neardup._progress.Progress` to report to.

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..index.hamming_index import PAIRS_CHUNK, HammingIndex
+from ..index.hamming_index import PAIRS_CHUNK
+from ..index.self_join import self_join
 from .bounded import DistinctJoin, JoinBudget
 from .selection import Collapsed
 from .verify import DocumentFeatures, Verification
@@ -64,7 +65,7 @@ def stream_pairs(
 
 class _Joins:
     """The self-joins the pairs need: of the leaders' fingerprints (rows: ranks), or of every
-    compared document's (rows: positions); through an index, or in a ``budget``."""
+    compared document's (rows: positions); in memory, or in a ``budget``."""
 
     def __init__(
         self,
@@ -87,14 +88,13 @@ class _Joins:
 
     def of_documents(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         compared = self.collapsed.compared
+        fingerprints = self.fingerprints[compared]
         if self.budget is not None:
-            for i, j, distance in self.budget.pairs(self.fingerprints[compared], self.k, self.chunk_size):
-                yield compared[i], compared[j], distance  # compared ascends: i < j keeps order
-            return
-        index = HammingIndex(bits=self.bits, max_distance=self.k)
-        index.add(self.fingerprints[compared], ids=compared)
-        index.compact()
-        yield from index.iter_pairs(chunk_size=self.chunk_size)
+            joined = self.budget.pairs(fingerprints, self.k, self.chunk_size)
+        else:
+            joined = self_join(fingerprints, self.k, chunk_size=self.chunk_size)
+        for i, j, distance in joined:
+            yield compared[i], compared[j], distance  # compared ascends: i < j keeps order
 
 
 def _positions(

@@ -38,6 +38,8 @@ _JOIN_BUDGET = 1 << 24
 """Candidate pairs under which the rule runs over a self-join instead of searches: a join of
 1M random fingerprints examines a few million and takes tens of milliseconds, a million
 searches a few seconds."""
+HELD_PAIRS = _JOIN_BUDGET
+"""Pairs a dedup's join holds for the rule before it turns to searches (``bounded.py``)."""
 
 
 @dataclass
@@ -91,15 +93,7 @@ def keep_greedy(
     m = distinct.shape[0]
     join_work = index.join_candidates()
     if join_work is not None and join_work <= _JOIN_BUDGET:  # no family makes the join quadratic
-        first, second, pair_distance = index.pairs()
-        linked = np.zeros(m, dtype=bool)
-        linked[first] = linked[second] = True
-        if accept is not None:
-            good = accept(first, second, pair_distance)
-            first, second, pair_distance = first[good], second[good], pair_distance[good]
-        if on_progress is not None:
-            on_progress(m)
-        return Greedy(*keep_greedy_pairs(m, first, second, pair_distance, blocked), linked)
+        return greedy_over_pairs(m, index.pairs(), blocked, accept, on_progress)
     state, representative, distance = undecided(m, blocked)
     linked = np.zeros(m, dtype=bool)
     if lonely is not None:
@@ -138,6 +132,26 @@ def keep_greedy(
         elif found.size > _MATCH_BUDGET:
             size = max(size // 2, 1)
     return Greedy(state == KEPT, representative, distance, linked)
+
+
+def greedy_over_pairs(
+    m: int,
+    pairs: tuple[np.ndarray, np.ndarray, np.ndarray],
+    blocked: np.ndarray | None = None,
+    accept: Accept | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> Greedy:
+    """:func:`keep_greedy` over ranks ``0 .. m - 1`` from every pair of them within the radius
+    (``(first, second, distance)``), held; ``accept`` asked about each."""
+    first, second, pair_distance = pairs
+    linked = np.zeros(m, dtype=bool)
+    linked[first] = linked[second] = True
+    if accept is not None:
+        good = accept(first, second, pair_distance)
+        first, second, pair_distance = first[good], second[good], pair_distance[good]
+    if on_progress is not None:
+        on_progress(m)
+    return Greedy(*keep_greedy_pairs(m, first, second, pair_distance, blocked), linked)
 
 
 def keep_greedy_pairs(
