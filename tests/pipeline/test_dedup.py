@@ -121,6 +121,13 @@ def test_verify_keeps_the_pairs_whose_exact_similarity_reaches_the_threshold(cor
     for pair, s in got.items():
         assert s == pytest.approx(expected[pair], abs=1e-9)
     assert 0 < len(got) < len(expected)  # the threshold removed some pairs, not all
+    # A chunk whose pairs all fail is left out: an empty one would type the ids as nulls.
+    one_by_one = list(verified.iter_pairs(every=True, chunk_size=1))
+    assert len(one_by_one) == len(got)
+    named = pa.table({"text": texts, "id": [f"doc-{i}" for i in range(len(texts))]})
+    named_result = neardup.dedup(named, id_field="id", bits=128, max_distance=16, verify=(metric, 0.9))
+    table = named_result.pairs_table(every=True)
+    assert table.schema.field("id_a").type == pa.string() and table.num_rows == len(got)
 
 
 @settings(max_examples=25, deadline=None)

@@ -45,22 +45,24 @@ def stream_pairs(
     chunk_size: int = PAIRS_CHUNK,
     budget: JoinBudget | None = None,
 ) -> Iterator[Pairs]:
-    """The pairs of a dedup's compared documents (module docstring), in chunks of at most
-    ``chunk_size``; ``verify`` reads the texts from ``corpus``. In a ``budget`` the
-    fingerprints are joined without an index, out of core past it."""
-    # The distinct fingerprints' index serves both passes: the pairs, and who is in one.
+    """The pairs of a dedup's compared documents (module docstring), in non-empty chunks of
+    at most ``chunk_size``; ``verify`` reads the texts from ``corpus``. In a ``budget`` the
+    fingerprints are joined out of core past it."""
+    # The leaders' join serves both passes: who is in a pair, then the pairs.
     joins = _Joins(fingerprints, collapsed, bits, max_distance, chunk_size, budget)
     chunks = _positions(fingerprints, collapsed, joins, every, chunk_size)
     if verify is None:
         for first, second, distance in chunks:
-            yield Pairs(first, second, distance, None)
+            if len(first):
+                yield Pairs(first, second, distance, None)
         return
     involved = _involved(collapsed, joins)
     features = DocumentFeatures.read(corpus, involved, verify.features)
     for first, second, distance in chunks:
         similarity = features.similarity(first, second, verify.metric, verify.threshold)
         good = similarity >= verify.threshold
-        yield Pairs(first[good], second[good], distance[good], similarity[good])
+        if good.any():  # an empty chunk would type its ids as nulls
+            yield Pairs(first[good], second[good], distance[good], similarity[good])
 
 
 class _Joins:
