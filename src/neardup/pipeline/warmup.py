@@ -12,6 +12,7 @@ from .._kernels._jit import mark_warm
 from ..fingerprint.fingerprinter import _CHUNK_BYTES, Fingerprinter
 from ..index.components import component_roots
 from ..index.hamming_index import HammingIndex
+from ..index.self_join import self_join
 from .clustering import clusters
 from .selection import keep_greedy
 
@@ -61,6 +62,7 @@ def _warm_index(fingerprints: np.ndarray, bits: int) -> None:
         index.query_batch(fingerprints)  # in parallel
         i, j, _ = index.pairs()
         clusters(i, j, index.ids)
+        list(self_join(fingerprints, max_distance))  # the dedup job's join
         keep_greedy(index, fingerprints, accept=_every)  # the search path (items in the delta)
         index.compact()
         index.clusters()
