@@ -21,13 +21,14 @@ from neardup._kernels.similarity import BELOW, pair_similarity
 from neardup.pipeline.lsh import (
     MEASURED,
     Banding,
+    CorpusKeys,
     banding_for,
     bucket_groups,
     candidate_pairs,
     explain_jaccard,
     measured_recall,
 )
-from neardup.pipeline.verify import check_verify
+from neardup.pipeline.verify import FeatureTable, check_verify
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 
@@ -411,3 +412,27 @@ def test_features_held_or_read_again_give_the_same_run(corpus, monkeypatch):
         for r in (held, read)
     ]
     assert pairs[0] == pairs[1] and len(pairs[0]) > 100
+
+
+@pytest.mark.parametrize("room", ["all", "the first batch", "none"])
+def test_corpus_keys_hold_the_features_while_they_fit_and_key_alike_past(corpus, room):
+    verification = check_verify(("jaccard", 0.7), FingerprintConfig(), "word-shingles", None)
+    assert verification is not None
+    banding = banding_for(0.7)
+    batches = [corpus[:150], corpus[150:300], corpus[300:]]
+    whole = FeatureTable.of(corpus, verification.features)
+    first = FeatureTable.of(batches[0], verification.features)
+    budget = {"all": whole.hashes.nbytes, "the first batch": first.hashes.nbytes, "none": 0}[room]
+    keys = CorpusKeys(banding, verification, budget=budget)
+    tables = [keys.add(batch) for batch in batches]
+    assert (keys.keys() == banding.keys(corpus, verification)).all()
+    # The batch that finds no room is still keyed from its features; the later ones from the texts.
+    returned = {"all": [True] * 3, "the first batch": [True, True, False], "none": [True, False, False]}
+    assert [t is not None for t in tables] == returned[room]
+    held = keys.features()
+    if room == "all":
+        assert held is not None
+        assert np.array_equal(held.table.doc_offsets, whole.doc_offsets)
+        assert np.array_equal(held.table.hashes, whole.hashes) and held.table.counts is None
+    else:
+        assert held is None  # the checks read the features again

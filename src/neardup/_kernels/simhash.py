@@ -684,7 +684,8 @@ def _unchecked():
 def feature_counts(buf, offsets, classes, lower, kind, size, seed):
     """Each document's distinct feature hashes, ascending, with how often each occurs, in
     CSR form: (int64 doc offsets, shape (n + 1,); uint64 hashes; int64 counts). The buffer
-    must be prepared (``text_buffers.prepare``)."""
+    must be prepared (``text_buffers.prepare``). The hashes and counts are views of room for
+    one feature a byte (its untouched pages never faulted in): copy them to keep them."""
     n_docs = offsets.shape[0] - 1
     unchecked = _unchecked()
     hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, n_docs, kind, lower)
@@ -719,7 +720,7 @@ def feature_counts(buf, offsets, classes, lower, kind, size, seed):
                 out_counts[total] = 1
                 total += 1
         doc_offsets[d + 1] = total
-    return doc_offsets, out_hashes[:total].copy(), out_counts[:total].copy()
+    return doc_offsets, out_hashes[:total], out_counts[:total]
 
 
 @jit

@@ -1,8 +1,11 @@
 """Deduplicate a corpus: read -> fingerprint -> candidate pairs (Hamming self-join) ->
 verify (optional) -> clusters -> keep one document per cluster -> write.
 
-Memory holds about 30 bytes per document (fingerprint, row, source, length, cluster) plus one
-block of input; the texts are read again, never kept, for ``verify`` and for writing. The
+Memory holds the documents' columns (fingerprint, row, source, byte range, cluster: about 60
+bytes a document once read, about 200 at the peak while the read pass joins its blocks and
+while writing: 20M short documents peak at 3.9 GiB) plus one block of input; the texts are read
+again, never kept, for ``verify`` and for writing. ``memory=`` bounds the near-duplicate join's
+share (``bounded.py``). The
 decision's steps are in ``steps.py`` (shared with the Spark driver), its options in
 ``options.py``, the result and its writing in ``result.py``.
 """
@@ -236,6 +239,7 @@ def _fingerprint_all(
         for batch, owner in corpus.batches(rejects):
             table = corpus_keys.add(batch.texts) if corpus_keys is not None else None
             if table is not None and shared_features:
+                assert table.counts is not None  # a batch's features come with their counts
                 batch_fps = fingerprinter.fingerprint_counted(
                     table.doc_offsets, table.hashes, table.counts, n_jobs=n_jobs
                 )

@@ -77,32 +77,43 @@ class CorpusKeys:
     """The band keys of a corpus read a batch at a time, and its features while they fit.
 
     Verification needs the features of every document in a bucket, often most of them. Held
-    from the first read (16 bytes a distinct feature), they need no second read; past
-    ``budget`` bytes (a quarter of the memory available) they are dropped, the keys come
-    straight from the tokeniser, and the features are read again for just the documents
-    that need them. Both ways give the same keys."""
+    from the first read (8 bytes a distinct feature: Jaccard reads no counts), they need no
+    second read; past ``budget`` bytes (a quarter of the memory available) they are dropped,
+    the keys come straight from the tokeniser, and the features are read again for just the
+    documents that need them. Both ways give the same keys.
+
+    The room for the held hashes is reserved at the start, as one array the batches are copied
+    into in turn: its pages are the operating system's until written, and the whole needs no
+    concatenation at the end (a copy of every feature, as slow as the first on a machine slow
+    to fault pages in)."""
 
     def __init__(self, banding: Banding, verification: Verification, budget: int | None = None) -> None:
         self.banding, self.verification = banding, verification
-        self.budget = available_memory() // 4 if budget is None else budget
+        budget = available_memory() // 4 if budget is None else budget
         self.parts: list[np.ndarray] = []
-        self.tables: list[FeatureTable] | None = []
-        self.held = 0
+        self.room: np.ndarray | None = np.empty(max(budget, 0) // 8, dtype=np.uint64)
+        self.held = 0  # hashes in the room
+        self.doc_offsets: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
 
     def add(self, texts: Any) -> FeatureTable | None:
-        """Key the next batch of documents; return their features while they are held."""
-        if self.tables is None:
+        """Key the next batch of documents; return their features (with counts) while the
+        corpus's are held."""
+        if self.room is None:
             self.parts.append(self.banding.keys(texts, self.verification))
             return None
-        table = FeatureTable.of(texts, self.verification.features)
+        pieces = FeatureTable.pieces(texts, self.verification.features)
+        size = sum(len(p.hashes) for p in pieces)
+        into = self.room[self.held : self.held + size] if self.held + size <= len(self.room) else None
+        table = FeatureTable.concat(pieces, hashes=into)
         banding = self.banding
         self.parts.append(
             band_keys(table.doc_offsets, table.hashes, np.uint64(banding.seed), banding.bands, banding.rows)
         )
-        self.tables.append(table)
-        self.held += table.hashes.nbytes + table.counts.nbytes + table.doc_offsets.nbytes
-        if self.held > self.budget:
-            self.tables = None
+        if into is None:  # no more room: the checks will read the features again
+            self.room, self.doc_offsets = None, []
+        else:
+            self.doc_offsets.append(table.doc_offsets[1:] + self.held)
+            self.held += size
         return table
 
     def keys(self) -> np.ndarray:
@@ -110,10 +121,10 @@ class CorpusKeys:
         return np.concatenate(self.parts) if self.parts else np.zeros((0, self.banding.bands), np.uint64)
 
     def features(self) -> DocumentFeatures | None:
-        """Every document's features, if they were held; else None."""
-        if self.tables is None:
+        """Every document's features (without counts), if they were held; else None."""
+        if self.room is None:
             return None
-        table = FeatureTable.concat(self.tables)
+        table = FeatureTable(np.concatenate(self.doc_offsets), self.room[: self.held], None)
         return DocumentFeatures(np.arange(len(table), dtype=np.int64), table, self.verification.features)
 
 

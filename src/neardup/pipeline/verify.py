@@ -101,16 +101,23 @@ def feature_weights(hashes: np.ndarray, counts: np.ndarray, config: FingerprintC
 @dataclass
 class FeatureTable:
     """Distinct features of some documents, in CSR form: document p's feature hashes are
-    ``hashes[doc_offsets[p]:doc_offsets[p + 1]]`` (ascending), with their ``counts``."""
+    ``hashes[doc_offsets[p]:doc_offsets[p + 1]]`` (ascending), with their ``counts`` (None
+    where only Jaccard will read them)."""
 
     doc_offsets: np.ndarray
     hashes: np.ndarray
-    counts: np.ndarray
+    counts: np.ndarray | None
 
     @classmethod
     def of(cls, texts: Any, config: FingerprintConfig) -> FeatureTable:
         """The features of ``texts`` (anything ``Fingerprinter.fingerprint_batch`` takes),
         extracted as the fingerprint extracts them."""
+        return cls.concat(cls.pieces(texts, config))
+
+    @classmethod
+    def pieces(cls, texts: Any, config: FingerprintConfig) -> list[FeatureTable]:
+        """The features of ``texts`` in consecutive pieces, one a thread and buffer, as the
+        kernel left them (views of its scratch room): :meth:`concat` copies them out."""
         size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
         kind, seed, classes = FEATURE_KINDS[config.features], np.uint64(config.seed), char_classes()
         threads = numba.config.NUMBA_NUM_THREADS
@@ -126,22 +133,23 @@ class FeatureTable:
                     ),
                     pieces,
                 )
-        return cls.concat([cls(*part) for part in parts])
+        return [cls(*part) for part in parts]
 
     @classmethod
-    def concat(cls, tables: list[FeatureTable]) -> FeatureTable:
+    def concat(cls, tables: list[FeatureTable], hashes: np.ndarray | None = None) -> FeatureTable:
+        """One table of ``tables``' documents in turn, copied; the hashes into ``hashes`` when
+        given (as long as they are). The counts are kept if every table has them."""
         if not tables:
             return cls(np.zeros(1, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.int64))
-        if len(tables) == 1:
-            return tables[0]
         starts = np.cumsum([0] + [t.doc_offsets[-1] for t in tables[:-1]])
         doc_offsets = np.concatenate(
             [tables[0].doc_offsets[:1]] + [t.doc_offsets[1:] + s for t, s in zip(tables, starts)]
         )
+        counted = [t.counts for t in tables if t.counts is not None]
         return cls(
             doc_offsets,
-            np.concatenate([t.hashes for t in tables]),
-            np.concatenate([t.counts for t in tables]),
+            np.concatenate([t.hashes for t in tables], out=hashes),
+            np.concatenate(counted) if len(counted) == len(tables) else None,
         )
 
     def __len__(self) -> int:
@@ -149,6 +157,7 @@ class FeatureTable:
 
     def weights(self, config: FingerprintConfig) -> np.ndarray:
         """float64 weight of each feature, as the fingerprint weighs it."""
+        assert self.counts is not None, "features held for Jaccard alone have no weights"
         return feature_weights(self.hashes, self.counts, config)
 
 
