@@ -1,7 +1,6 @@
 """``neardup dedup --memory``: the job's peak memory and time with the near-duplicate join in a
-budget (no index; out of core past it) against the default (an index of the distinct
-fingerprints), in the same run, on a corpus of many short documents, where the join's share
-of memory is largest.
+budget (out of core past it) against the default (the join in memory), in the same run, on a
+corpus of many short documents, where the join's share of memory is largest.
 
 Corpus: a text file of N lines (one document each) of 12 random 5-letter words, made with
 numpy (no Python loop per line) and cached under ``--workdir``; 2% of the lines are exact

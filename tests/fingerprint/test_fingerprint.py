@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 import neardup
 from neardup import Fingerprinter, hamming
-from neardup.pipeline.verify import FeatureTable
+from neardup.pipeline.lsh import CorpusKeys, banding_for
+from neardup.pipeline.verify import FeatureTable, Verification, check_verify
 
 CAT = "the cat sat on the mat"
 CAT2 = "the cat sat on a mat"
@@ -319,9 +320,22 @@ def test_fingerprints_of_counted_features_equal_those_of_the_texts(
     options = dict(features=kind, bits=bits, normalize=normalize, seed=7, **sizes)
     idf = neardup.fit_idf([*texts, "the a of page"], **options) if weighting == "tfidf" else None
     fingerprinter = Fingerprinter(weighting=weighting, idf=idf, **options)
+    keys, verification = _corpus_keys(fingerprinter)
+    assert np.array_equal(keys.add(texts), fingerprinter.fingerprint_batch(texts))
+    # The keys and the held features made in the same pass are those made apart.
+    assert np.array_equal(keys.keys(), keys.banding.keys(texts, verification))
+    held = keys.features()
+    assert held is not None
     table = FeatureTable.of(texts, fingerprinter.config)
-    counted = fingerprinter.fingerprint_counted(table.doc_offsets, table.hashes, table.counts)
-    assert np.array_equal(counted, fingerprinter.fingerprint_batch(texts))
+    assert np.array_equal(held.table.doc_offsets, table.doc_offsets)
+    assert np.array_equal(held.table.hashes, table.hashes)
+
+
+def _corpus_keys(fingerprinter: Fingerprinter) -> tuple[CorpusKeys, Verification]:
+    """What --jaccard 0.8 keys a corpus with, checking the fingerprint's own features."""
+    verification = check_verify(("jaccard", 0.8), fingerprinter.config)
+    assert verification is not None
+    return CorpusKeys(banding_for(0.8), verification, fingerprinter), verification
 
 
 def test_counts_past_a_byte_are_counted_in_full():
@@ -329,6 +343,6 @@ def test_counts_past_a_byte_are_counted_in_full():
     fingerprinter = Fingerprinter(features="words", weighting="tf")
     texts = ["spam " * 300 + " ".join(f"w{i}" for i in range(280)), "spam " * 256 + "eggs " * 255]
     table = FeatureTable.of(texts, fingerprinter.config)
-    assert table.counts.max() == 300
-    counted = fingerprinter.fingerprint_counted(table.doc_offsets, table.hashes, table.counts)
-    assert np.array_equal(counted, fingerprinter.fingerprint_batch(texts))
+    assert table.counts is not None and table.counts.max() == 300
+    keys, _ = _corpus_keys(fingerprinter)
+    assert np.array_equal(keys.add(texts), fingerprinter.fingerprint_batch(texts))

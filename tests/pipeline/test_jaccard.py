@@ -423,12 +423,16 @@ def test_corpus_keys_hold_the_features_while_they_fit_and_key_alike_past(corpus,
     whole = FeatureTable.of(corpus, verification.features)
     first = FeatureTable.of(batches[0], verification.features)
     budget = {"all": whole.hashes.nbytes, "the first batch": first.hashes.nbytes, "none": 0}[room]
-    keys = CorpusKeys(banding, verification, budget=budget)
-    tables = [keys.add(batch) for batch in batches]
+    fingerprinter = neardup.Fingerprinter()
+    keys = CorpusKeys(banding, verification, fingerprinter, budget=budget)
+    fingerprints = [keys.add(batch) for batch in batches]
     assert (keys.keys() == banding.keys(corpus, verification)).all()
-    # The batch that finds no room is still keyed from its features; the later ones from the texts.
+    # The batch that finds no room is still keyed and fingerprinted from its features; the
+    # later ones are keyed from the texts, and the caller fingerprints them.
     returned = {"all": [True] * 3, "the first batch": [True, True, False], "none": [True, False, False]}
-    assert [t is not None for t in tables] == returned[room]
+    assert [f is not None for f in fingerprints] == returned[room]
+    for batch, got in zip(batches, fingerprints):
+        assert got is None or np.array_equal(got, fingerprinter.fingerprint_batch(batch))
     held = keys.features()
     if room == "all":
         assert held is not None

@@ -20,8 +20,16 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._jit import jit_inline, jit_parallel
-from .simhash import _feature_hashes, _scratch, _unchecked
+from ._jit import jit, jit_inline, jit_parallel
+from .simhash import (
+    UNIFORM,
+    _feature_hashes,
+    _fingerprint_counted,
+    _scratch,
+    _sort_buffers,
+    _sort_hashes,
+    _unchecked,
+)
 
 _DENSIFY = np.uint64(0x2545F4914F6CDD1D)
 
@@ -124,3 +132,82 @@ def text_band_keys(buf, offsets, chunk_bounds, classes, lower, kind, size, featu
                 _add(hashes[f], seed, bands * rows, values, filled)
             _keys(seed, bands, rows, values, filled, out, d)
     return out
+
+
+@jit
+def features_and_keys(
+    buf,
+    offsets,
+    classes,
+    lower,
+    kind,
+    size,
+    feature_seed,
+    seed,
+    bands,
+    rows,
+    weighting,
+    fingerprint_seed,
+    words,
+    idf_hashes,
+    idf_values,
+    idf_default,
+):
+    """One pass over the documents of a prepared buffer (``text_buffers.prepare``), each while
+    its features are in cache: its distinct feature hashes, ascending (``feature_counts``' CSR
+    form without the counts: int64 doc offsets, uint64 hashes), its band keys (:func:`band_keys`
+    of them, shape (n, bands)) and, when ``words`` is 1 or 2, its fingerprint from them and
+    their counts (``fingerprint_features``, the last six arguments as it takes them; shape
+    (n, words), else (n, 1) of zeros). The hashes are a view of room for
+    one a byte (its untouched pages never faulted in): copy them to keep them."""
+    n_docs = offsets.shape[0] - 1
+    unchecked = _unchecked()
+    hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, n_docs, kind, lower)
+    counts = np.empty(hashes.shape[0], dtype=np.int64)  # one document's
+    sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], UNIFORM)
+    out_hashes = np.empty(offsets[n_docs] - offsets[0] + n_docs, dtype=np.uint64)
+    doc_offsets = np.zeros(n_docs + 1, dtype=np.int64)
+    keys = np.empty((n_docs, bands), dtype=np.uint64)
+    fingerprints = np.zeros((n_docs, max(words, 1)), dtype=np.uint64)
+    bins = bands * rows
+    values = np.full(bins, np.uint32(0xFFFFFFFF), dtype=np.uint32)
+    filled = np.zeros(bins, dtype=np.bool_)
+    total = 0
+    for d in range(n_docs):
+        n = _feature_hashes(
+            buf,
+            offsets[d],
+            offsets[d + 1],
+            classes,
+            unchecked,
+            lut,
+            kind,
+            size,
+            feature_seed,
+            scratch,
+            starts,
+            bitmap,
+            hashes,
+        )
+        n = max(n, 0)
+        _sort_hashes(hashes, n, sort_tmp, sort_counts)
+        m = 0  # distinct hashes, compacted in place, with their counts
+        for j in range(n):
+            if m > 0 and hashes[j] == hashes[m - 1]:
+                counts[m - 1] += 1
+            else:
+                hashes[m] = hashes[j]
+                counts[m] = 1
+                m += 1
+        for f in range(m):
+            out_hashes[total + f] = hashes[f]
+            _add(hashes[f], seed, bins, values, filled)
+        _keys(seed, bands, rows, values, filled, keys, d)
+        if words > 0:
+            _fingerprint_counted(
+                hashes, counts, 0, m, weighting, fingerprint_seed, words, idf_hashes, idf_values, idf_default,
+                fingerprints, d,
+            )  # fmt: skip
+        total += m
+        doc_offsets[d + 1] = total
+    return doc_offsets, out_hashes[:total], keys, fingerprints

@@ -760,42 +760,38 @@ def _count_word_times(hashes, counts, lo, hi, seed, second, ones, base):
             j += 1
 
 
-@jit_parallel
-def fingerprint_features(
-    doc_offsets, hashes, counts, weighting, seed, words, idf_hashes, idf_values, idf_default
+@jit
+def _fingerprint_counted(
+    hashes, counts, lo, hi, weighting, seed, words, idf_hashes, idf_values, idf_default, out, d
 ):
-    """Fingerprints (uint64, shape (n, words)) of documents given by their distinct feature
-    hashes, ascending, and counts (``feature_counts``' CSR form): the fingerprint
-    ``fingerprint_buffer`` gives their texts, from features already extracted."""
-    n = doc_offsets.shape[0] - 1
+    """Fingerprint ``out[d]`` of a document from its distinct feature hashes
+    ``hashes[lo:hi]``, ascending, occurring ``counts[lo:hi]`` times: the fingerprint
+    ``fingerprint_buffer`` gives its text (the spec sums over distinct features in ascending
+    hash order), for ``minhash.features_and_keys``."""
     bits = 64 * words
-    out = np.zeros((n, words), dtype=np.uint64)
-    for d in numba.prange(n):
-        lo, hi = doc_offsets[d], doc_offsets[d + 1]
-        if weighting in (TF, UNIFORM):
-            ones = np.zeros(bits, dtype=np.int64)
-            total = 0
-            if weighting == UNIFORM:
-                total = hi - lo
-                _count_word(hashes[lo:hi], hi - lo, seed, False, ones, 0)
-                if words == 2:
-                    _count_word(hashes[lo:hi], hi - lo, seed, True, ones, 64)
-            else:
-                for f in range(lo, hi):
-                    total += counts[f]
-                _count_word_times(hashes, counts, lo, hi, seed, False, ones, 0)
-                if words == 2:
-                    _count_word_times(hashes, counts, lo, hi, seed, True, ones, 64)
-            for i in range(bits):  # V[i] = ones - zeros
-                ones[i] = 2 * ones[i] - total
-            _sign_bits(ones, words, out, d)
-            continue
-        totals = np.zeros(bits, dtype=np.float64)  # ascending hashes: the spec's order
-        for f in range(lo, hi):
-            weight = _real_weight(hashes[f], counts[f], weighting, idf_hashes, idf_values, idf_default)
-            _add_weighted(totals, hashes[f], weight, seed, words)
-        _sign_bits(totals, words, out, d)
-    return out
+    if weighting in (TF, UNIFORM):
+        ones = np.zeros(bits, dtype=np.int64)
+        total = 0
+        if weighting == UNIFORM:
+            total = hi - lo
+            _count_word(hashes[lo:hi], hi - lo, seed, False, ones, 0)
+            if words == 2:
+                _count_word(hashes[lo:hi], hi - lo, seed, True, ones, 64)
+        else:
+            for f in range(lo, hi):
+                total += counts[f]
+            _count_word_times(hashes, counts, lo, hi, seed, False, ones, 0)
+            if words == 2:
+                _count_word_times(hashes, counts, lo, hi, seed, True, ones, 64)
+        for i in range(bits):  # V[i] = ones - zeros
+            ones[i] = 2 * ones[i] - total
+        _sign_bits(ones, words, out, d)
+        return
+    totals = np.zeros(bits, dtype=np.float64)  # ascending hashes: the spec's order
+    for f in range(lo, hi):
+        weight = _real_weight(hashes[f], counts[f], weighting, idf_hashes, idf_values, idf_default)
+        _add_weighted(totals, hashes[f], weight, seed, words)
+    _sign_bits(totals, words, out, d)
 
 
 @jit

@@ -170,19 +170,7 @@ class Fingerprinter:
             out = out.reshape(-1)
         return (out, skipped) if errors == "skip" else out
 
-    def fingerprint_counted(
-        self, doc_offsets: np.ndarray, hashes: np.ndarray, counts: np.ndarray, *, n_jobs: int | None = None
-    ) -> np.ndarray:
-        """The fingerprints ``fingerprint_batch`` gives some texts, from their features already
-        extracted under this config's feature settings: document d's distinct feature hashes
-        ``hashes[doc_offsets[d]:doc_offsets[d + 1]]``, ascending, occurring ``counts`` times
-        (as ``pipeline.verify.FeatureTable`` holds them). The spec sums over distinct features
-        in ascending hash order, so no text needs reading again."""
-        with _threads(_resolve_threads(n_jobs)):
-            out = kernels.fingerprint_features(doc_offsets, hashes, counts, *self._weighing())
-        return out.reshape(-1) if self._config.bits == 64 else out
-
-    def _weighing(self) -> tuple[Any, ...]:
+    def weighing(self) -> tuple[Any, ...]:
         """What the kernels take to weigh features into bits: the weighting's code, the seed,
         64-bit words, and the IDF model's hashes, values and default."""
         config = self._config
@@ -225,7 +213,7 @@ class Fingerprinter:
             config.normalize,
             FEATURE_KINDS[config.features],
             size,
-            *self._weighing(),
+            *self.weighing(),
             out,
             unprepared,
         )

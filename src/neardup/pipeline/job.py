@@ -230,20 +230,13 @@ def _fingerprint_all(
     fingerprinter = Fingerprinter(options.config)
     fps, lengths, rows, owners, ids, spans, no_features = [], [], [], [], [], [], []
     corpus_keys = None
-    shared_features = False  # the checked features are the fingerprint's: hashed once, for both
     if options.banding is not None:
         assert options.check is not None
-        corpus_keys = CorpusKeys(options.banding, options.check)
-        shared_features = options.check.features.feature_config() == options.config.feature_config()
+        corpus_keys = CorpusKeys(options.banding, options.check, fingerprinter)
     with progress.stage("read + fingerprint", total=corpus.total_bytes) as stage:
         for batch, owner in corpus.batches(rejects):
-            table = corpus_keys.add(batch.texts) if corpus_keys is not None else None
-            if table is not None and shared_features:
-                assert table.counts is not None  # a batch's features come with their counts
-                batch_fps = fingerprinter.fingerprint_counted(
-                    table.doc_offsets, table.hashes, table.counts, n_jobs=n_jobs
-                )
-            else:
+            batch_fps = corpus_keys.add(batch.texts) if corpus_keys is not None else None
+            if batch_fps is None:
                 batch_fps = fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs)
             fps.append(batch_fps)
             no_features.append(featureless_texts(batch.texts, batch_fps, fingerprinter.config))

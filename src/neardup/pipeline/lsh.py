@@ -21,15 +21,15 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._kernels.buckets import components_in_buckets, greedy_in_buckets, pairs_in_runs
-from .._kernels.minhash import band_keys, text_band_keys
+from .._kernels.minhash import features_and_keys, text_band_keys
 from .._progress import Progress
 from .._system import available_memory
 from ..fingerprint.features import FEATURE_KINDS, char_classes
-from ..fingerprint.fingerprinter import chunk_bounds
+from ..fingerprint.fingerprinter import Fingerprinter, chunk_bounds
 from ..fingerprint.text_buffers import iter_buffers
 from .pairs import Pairs
 from .selection import Collapsed, undecided
-from .verify import DocumentFeatures, FeatureTable, Verification, check_verify
+from .verify import DocumentFeatures, FeatureTable, Verification, check_verify, map_pieces
 
 
 @dataclass(frozen=True)
@@ -87,34 +87,71 @@ class CorpusKeys:
     concatenation at the end (a copy of every feature, as slow as the first on a machine slow
     to fault pages in)."""
 
-    def __init__(self, banding: Banding, verification: Verification, budget: int | None = None) -> None:
-        self.banding, self.verification = banding, verification
+    def __init__(
+        self,
+        banding: Banding,
+        verification: Verification,
+        fingerprinter: Fingerprinter,
+        budget: int | None = None,
+    ) -> None:
+        self.banding, self.verification, self.fingerprinter = banding, verification, fingerprinter
+        # The checked features are the fingerprint's: hashed once, for both.
+        self.shared = verification.features.feature_config() == fingerprinter.config.feature_config()
         budget = available_memory() // 4 if budget is None else budget
         self.parts: list[np.ndarray] = []
         self.room: np.ndarray | None = np.empty(max(budget, 0) // 8, dtype=np.uint64)
         self.held = 0  # hashes in the room
         self.doc_offsets: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
 
-    def add(self, texts: Any) -> FeatureTable | None:
-        """Key the next batch of documents; return their features (with counts) while the
-        corpus's are held."""
+    def add(self, texts: Any) -> np.ndarray | None:
+        """Key the next batch of documents, holding their features while they fit. Return
+        the fingerprinter's fingerprints of them where they came with the features (while
+        the features are held, if the fingerprint's features are the checked ones), else
+        None: the caller fingerprints the texts."""
         if self.room is None:
             self.parts.append(self.banding.keys(texts, self.verification))
             return None
-        pieces = FeatureTable.pieces(texts, self.verification.features)
-        size = sum(len(p.hashes) for p in pieces)
-        into = self.room[self.held : self.held + size] if self.held + size <= len(self.room) else None
-        table = FeatureTable.concat(pieces, hashes=into)
-        banding = self.banding
-        self.parts.append(
-            band_keys(table.doc_offsets, table.hashes, np.uint64(banding.seed), banding.bands, banding.rows)
-        )
-        if into is None:  # no more room: the checks will read the features again
+        pieces = self._features_and_keys(texts)
+        self.parts.append(np.concatenate([keys for *_, keys, _ in pieces]))
+        sizes = [len(hashes) for _, hashes, _, _ in pieces]
+        if self.held + sum(sizes) <= len(self.room):
+            into = self.room[self.held : self.held + sum(sizes)]
+            np.concatenate([hashes for _, hashes, _, _ in pieces], out=into)
+            starts = self.held + np.cumsum([0, *sizes[:-1]])
+            self.doc_offsets += [offsets[1:] + start for (offsets, *_), start in zip(pieces, starts)]
+            self.held += sum(sizes)
+        else:  # no more room: the checks will read the features again
             self.room, self.doc_offsets = None, []
-        else:
-            self.doc_offsets.append(table.doc_offsets[1:] + self.held)
-            self.held += size
-        return table
+        if not self.shared:
+            return None
+        fingerprints = np.concatenate([fps for *_, fps in pieces])
+        return fingerprints.reshape(-1) if self.fingerprinter.config.bits == 64 else fingerprints
+
+    def _features_and_keys(self, texts: Any) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """``features_and_keys`` of ``texts`` in pieces: (doc offsets, distinct hashes, band
+        keys, fingerprints, of zeros unless ``shared``)."""
+        config, banding = self.verification.features, self.banding
+        size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
+        kind, classes = FEATURE_KINDS[config.features], char_classes()
+        weighting, seed, words, *idf = self.fingerprinter.weighing()
+        weighing = (weighting, seed, words if self.shared else 0, *idf)
+        return map_pieces(
+            texts,
+            config.normalize,
+            lambda data, offsets: features_and_keys(
+                data,
+                offsets,
+                classes,
+                config.normalize,
+                kind,
+                size,
+                np.uint64(config.seed),
+                np.uint64(banding.seed),
+                banding.bands,
+                banding.rows,
+                *weighing,
+            ),
+        )
 
     def keys(self) -> np.ndarray:
         """uint64, shape (n, bands): every document's band keys, in reading order."""

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numba
 import numpy as np
@@ -24,6 +25,8 @@ from ..fingerprint.features import FEATURE_KINDS, char_classes
 from ..fingerprint.fingerprinter import chunk_bounds
 from ..fingerprint.text_buffers import iter_buffers
 from ..io.rejects import Rejects
+
+T = TypeVar("T")
 
 METRICS = ("jaccard", "cosine")
 
@@ -98,6 +101,21 @@ def feature_weights(hashes: np.ndarray, counts: np.ndarray, config: FingerprintC
     return counts * idf_values
 
 
+def map_pieces(texts: Any, normalize: bool, kernel: Callable[[np.ndarray, np.ndarray], T]) -> list[T]:
+    """``kernel(data, offsets)`` over the prepared buffers of ``texts`` (anything
+    ``Fingerprinter.fingerprint_batch`` takes) in consecutive pieces of about equal bytes, a
+    few a thread, on all cores (the kernels release the GIL): the results in the texts' order."""
+    threads = numba.config.NUMBA_NUM_THREADS
+    results: list[T] = []
+    with ThreadPoolExecutor(threads) as pool:
+        for b in iter_buffers(texts, normalize):
+            # Pieces of about equal bytes, a few per thread, so one long text idles no one.
+            cuts = chunk_bounds(b.offsets, threads)
+            pieces = [b.offsets[lo : hi + 1] for lo, hi in itertools.pairwise(cuts)] or [b.offsets]
+            results += pool.map(lambda offsets, b=b: kernel(b.data, offsets), pieces)
+    return results
+
+
 @dataclass
 class FeatureTable:
     """Distinct features of some documents, in CSR form: document p's feature hashes are
@@ -116,23 +134,15 @@ class FeatureTable:
 
     @classmethod
     def pieces(cls, texts: Any, config: FingerprintConfig) -> list[FeatureTable]:
-        """The features of ``texts`` in consecutive pieces, one a thread and buffer, as the
-        kernel left them (views of its scratch room): :meth:`concat` copies them out."""
+        """The features of ``texts`` in consecutive pieces (:func:`map_pieces`), as the kernel
+        left them (views of its scratch room): :meth:`concat` copies them out."""
         size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
         kind, seed, classes = FEATURE_KINDS[config.features], np.uint64(config.seed), char_classes()
-        threads = numba.config.NUMBA_NUM_THREADS
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        with ThreadPoolExecutor(threads) as pool:  # the kernel releases the GIL
-            for b in iter_buffers(texts, config.normalize):
-                # Pieces of about equal bytes, a few per thread, so one long text idles no one.
-                cuts = chunk_bounds(b.offsets, threads)
-                pieces = [b.offsets[lo : hi + 1] for lo, hi in itertools.pairwise(cuts)] or [b.offsets]
-                parts += pool.map(
-                    lambda offsets, b=b: feature_counts(
-                        b.data, offsets, classes, config.normalize, kind, size, seed
-                    ),
-                    pieces,
-                )
+        parts = map_pieces(
+            texts,
+            config.normalize,
+            lambda data, offsets: feature_counts(data, offsets, classes, config.normalize, kind, size, seed),
+        )
         return [cls(*part) for part in parts]
 
     @classmethod
