@@ -3,6 +3,7 @@ to a slow, obviously-right reference (Python sets, pair-by-pair rules)."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -353,6 +354,8 @@ def test_pairs_of_a_jaccard_dedup_are_the_verified_candidates(corpus, threshold)
     chunks = list(result.iter_pairs(every=True, chunk_size=500))
     got = sorted((int(a), int(b)) for c in chunks for a, b in zip(c.first, c.second))
     assert got == every
+    # A chunk whose candidates all fail is left out: an empty one would type the ids as nulls.
+    assert len(list(result.iter_pairs(every=True, chunk_size=1))) == len(every)
     for c in chunks:
         assert all(
             abs(s - _jaccard(sets[a], sets[b])) < 1e-12 for a, b, s in zip(c.first, c.second, c.similarity)
@@ -440,3 +443,15 @@ def test_corpus_keys_hold_the_features_while_they_fit_and_key_alike_past(corpus,
         assert np.array_equal(held.table.hashes, whole.hashes) and held.table.counts is None
     else:
         assert held is None  # the checks read the features again
+
+
+def test_the_pairs_of_a_file_reuse_the_features_the_run_held(corpus, tmp_path):
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in corpus))
+    result = neardup.dedup(path, jaccard=0.7)
+    path.unlink()  # nothing to read again
+    in_memory = neardup.dedup(corpus, jaccard=0.7)
+    got, want = (
+        [(c.first.tolist(), c.second.tolist()) for c in r.iter_pairs(every=True)] for r in (result, in_memory)
+    )
+    assert got == want and len(got) > 0

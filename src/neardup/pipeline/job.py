@@ -28,7 +28,7 @@ from ..fingerprint.fingerprinter import Fingerprinter
 from ..io.ids import repeated_ids
 from ..io.rejects import Rejects
 from .bounded import JoinBudget
-from .corpus import MemoryCorpus, read_corpus
+from .corpus import read_corpus
 from .lsh import CorpusKeys
 from .options import DedupOptions
 from .result import DedupResult
@@ -196,7 +196,7 @@ def dedup(
         _verify=options.check,
         plan=options.banding,
         _keys=keys,
-        _features=choice.features if isinstance(corpus, MemoryCorpus) else None,
+        _features=choice.features,
         _budget=budget,
     )
 

@@ -448,17 +448,18 @@ def stream_bucket_pairs(
         features = DocumentFeatures.read(corpus, needed, verification.features)
     read = features
 
-    def checked(a: np.ndarray, b: np.ndarray) -> Pairs:
+    def checked(a: np.ndarray, b: np.ndarray) -> Iterator[Pairs]:
         similarity = read.similarity(a, b, verification.metric, verification.threshold)
         good = similarity >= verification.threshold
-        a, b = a[good], b[good]
-        distance = np.bitwise_count(fingerprints[a] ^ fingerprints[b]).astype(np.int64)
-        return Pairs(a, b, distance if distance.ndim == 1 else distance.sum(axis=1), similarity[good])
+        if good.any():  # an empty chunk would type its ids as nulls
+            a, b = a[good], b[good]
+            distance = np.bitwise_count(fingerprints[a] ^ fingerprints[b]).astype(np.int64)
+            yield Pairs(a, b, distance if distance.ndim == 1 else distance.sum(axis=1), similarity[good])
 
     for first, second in candidate_pairs(row_keys, chunk_size):
         a, b = rows[first], rows[second]
-        yield checked(np.minimum(a, b), np.maximum(a, b))
+        yield from checked(np.minimum(a, b), np.maximum(a, b))
     if not every:
         for at in range(0, copies.size, chunk_size):
             copy, own = compared[copies[at : at + chunk_size]], leader[rank[copies[at : at + chunk_size]]]
-            yield checked(np.minimum(own, copy), np.maximum(own, copy))
+            yield from checked(np.minimum(own, copy), np.maximum(own, copy))
