@@ -36,6 +36,19 @@ def similarity_of(doc_offsets, hashes, weights, a, b, cosine, floor):
             return BELOW
         needed = floor / (1.0 + floor) * (n_a + n_b) - 1e-9
     shared = 0
+    if not cosine:
+        # Branch-free merge: which list advances depends on random hashes, so a branch on it
+        # mispredicts half the time; the bound's test is almost always false, so it does not.
+        while i < i_end and j < j_end:
+            # Each step moves i or j or both: this many keep both in range, the bound after.
+            for _ in range(min(i_end - i, j_end - j, 32)):
+                x, y = hashes[i], hashes[j]
+                shared += np.int64(x == y)
+                i += np.int64(x <= y)
+                j += np.int64(y <= x)
+            if shared + min(i_end - i, j_end - j) < needed:
+                return BELOW
+        return shared / (n_a + n_b - shared)
     dot = norm_a = norm_b = 0.0
     if cosine:
         for k in range(i, i_end):
