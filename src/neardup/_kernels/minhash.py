@@ -157,9 +157,9 @@ def features_and_keys(
     its features are in cache: its distinct feature hashes, ascending (``feature_counts``' CSR
     form without the counts: int64 doc offsets, uint64 hashes), its band keys (:func:`band_keys`
     of them, shape (n, bands)) and, when ``words`` is 1 or 2, its fingerprint from them and
-    their counts (``fingerprint_features``, the last six arguments as it takes them; shape
-    (n, words), else (n, 1) of zeros). The hashes are a view of room for
-    one a byte (its untouched pages never faulted in): copy them to keep them."""
+    their counts (``simhash._fingerprint_counted``; the last six arguments are
+    ``Fingerprinter.weighing()``; shape (n, words), else (n, 1) of zeros). The hashes are a
+    view of room for one a byte (its untouched pages never faulted in): copy them to keep them."""
     n_docs = offsets.shape[0] - 1
     unchecked = _unchecked()
     hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, n_docs, kind, lower)
