@@ -27,8 +27,8 @@ from .simhash import (
     _fingerprint_counted,
     _scratch,
     _sort_buffers,
-    _sort_hashes,
     _unchecked,
+    distinct_features,
 )
 
 _DENSIFY = np.uint64(0x2545F4914F6CDD1D)
@@ -174,31 +174,10 @@ def features_and_keys(
     filled = np.zeros(bins, dtype=np.bool_)
     total = 0
     for d in range(n_docs):
-        n = _feature_hashes(
-            buf,
-            offsets[d],
-            offsets[d + 1],
-            classes,
-            unchecked,
-            lut,
-            kind,
-            size,
-            feature_seed,
-            scratch,
-            starts,
-            bitmap,
-            hashes,
-        )
-        n = max(n, 0)
-        _sort_hashes(hashes, n, sort_tmp, sort_counts)
-        m = 0  # distinct hashes, compacted in place, with their counts
-        for j in range(n):
-            if m > 0 and hashes[j] == hashes[m - 1]:
-                counts[m - 1] += 1
-            else:
-                hashes[m] = hashes[j]
-                counts[m] = 1
-                m += 1
+        m = distinct_features(
+            buf, offsets[d], offsets[d + 1], classes, unchecked, lut, kind, size, feature_seed,
+            scratch, starts, bitmap, hashes, sort_tmp, sort_counts, counts,
+        )  # fmt: skip
         for f in range(m):
             out_hashes[total + f] = hashes[f]
             _add(hashes[f], seed, bins, values, filled)

@@ -681,6 +681,32 @@ def _unchecked():
 
 
 @jit
+def distinct_features(
+    buf, start, end, classes, table, lut, kind, size, seed, scratch, starts, bitmap, hashes,
+    sort_tmp, sort_counts, counts,
+):  # fmt: skip
+    """One document's distinct feature hashes, ascending, into ``hashes[:m]``, with how often
+    each occurs into ``counts[:m]``; returns m. ``_feature_hashes``' arguments, then
+    ``_sort_buffers``' two and room for the counts."""
+    n = max(
+        _feature_hashes(
+            buf, start, end, classes, table, lut, kind, size, seed, scratch, starts, bitmap, hashes
+        ),
+        0,
+    )
+    _sort_hashes(hashes, n, sort_tmp, sort_counts)
+    m = 0
+    for j in range(n):
+        if m > 0 and hashes[j] == hashes[m - 1]:
+            counts[m - 1] += 1
+        else:
+            hashes[m] = hashes[j]
+            counts[m] = 1
+            m += 1
+    return m
+
+
+@jit
 def feature_counts(buf, offsets, classes, lower, kind, size, seed):
     """Each document's distinct feature hashes, ascending, with how often each occurs, in
     CSR form: (int64 doc offsets, shape (n + 1,); uint64 hashes; int64 counts). The buffer
@@ -689,36 +715,21 @@ def feature_counts(buf, offsets, classes, lower, kind, size, seed):
     n_docs = offsets.shape[0] - 1
     unchecked = _unchecked()
     hashes, scratch, starts, bitmap, lut = _scratch(offsets, 0, n_docs, kind, lower)
+    counts = np.empty(hashes.shape[0], dtype=np.int64)  # one document's
+    sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], UNIFORM)
     capacity = offsets[n_docs] - offsets[0] + n_docs  # at most one feature per byte, or one
     out_hashes = np.empty(capacity, dtype=np.uint64)
     out_counts = np.empty(capacity, dtype=np.int64)
     doc_offsets = np.zeros(n_docs + 1, dtype=np.int64)
-    sort_tmp, sort_counts = _sort_buffers(hashes.shape[0], UNIFORM)
     total = 0
     for d in range(n_docs):
-        n = _feature_hashes(
-            buf,
-            offsets[d],
-            offsets[d + 1],
-            classes,
-            unchecked,
-            lut,
-            kind,
-            size,
-            seed,
-            scratch,
-            starts,
-            bitmap,
-            hashes,
-        )
-        _sort_hashes(hashes, n, sort_tmp, sort_counts)
-        for j in range(n):
-            if j > 0 and hashes[j] == hashes[j - 1]:
-                out_counts[total - 1] += 1
-            else:
-                out_hashes[total] = hashes[j]
-                out_counts[total] = 1
-                total += 1
+        m = distinct_features(
+            buf, offsets[d], offsets[d + 1], classes, unchecked, lut, kind, size, seed,
+            scratch, starts, bitmap, hashes, sort_tmp, sort_counts, counts,
+        )  # fmt: skip
+        out_hashes[total : total + m] = hashes[:m]
+        out_counts[total : total + m] = counts[:m]
+        total += m
         doc_offsets[d + 1] = total
     return doc_offsets, out_hashes[:total], out_counts[:total]
 
