@@ -27,52 +27,52 @@ def similarity_of(doc_offsets, hashes, weights, a, b, cosine, floor):
     shared >= f / (1 + f) * (|A| + |B|)). ``floor`` 0 computes every value."""
     i, i_end = doc_offsets[a], doc_offsets[a + 1]
     j, j_end = doc_offsets[b], doc_offsets[b + 1]
-    n_a, n_b = i_end - i, j_end - j
-    if n_a == 0 and n_b == 0:
+    if i == i_end and j == j_end:
         return 1.0
+    if cosine:
+        return _cosine(hashes, weights, i, i_end, j, j_end)
+    return _jaccard(hashes, i, i_end, j, j_end, floor)
+
+
+# Both merges advance without branching on the hashes: which list moves on is a coin toss for
+# random hashes, so a branch on it would mispredict half the time.
+
+
+@jit_inline
+def _jaccard(hashes, i, i_end, j, j_end, floor):
+    n_a, n_b = i_end - i, j_end - j
     needed = 0.0
-    if not cosine and floor > 0.0:
+    if floor > 0.0:
         if min(n_a, n_b) < floor * max(n_a, n_b) - 1e-9:
             return BELOW
         needed = floor / (1.0 + floor) * (n_a + n_b) - 1e-9
     shared = 0
-    if not cosine:
-        # Branch-free merge: which list advances depends on random hashes, so a branch on it
-        # mispredicts half the time; the bound's test is almost always false, so it does not.
-        while i < i_end and j < j_end:
-            # Each step moves i or j or both: this many keep both in range, the bound after.
-            for _ in range(min(i_end - i, j_end - j, 32)):
-                x, y = hashes[i], hashes[j]
-                shared += np.int64(x == y)
-                i += np.int64(x <= y)
-                j += np.int64(y <= x)
-            if shared + min(i_end - i, j_end - j) < needed:
-                return BELOW
-        return shared / (n_a + n_b - shared)
-    dot = norm_a = norm_b = 0.0
-    if cosine:
-        for k in range(i, i_end):
-            norm_a += weights[k] * weights[k]
-        for k in range(j, j_end):
-            norm_b += weights[k] * weights[k]
     while i < i_end and j < j_end:
-        if hashes[i] == hashes[j]:
-            shared += 1
-            if cosine:
-                dot += weights[i] * weights[j]
-            i += 1
-            j += 1
-        elif hashes[i] < hashes[j]:
-            i += 1
-            if shared + min(i_end - i, j_end - j) < needed:
-                return BELOW
-        else:
-            j += 1
-            if shared + min(i_end - i, j_end - j) < needed:
-                return BELOW
-    if cosine:
-        return dot / np.sqrt(norm_a * norm_b) if norm_a > 0 and norm_b > 0 else 0.0
+        # Each step moves i or j or both: this many keep both in range; the bound after.
+        for _ in range(min(i_end - i, j_end - j, 32)):
+            x, y = hashes[i], hashes[j]
+            shared += np.int64(x == y)
+            i += np.int64(x <= y)
+            j += np.int64(y <= x)
+        if shared + min(i_end - i, j_end - j) < needed:
+            return BELOW
     return shared / (n_a + n_b - shared)
+
+
+@jit_inline
+def _cosine(hashes, weights, i, i_end, j, j_end):
+    dot = norm_a = norm_b = 0.0
+    for k in range(i, i_end):
+        norm_a += weights[k] * weights[k]
+    for k in range(j, j_end):
+        norm_b += weights[k] * weights[k]
+    while i < i_end and j < j_end:
+        x, y = hashes[i], hashes[j]
+        if x == y:  # mostly true, or mostly false, for one pair: predicted
+            dot += weights[i] * weights[j]
+        i += np.int64(x <= y)
+        j += np.int64(y <= x)
+    return dot / np.sqrt(norm_a * norm_b) if norm_a > 0 and norm_b > 0 else 0.0
 
 
 @jit_parallel
