@@ -464,3 +464,19 @@ def test_kept_texts_of_a_table_in_chunks_are_written(tmp_path):
     result.write(tmp_path / "kept.jsonl")
     written = [json.loads(line) for line in (tmp_path / "kept.jsonl").read_text().splitlines()]
     assert written == [{"id": "a", "text": texts[0]}, {"id": "c", "text": texts[2]}]
+
+
+@pytest.mark.parametrize("verify", [("jaccard", 0.8), ("cosine", 0.9)])
+def test_the_pairs_of_a_verified_file_reuse_the_features_its_checks_read(corpus, tmp_path, verify):
+    texts, _ = corpus
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    result = neardup.dedup(path, bits=128, max_distance=16, verify=verify)
+    path.unlink()  # nothing to read again
+    in_memory = neardup.dedup(texts, bits=128, max_distance=16, verify=verify)
+    for every in (False, True):
+        got, want = (
+            [(c.first.tolist(), c.second.tolist(), c.similarity.tolist()) for c in r.iter_pairs(every=every)]
+            for r in (result, in_memory)
+        )
+        assert got == want and len(got) > 0

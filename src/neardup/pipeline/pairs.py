@@ -42,11 +42,13 @@ def stream_pairs(
     every: bool = False,
     verify: Verification | None = None,
     corpus: Any = None,
+    features: DocumentFeatures | None = None,
     chunk_size: int = PAIRS_CHUNK,
     budget: JoinBudget | None = None,
 ) -> Iterator[Pairs]:
     """The pairs of a dedup's compared documents (module docstring), in non-empty chunks of
-    at most ``chunk_size``; ``verify`` reads the texts from ``corpus``. In a ``budget`` the
+    at most ``chunk_size``; ``verify`` reads the texts from ``corpus``, unless ``features``
+    (the dedup's own checks read them) hold every document in a pair. In a ``budget`` the
     fingerprints are joined out of core past it."""
     # The leaders' join serves both passes: who is in a pair, then the pairs.
     joins = _Joins(fingerprints, collapsed, bits, max_distance, chunk_size, budget)
@@ -57,7 +59,8 @@ def stream_pairs(
                 yield Pairs(first, second, distance, None)
         return
     involved = _involved(collapsed, joins)
-    features = DocumentFeatures.read(corpus, involved, verify.features)
+    if features is None or not np.isin(involved, features.positions).all():
+        features = DocumentFeatures.read(corpus, involved, verify.features)
     for first, second, distance in chunks:
         similarity = features.similarity(first, second, verify.metric, verify.threshold)
         good = similarity >= verify.threshold

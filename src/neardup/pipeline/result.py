@@ -80,9 +80,10 @@ class DedupResult:
     """With ``jaccard``: the MinHash-LSH banding that found the candidates; else None."""
     _keys: np.ndarray | None = field(default=None, repr=False)
     _features: DocumentFeatures | None = field(default=None, repr=False)
-    """With ``jaccard``: the features the run held (at most a quarter of the memory available
-    at its start), kept for the pairs, which then read nothing again; None where they did not
-    fit, and the pairs read the texts they need again."""
+    """With a check (``verify``, ``jaccard``, ``cosine``): the features its checks read (under
+    ``jaccard``, held from the first read while within a quarter of the memory available),
+    kept for the pairs, which then read nothing again; None where they were not held, and the
+    pairs read the texts they need again."""
     _budget: JoinBudget | None = field(default=None, repr=False)
     """The run's ``memory=`` and ``work_dir=``, which its pairs are joined in too."""
 

@@ -41,7 +41,7 @@ class Choice:
     collapsed: Collapsed
     """The compared fingerprints, copies collapsed onto their leaders."""
     features: DocumentFeatures | None = None
-    """Under ``jaccard``: the features read for the checks, for the pairs after."""
+    """With a check: the features read for it, for the pairs after."""
     candidate_pairs: int | None = None
     """Under ``components``: the pairs between distinct fingerprints the join found."""
     checked_pairs: int | None = None
@@ -117,6 +117,7 @@ def choose_representatives(
             roots, linked = chosen.representative, chosen.linked
     detached = np.zeros(compared.size, dtype=bool)  # copies whose text fails verification
     checked = similar_pairs = None
+    features = None
     if verify is not None:
         metric, threshold = verify.metric, verify.threshold
         copies = np.flatnonzero(leader[rank] != compared)
@@ -145,6 +146,7 @@ def choose_representatives(
         _representatives(n, collapsed, roots, detached),
         matched,
         collapsed,
+        features,
         candidate_pairs=candidate_pairs,
         checked_pairs=checked,
         similar_pairs=similar_pairs,
@@ -191,6 +193,7 @@ def near_pairs(
         every=every,
         verify=verify,
         corpus=corpus,
+        features=features,
         chunk_size=chunk_size,
         budget=budget,
     )
