@@ -5,9 +5,8 @@ Memory holds the documents' columns (fingerprint, row, source, byte range, clust
 bytes a document once read, about 200 at the peak while the read pass joins its blocks and
 while writing: 20M short documents peak at 3.9 GiB) plus one block of input; the texts are read
 again, never kept, for ``verify`` and for writing. ``memory=`` bounds the near-duplicate join's
-share (``bounded.py``). The
-decision's steps are in ``steps.py`` (shared with the Spark driver), its options in
-``options.py``, the result and its writing in ``result.py``.
+share (``bounded.py``). The decision's steps are in ``steps.py`` (shared with the Spark
+driver), its options in ``options.py``, the result and its writing in ``result.py``.
 """
 
 from __future__ import annotations

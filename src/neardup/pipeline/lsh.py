@@ -114,12 +114,12 @@ class CorpusKeys:
         pieces = self._features_and_keys(texts)
         self.parts.append(np.concatenate([keys for *_, keys, _ in pieces]))
         sizes = [len(hashes) for _, hashes, _, _ in pieces]
-        if self.held + sum(sizes) <= len(self.room):
-            into = self.room[self.held : self.held + sum(sizes)]
-            np.concatenate([hashes for _, hashes, _, _ in pieces], out=into)
+        end = self.held + sum(sizes)
+        if end <= len(self.room):
+            np.concatenate([hashes for _, hashes, _, _ in pieces], out=self.room[self.held : end])
             starts = self.held + np.cumsum([0, *sizes[:-1]])
             self.doc_offsets += [offsets[1:] + start for (offsets, *_), start in zip(pieces, starts)]
-            self.held += sum(sizes)
+            self.held = end
         else:  # no more room: the checks will read the features again
             self.room, self.doc_offsets = None, []
         if not self.shared:
@@ -448,18 +448,17 @@ def stream_bucket_pairs(
         features = DocumentFeatures.read(corpus, needed, verification.features)
     read = features
 
-    def checked(a: np.ndarray, b: np.ndarray) -> Iterator[Pairs]:
+    def checked(a: np.ndarray, b: np.ndarray) -> Pairs:
         similarity = read.similarity(a, b, verification.metric, verification.threshold)
         good = similarity >= verification.threshold
-        if good.any():  # an empty chunk would type its ids as nulls
-            a, b = a[good], b[good]
-            distance = np.bitwise_count(fingerprints[a] ^ fingerprints[b]).astype(np.int64)
-            yield Pairs(a, b, distance if distance.ndim == 1 else distance.sum(axis=1), similarity[good])
+        a, b = a[good], b[good]
+        distance = np.bitwise_count(fingerprints[a] ^ fingerprints[b]).astype(np.int64)
+        return Pairs(a, b, distance if distance.ndim == 1 else distance.sum(axis=1), similarity[good])
 
     for first, second in candidate_pairs(row_keys, chunk_size):
         a, b = rows[first], rows[second]
-        yield from checked(np.minimum(a, b), np.maximum(a, b))
+        yield checked(np.minimum(a, b), np.maximum(a, b))
     if not every:
         for at in range(0, copies.size, chunk_size):
             copy, own = compared[copies[at : at + chunk_size]], leader[rank[copies[at : at + chunk_size]]]
-            yield from checked(np.minimum(own, copy), np.maximum(own, copy))
+            yield checked(np.minimum(own, copy), np.maximum(own, copy))

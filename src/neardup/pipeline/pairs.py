@@ -46,8 +46,8 @@ def stream_pairs(
     chunk_size: int = PAIRS_CHUNK,
     budget: JoinBudget | None = None,
 ) -> Iterator[Pairs]:
-    """The pairs of a dedup's compared documents (module docstring), in non-empty chunks of
-    at most ``chunk_size``; ``verify`` reads the texts from ``corpus``, unless ``features``
+    """The pairs of a dedup's compared documents (module docstring), in chunks of at most
+    ``chunk_size``; ``verify`` reads the texts from ``corpus``, unless ``features``
     (the dedup's own checks read them) hold every document in a pair. In a ``budget`` the
     fingerprints are joined out of core past it."""
     # The leaders' join serves both passes: who is in a pair, then the pairs.
@@ -55,8 +55,7 @@ def stream_pairs(
     chunks = _positions(fingerprints, collapsed, joins, every, chunk_size)
     if verify is None:
         for first, second, distance in chunks:
-            if len(first):
-                yield Pairs(first, second, distance, None)
+            yield Pairs(first, second, distance, None)
         return
     involved = _involved(collapsed, joins)
     if features is None or not np.isin(involved, features.positions).all():
@@ -64,8 +63,7 @@ def stream_pairs(
     for first, second, distance in chunks:
         similarity = features.similarity(first, second, verify.metric, verify.threshold)
         good = similarity >= verify.threshold
-        if good.any():  # an empty chunk would type its ids as nulls
-            yield Pairs(first[good], second[good], distance[good], similarity[good])
+        yield Pairs(first[good], second[good], distance[good], similarity[good])
 
 
 class _Joins:

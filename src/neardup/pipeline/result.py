@@ -258,10 +258,9 @@ class DedupResult:
                 with progress.stage(f"write {Path(pairs).name}", unit="pairs") as stage:
                     fmt = _table_format(pairs)
                     writer = TableWriter(stack.enter_context(atomic_path(pairs)), fmt, name=Path(pairs).name)
-                    for chunk in self.iter_pairs(every_pair):
-                        if len(chunk.first):
-                            writer.write(self._pairs_batch(chunk))
-                            stage.update(len(chunk.first))
+                    for chunk in self.iter_pairs(every_pair):  # never empty
+                        writer.write(self._pairs_batch(chunk))
+                        stage.update(len(chunk.first))
                     if writer.schema is None:  # no pair: the columns alone
                         writer.write(self._pairs_batch(self._no_pairs()))
                     writer.close()

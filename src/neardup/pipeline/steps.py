@@ -181,22 +181,27 @@ def near_pairs(
     """The pairs of :meth:`DedupResult.iter_pairs`, from what :func:`choose_representatives`
     found: within ``max_distance``, or under MinHash ``keys`` (``--jaccard``) in a shared
     bucket; with ``verify``, checked on the texts of ``corpus`` (or the ``features`` held);
-    in a ``budget`` as :func:`choose_representatives` joins in one."""
+    in a ``budget`` as :func:`choose_representatives` joins in one. Chunks are never empty:
+    one whose pairs all failed their check would type its ids as nulls in a table."""
     if keys is not None:
         assert verify is not None
-        return stream_bucket_pairs(fingerprints, collapsed, keys, verify, corpus, every, chunk_size, features)
-    return stream_pairs(
-        fingerprints,
-        collapsed,
-        bits,
-        max_distance,
-        every=every,
-        verify=verify,
-        corpus=corpus,
-        features=features,
-        chunk_size=chunk_size,
-        budget=budget,
-    )
+        chunks = stream_bucket_pairs(
+            fingerprints, collapsed, keys, verify, corpus, every, chunk_size, features
+        )
+    else:
+        chunks = stream_pairs(
+            fingerprints,
+            collapsed,
+            bits,
+            max_distance,
+            every=every,
+            verify=verify,
+            corpus=corpus,
+            features=features,
+            chunk_size=chunk_size,
+            budget=budget,
+        )
+    return (chunk for chunk in chunks if len(chunk.first))
 
 
 def index_to_save(

@@ -146,21 +146,17 @@ class FeatureTable:
         return [cls(*part) for part in parts]
 
     @classmethod
-    def concat(cls, tables: list[FeatureTable], hashes: np.ndarray | None = None) -> FeatureTable:
-        """One table of ``tables``' documents in turn, copied; the hashes into ``hashes`` when
-        given (as long as they are). The counts are kept if every table has them."""
+    def concat(cls, tables: list[FeatureTable]) -> FeatureTable:
+        """One table of ``tables``' documents in turn, copied (pieces are views of scratch)."""
         if not tables:
             return cls(np.zeros(1, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.int64))
         starts = np.cumsum([0] + [t.doc_offsets[-1] for t in tables[:-1]])
         doc_offsets = np.concatenate(
             [tables[0].doc_offsets[:1]] + [t.doc_offsets[1:] + s for t, s in zip(tables, starts)]
         )
-        counted = [t.counts for t in tables if t.counts is not None]
-        return cls(
-            doc_offsets,
-            np.concatenate([t.hashes for t in tables], out=hashes),
-            np.concatenate(counted) if len(counted) == len(tables) else None,
-        )
+        counts = [t.counts for t in tables if t.counts is not None]
+        assert len(counts) == len(tables), "features held without counts are never joined"
+        return cls(doc_offsets, np.concatenate([t.hashes for t in tables]), np.concatenate(counts))
 
     def __len__(self) -> int:
         return self.doc_offsets.shape[0] - 1
