@@ -102,7 +102,7 @@ def test_position_is_counted_across_pieces_of_a_long_list_or_iterator():
     fps, skipped = Fingerprinter().fingerprint_batch(iter(texts), errors="skip")
     assert fps.shape == (20_000,) and np.flatnonzero(skipped).tolist() == [17_003]
     assert fps[17_003] == 0 and fps[17_004] == fps[0] == neardup.simhash("a b c")
-    # Pieces made by several threads at once: the first bad document in input order is named.
+    # At any number of threads the first bad document in input order is named.
     texts[9_000] = 5
     for n_jobs in (1, 2, 3):
         with pytest.raises(TypeError, match=r"document 9000 is int"):
