@@ -26,6 +26,11 @@ and a tiny corpus is deduplicated locally first so that neither compiles numba's
     python benchmarks/bench_spark.py                     # N = 1M, then the 500k-doc corpus
     python benchmarks/bench_spark.py --sizes 1000000,10000000 --corpus-docs 0 --json out.json
     python benchmarks/bench_spark.py --sizes 0 --corpus-docs 500000   # end to end only
+    python benchmarks/bench_spark.py --sizes 0 --corpus-docs 200000 --jaccard 0.8 --driver-limit 0
+
+``--jaccard T`` runs both engines with it; ``--driver-limit N`` is Spark's (0: every step
+on the cluster, the pairs checked in the tasks). Spark's shuffle bytes and the most records
+one task read come from its event log.
 
 The last stdout line is ``RESULT {json}``. Spark's time per row scales with executors; the
 local engine's does not (one machine): see the scaling paragraph in the note this prints.
@@ -177,9 +182,27 @@ def _engine_row(
     }
 
 
-def end_to_end(docs: int, master: str) -> dict[str, Any]:
+def event_log_figures(folder: Path) -> dict[str, Any]:
+    """From Spark's event log in ``folder``: the shuffle bytes every task wrote, and the most
+    records one task read (from a shuffle or an input), over the whole application."""
+    written, most = 0, 0
+    for log in folder.iterdir():
+        with open(log) as f:
+            for line in f:
+                if '"SparkListenerTaskEnd"' not in line:
+                    continue
+                metrics = json.loads(line).get("Task Metrics") or {}
+                written += metrics.get("Shuffle Write Metrics", {}).get("Shuffle Bytes Written", 0)
+                read = metrics.get("Shuffle Read Metrics", {}).get("Total Records Read", 0)
+                read += metrics.get("Input Metrics", {}).get("Records Read", 0)
+                most = max(most, read)
+    return {"shuffle_bytes": written, "largest_task_records": most}
+
+
+def end_to_end(docs: int, master: str, checks: list[str], driver_limit: int | None) -> dict[str, Any]:
     """``neardup dedup`` on bench_dedup's JSONL corpus of ``docs`` documents, the local engine and
-    then Spark on ``master``, each in a child process; see the module's docstring."""
+    then Spark on ``master``, each in a child process, both with the options ``checks`` (Spark
+    also with ``--driver-limit``); see the module's docstring."""
     print(f"corpus of {docs:,} docs (seed 0) in {RESULTS} ...", flush=True)
     folder, meta, cached = bench_dedup.corpus(docs, 0, RESULTS)
     tiny, _, _ = bench_dedup.corpus(bench_dedup.TINY_DOCS, 0, RESULTS)
@@ -194,10 +217,17 @@ def end_to_end(docs: int, master: str) -> dict[str, Any]:
         while f.read(1 << 24):
             pass
     env = dict(os.environ)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="spark-e2e-", dir=RESULTS))
+    events = work / "events"
+    events.mkdir()
     spark_env = dict(
         env,
         PYSPARK_PYTHON=sys.executable,
-        PYSPARK_SUBMIT_ARGS="--conf spark.ui.showConsoleProgress=false pyspark-shell",
+        PYSPARK_SUBMIT_ARGS=(
+            f"--conf spark.ui.showConsoleProgress=false --conf spark.eventLog.enabled=true "
+            f"--conf spark.eventLog.dir={events.as_uri()} pyspark-shell"
+        ),
     )
     out: dict[str, Any] = {
         "docs": docs,
@@ -205,10 +235,10 @@ def end_to_end(docs: int, master: str) -> dict[str, Any]:
         "corpus": str(corpus_path),
         "corpus_cached": cached,
         "master": master,
+        "options": checks,
+        "driver_limit": driver_limit,
         "mb_unit_bytes": int(MB),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="spark-e2e-", dir=RESULTS))
     try:
         # numba's kernels compiled (or loaded) once, so that neither timed run compiles them.
         bench_dedup.run_dedup(
@@ -216,17 +246,22 @@ def end_to_end(docs: int, master: str) -> dict[str, Any]:
             env,
             work / "warm.json",
         )
+        on_spark = ["--engine", "spark", "--master", master]
+        if driver_limit is not None:
+            on_spark += ["--driver-limit", str(driver_limit)]
         runs = {
             "local": ([], env, work / "kept_local.jsonl"),
-            "spark": (["--engine", "spark", "--master", master], spark_env, work / "kept_spark.jsonl"),
+            "spark": (on_spark, spark_env, work / "kept_spark.jsonl"),
         }
         ids: dict[str, np.ndarray] = {}
         for engine, (extra, child_env, kept) in runs.items():
-            argv = ["dedup", str(corpus_path), "-o", str(kept), "--id-field", "id", *extra]
+            argv = ["dedup", str(corpus_path), "-o", str(kept), "--id-field", "id", *checks, *extra]
             print(f"   neardup {' '.join(argv)}", flush=True)
             r = bench_dedup.run_dedup(argv, child_env, work / f"report_{engine}.json")
             ids[engine] = read_ids(kept)
             out[engine] = _engine_row(engine, r, docs, input_bytes, ids[engine])
+        figures = event_log_figures(events)
+        out["spark"].update(figures, shuffle_bytes_per_doc=figures["shuffle_bytes"] / docs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     local, spark = (np.unique(ids[e]) for e in ("local", "spark"))
@@ -257,6 +292,13 @@ def print_end_to_end(e: dict[str, Any]) -> None:
             f"outside the stages {r['unstaged_s']:.2f} s)",
             flush=True,
         )
+    spark = e["spark"]
+    print(
+        f"end to end, Spark's shuffle: {spark['shuffle_bytes'] / 2**20:,.0f} MiB "
+        f"({spark['shuffle_bytes_per_doc']:.0f} B a document); the largest task read "
+        f"{spark['largest_task_records']:,} records",
+        flush=True,
+    )
     print(
         f"end to end, Spark / local: {e['ratio']:.2f}x on {e['docs']:,} docs "
         f"({e['input_bytes'] / MB:,.1f} MB); same kept ids: {e['same_kept_ids']}"
@@ -282,6 +324,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="documents of the end-to-end corpus (default 500,000, ~1.07 GB of JSONL); 0 skips it",
     )
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument(
+        "--jaccard", type=float, metavar="T", help="end to end with --jaccard T on both engines"
+    )
+    parser.add_argument(
+        "--driver-limit",
+        type=int,
+        metavar="N",
+        help="end to end: Spark's --driver-limit (0: the whole decision on the cluster)",
+    )
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
     try:
@@ -324,7 +375,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         finally:
             spark.stop()  # before the end-to-end runs: its JVM would compete with them
     if args.corpus_docs > 0:
-        results["end_to_end"] = end_to_end(args.corpus_docs, args.master)
+        checks = ["--jaccard", str(args.jaccard)] if args.jaccard is not None else []
+        results["end_to_end"] = end_to_end(args.corpus_docs, args.master, checks, args.driver_limit)
         print_end_to_end(results["end_to_end"])
     return finish(results, started, args.json, lambda _: None)
 

@@ -209,23 +209,26 @@ def test_cosine_keeps_what_the_local_engine_keeps(corpus, tmp_path):
     assert local.stats.plan in done.stderr and 0 < local.stats.similar_pairs < local.stats.checked_pairs
 
 
-def test_jaccard_keeps_what_the_local_engine_keeps(corpus, tmp_path):
+@pytest.mark.parametrize("driver_limit", [None, "0"])
+def test_jaccard_keeps_what_the_local_engine_keeps(corpus, tmp_path, driver_limit):
     """--jaccard on Spark: band keys made in the tasks, every candidate pair checked on the
-    driver: the local engine's kept documents, plan and counts."""
+    driver, or with --driver-limit 0 in the tasks (the texts read again by the splits): the
+    local engine's kept documents, plan and pairs (and, on the driver, its counts)."""
     common = ["--text-field", "body", "--id-field", "url", "--jaccard", "0.7"]
+    limit = ["--driver-limit", driver_limit] if driver_limit else []
     done = run(
         "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--pairs", "pairs.parquet",
-        "--engine", "spark", "--master", "local[2]", *common, cwd=tmp_path,
+        "--engine", "spark", "--master", "local[2]", *common, *limit, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     local = neardup.dedup(corpus / "pages.jsonl", text_field="body", id_field="url", jaccard=0.7)
     kept = kept_urls(tmp_path / "kept.jsonl")
     assert sorted(kept) == sorted(np.array(local.ids)[local.kept].tolist())
     assert local.stats.plan in done.stderr and "MinHash-LSH" in local.stats.plan
-    assert (
-        f"{local.stats.similar_pairs:,} of {local.stats.checked_pairs:,} pairs checked passed verification"
-        in done.stderr
-    )
+    stats = local.stats
+    counts = f"{stats.similar_pairs:,} of {stats.checked_pairs:,} pairs checked passed verification"
+    assert (counts in done.stderr) == (driver_limit is None)
+    assert ("decide on the driver" in done.stderr) == (driver_limit is None)
     assert not all(local.kept)
     pairs = pq.read_table(tmp_path / "pairs.parquet").to_pylist()
     assert comparable_pairs(pairs) == comparable_pairs(local.pairs_table().to_pylist()) and pairs
@@ -246,7 +249,13 @@ def test_decided_by_spark_as_the_local_engine(corpus, longest, tmp_path):
         "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--engine", "spark", "--master",
         "local[2]", "--driver-limit", "0", "--verify", "jaccard", "0.9", *LONGEST, cwd=tmp_path,
     )  # fmt: skip
-    assert done.returncode != 0 and "verify run on the driver on Spark, up to 0 rows" in done.stderr
+    assert done.returncode == 0, done.stderr[-3000:]
+    local = neardup.dedup(
+        corpus / "pages.jsonl", text_field="body", id_field="url", max_distance=5, keep="longest",
+        verify=("jaccard", 0.9),
+    )  # fmt: skip
+    assert sorted(kept_urls(tmp_path / "kept.jsonl")) == sorted(np.array(local.ids)[local.kept].tolist())
+    assert ", check " in done.stderr and local.stats.similar_pairs < local.stats.checked_pairs
 
 
 def test_the_default_radius_serves_against_and_save_index(corpus, tmp_path):

@@ -116,32 +116,69 @@ def test_the_driver_decides_what_only_it_can_past_driver_rows(spark, texts, monk
 
 
 @pytest.mark.parametrize("cluster", ["greedy", "components"])
-def test_verify_equals_the_local_job(spark, texts, cluster):
+@pytest.mark.parametrize("where", ["spark", "driver"])
+@pytest.mark.parametrize(
+    "check",
+    [
+        dict(max_distance=7, verify=("jaccard", 0.97), verify_features="words"),
+        dict(cosine=0.99),
+    ],
+    ids=["verify", "cosine"],
+)
+def test_checks_equal_the_local_job(spark, texts, cluster, where, check):
+    """Each pair checked on its texts, on the driver or in Spark's tasks (copies whose text
+    fails their leader's check included): the local job's answer."""
     ids = list(range(len(texts)))
     df = spark.createDataFrame(list(zip(ids, texts)), "id long, text string")
-    options = dict(max_distance=7, cluster=cluster, verify=("jaccard", 0.97), verify_features="words")
-    rows = dedup(df, id_col="id", **options).collect()
+    options = dict(cluster=cluster, **check)
+    driver_limit = 0 if where == "spark" else 10_000
+    rows = dedup(df, id_col="id", driver_limit=driver_limit, local_limit=0, **options).collect()
     local = neardup.dedup(pa.table({"id": ids, "text": texts}), id_field="id", **options)
     kept, representative = spark_representatives(rows)
     assert kept == local.kept.tolist()
     assert representative == local.representatives.tolist()
     assert local.stats.similar_pairs < local.stats.checked_pairs  # the check removed something
-    with pytest.raises(ConfigError, match="up to 10 rows"):
-        dedup(df, id_col="id", driver_limit=10, **options)
 
 
 @pytest.mark.parametrize("cluster", ["greedy", "components"])
-def test_jaccard_equals_the_local_job(spark, texts, cluster):
-    """MinHash-LSH candidates keyed in the tasks, each pair checked on the driver: the local
-    job's answer, and its counts."""
+@pytest.mark.parametrize("where", ["spark", "driver"])
+def test_jaccard_equals_the_local_job(spark, texts, cluster, where):
+    """MinHash-LSH candidates keyed in the tasks, each pair checked on the driver or, past it,
+    in the tasks (the buckets cut into tiles of 4): the local job's answer."""
     ids = list(range(len(texts)))
     df = spark.createDataFrame(list(zip(ids, texts)), "id long, text string")
-    rows = dedup(df, id_col="id", jaccard=0.6, cluster=cluster).collect()
+    limits = dict(driver_limit=0, group_limit=4, local_limit=0) if where == "spark" else {}
+    rows = dedup(df, id_col="id", jaccard=0.6, cluster=cluster, **limits).collect()
     local = neardup.dedup(pa.table({"id": ids, "text": texts}), id_field="id", jaccard=0.6, cluster=cluster)
     kept, representative = spark_representatives(rows)
     assert kept == local.kept.tolist() and not all(kept)
     assert representative == local.representatives.tolist()
-    with pytest.raises(ConfigError, match="jaccard run on the driver on Spark, up to 10 rows"):
-        dedup(df, id_col="id", jaccard=0.6, driver_limit=10)
     with pytest.raises(ConfigError, match="leave out max_distance="):
         dedup(df, jaccard=0.6, max_distance=3)
+
+
+@pytest.mark.parametrize("where", ["spark", "driver"])
+def test_copies_that_fail_their_leaders_check_stand_alone(spark, texts, where):
+    """Fingerprinted on words, a text and its words reversed are copies (one fingerprint) whose
+    3-shingles share nothing: each is kept on its own, as the local job keeps it, and the
+    pairs are the local job's, similarity included."""
+    reversed_texts = [" ".join(t.split()[::-1]) for t in texts[:30] if len(t.split()) > 3]
+    every = texts + reversed_texts
+    ids = list(range(len(every)))
+    df = spark.createDataFrame(list(zip(ids, every)), "id long, text string")
+    options = dict(jaccard=0.6, features="words")
+    limits = dict(driver_limit=0, group_limit=4, local_limit=0) if where == "spark" else {}
+    rows, pairs = dedup_with_pairs(df, id_col="id", **limits, **options)
+    local = neardup.dedup(pa.table({"id": ids, "text": every}), id_field="id", **options)
+    kept, representative = spark_representatives(rows.collect())
+    assert kept == local.kept.tolist()
+    assert representative == local.representatives.tolist()
+    assert all(kept[len(texts) :]) and len(reversed_texts) > 20
+    got = sorted(
+        (*sorted((str(r["a"]), str(r["b"]))), r["distance"], r["similarity"]) for r in pairs.collect()
+    )
+    want = sorted(
+        (*sorted((r["id_a"], r["id_b"])), r["distance"], r["similarity"])
+        for r in local.pairs_table().to_pylist()
+    )
+    assert got == want and len(got) > 30

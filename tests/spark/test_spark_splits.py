@@ -22,11 +22,11 @@ from neardup.spark.facts import Facts
 from neardup.spark.splits import (
     LINE_BITS,
     SplitFacts,
+    SplitTexts,
     _documents,
     _open,
     first_record,
     plan_splits,
-    split_texts,
     write_kept_lines,
 )
 
@@ -141,12 +141,15 @@ def test_facts_on_the_driver_and_as_a_dataframe(spark, corpus, monkeypatch, coll
     assert frame.equals(held.cast(frame.schema))
 
 
-def test_texts_come_back_in_the_order_asked(spark, corpus):
+def test_texts_come_back_in_the_order_asked_or_all_in_the_tasks(spark, corpus):
     _, _, splits = corpus
     positions, texts, _ = documents(corpus)
     asked = np.random.default_rng(0).permutation(len(positions))[:40]
-    fetched = split_texts(spark.sparkContext, splits, ReadOptions())(positions[asked])
-    assert fetched.to_pylist() == [texts[k] for k in asked]
+    source = SplitTexts(spark.sparkContext, splits, ReadOptions())
+    assert source(positions[asked]).to_pylist() == [texts[k] for k in asked]
+    every = source.frame().toArrow().sort_by("_position")  # as the tasks read them for the checks
+    assert every.column("_position").to_pylist() == positions.tolist()
+    assert every.column("_text").to_pylist() == texts
 
 
 @pytest.mark.parametrize("leave_out", [False, True])

@@ -208,8 +208,8 @@ def add_command(commands: Any) -> None:
         metavar="N",
         help="with --engine spark: decide on the driver up to N documents, by the local engine's "
         "steps, and past it on the cluster (default: 2,000,000; as many as the driver's memory "
-        "holds where only it can decide: --verify, --cosine, --jaccard, --against, --save-index, "
-        "--all-pairs)",
+        "holds with --verify, --cosine or --jaccard, and where only it can decide: --against, "
+        "--save-index, --all-pairs)",
     )
     add_config_arguments(dedup)
 

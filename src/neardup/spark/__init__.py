@@ -11,7 +11,8 @@ same near-duplicate pairs as the local engine, computed on a cluster.
 - :func:`dedup` is the local job's answer on a DataFrame, :func:`dedup_with_pairs` with the
   pairs that rebuild its clusters (``dedup.py``): it decides on a narrow table of each row's
   facts (``facts.py``), on the driver by the local engine's steps while they are few
-  (``driver.py``);
+  (``driver.py``), past that on the cluster, where ``buckets.py`` pairs ``jaccard``'s
+  candidates and ``checks.py`` checks pairs on their texts;
 - :func:`run` is the whole job on files, as ``neardup dedup --engine spark`` runs it: the
   inputs read (``inputs.py``), the session, the decision, the outputs and the summary
   (``job.py``); ``splits.py`` has the tasks read JSONL files (and write the kept lines)

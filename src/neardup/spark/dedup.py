@@ -8,10 +8,13 @@ over a DataFrame, with the same answer as :func:`neardup.dedup` on the same rows
 2. The rows are numbered in ``keep`` order: a row's *rank* (increasing, not dense; the
    position itself for ``keep="first"``, so no sort).
 3. Copies collapse: each distinct fingerprint is led by its lowest rank.
-4. :func:`near_duplicate_pairs` joins the distinct fingerprints; the pairs, as leader ranks,
-   go to :func:`representatives` (Manku's rule or components).
-5. A leader follows its representative, a copy its leader's; a row is kept when it is its
-   own representative, and its cluster is its representative's rank.
+4. :func:`near_duplicate_pairs` joins the distinct fingerprints (under ``jaccard``, the
+   leaders sharing a MinHash band key are paired instead: ``buckets.py``); the pairs, as
+   leader ranks, go to :func:`representatives` (Manku's rule or components), with a check
+   (``verify``, ``cosine``, ``jaccard``) only those whose texts pass it (``checks.py``).
+5. A leader follows its representative, a copy its leader's (unless its text fails its
+   leader's check: then it is its own); a row is kept when it is its own representative,
+   and its cluster is its representative's rank.
 6. The rows meet their outcome by position: the outcome (a few longs a row) is broadcast
    while it is small, so the rows are never shuffled.
 
@@ -37,8 +40,10 @@ from pyspark.sql import functions as F
 from .._errors import ConfigError
 from ..index.hamming_index import HammingIndex
 from ..pipeline.options import DedupOptions
+from .buckets import bucket_pairs
+from .checks import SIMILARITY, feature_frame, with_similarity
 from .driver import DRIVER_ROWS, decide_on_driver, driver_capacity
-from .facts import POSITION, Facts, Texts, text_facts, texts_by_position
+from .facts import POSITION, Facts, Texts, band_columns, text_facts, texts_by_position
 from .fingerprints import fingerprint_columns
 from .join import GROUP_LIMIT, near_duplicate_pairs, pair_columns
 from .keep_rules import LOCAL_LIMIT, representatives
@@ -79,8 +84,9 @@ def dedup_with_pairs(
             :func:`neardup.spark.keep_rules.representatives`.
         driver_limit: up to this many rows, the decision is taken on the driver, by the local
             engine's steps (``driver.py``); the texts stay on the executors. By default
-            ``DRIVER_ROWS`` (2M), or where only the driver can decide (a check of each pair,
-            ``jaccard``) as many as its memory holds (``driver_capacity()``).
+            ``DRIVER_ROWS`` (2M), or with a check of each pair (``verify``, ``cosine``,
+            ``jaccard``) as many as its memory holds (``driver_capacity()``); past it the
+            pairs are checked in the tasks (``checks.py``).
     """
     rows, pairs = _dedup(df, text_col, options, with_pairs=True, **keywords)
     assert pairs is not None
@@ -150,13 +156,14 @@ def decide(
     on the driver`` for facts of at most ``driver_limit`` rows (``driver.py``). The pairs are
     None without ``with_pairs``; with ``every_pair`` (on the driver only) they are every pair
     of rows, not just those that rebuild the clusters. Where the options check each pair
-    (``verify``, ``cosine``, ``jaccard``; on the driver only, so up to ``driver_limit`` rows), a
-    pair counts only if its texts, fetched by ``texts``, are similar enough: as
-    :func:`neardup.dedup` decides. Likewise with ``against`` (the opened index of documents
-    seen before), a document near it is not kept, and under ``jaccard`` the candidates share a
-    MinHash band key. ``driver_limit`` is by default ``DRIVER_ROWS``,
-    or with any of those as many rows as the driver's memory holds; so too with ``hold``, what
-    needs the outcome held by the driver (named in the error when the rows are too many)."""
+    (``verify``, ``cosine``, ``jaccard``), a pair counts only if its ``texts`` (fetched to the
+    driver, or read by the tasks past it: ``checks.py``) are similar enough, and a copy whose
+    text fails its leader's check stands alone: as :func:`neardup.dedup` decides. Under
+    ``jaccard`` the candidates share a MinHash band key (``buckets.py``). With ``against``
+    (the opened index of documents seen before; on the driver only), a document near it is
+    not kept. ``driver_limit`` is by default ``DRIVER_ROWS``, or with any of those as many
+    rows as the driver's memory holds; past it, ``against``, ``every_pair`` and ``hold`` (what
+    needs the outcome held by the driver) are refused, named in the error."""
     clock = _Clock(timings)
     config, k, keep, cluster, featureless = (
         options.config,
@@ -177,10 +184,10 @@ def decide(
     rows = facts.count()
     clock.lap("fingerprint")
     every = "every pair" if every_pair else None
-    driven = (("verify", verify), ("against", against), ("jaccard", banding), (every, every), (hold, hold))
+    driven = (("against", against), (every, every), (hold, hold))
     on_driver = [str(name) for name, given in driven if given is not None]
-    if driver_limit is None:
-        driver_limit = driver_capacity() if on_driver else DRIVER_ROWS
+    if driver_limit is None:  # a check's pairs are cheaper on the driver while it holds them
+        driver_limit = driver_capacity() if on_driver or verify else DRIVER_ROWS
     if on_driver and rows > driver_limit:
         raise ConfigError(
             f"{' and '.join(on_driver)} run on the driver on Spark, up to {driver_limit:,} rows (its "
@@ -227,24 +234,80 @@ def decide(
             .withColumn("_rank", F.monotonically_increasing_id())  # increasing in keep order
             .localCheckpoint()
         )
-    ranked = ranked.select(POSITION, "_rank", "_featureless", *fp, *ids)
+    bands = band_columns(options.bands)
+    ranked = ranked.select(POSITION, "_rank", "_featureless", *fp, *ids, *bands)
     compared = ranked if featureless == "compare" else ranked.where(~F.col("_featureless"))
-    leaders = compared.groupBy(*fp).agg(F.min("_rank").alias("leader")).localCheckpoint()
-    pairs = near_duplicate_pairs(leaders, k, group_limit=group_limit, distinct=True)
+    # Each fingerprint's leader: its first row in keep order (and, for a check, where it is
+    # and its band keys).
+    first = F.min(F.struct("_rank", POSITION, *bands)).alias("_first")
+    leaders = (
+        compared.groupBy(*fp)
+        .agg(first)
+        .select(
+            *fp,
+            F.col("_first._rank").alias("leader"),
+            F.col(f"_first.{POSITION}").alias("leader_at"),
+            *(F.col(f"_first.{b}").alias(b) for b in bands),
+        )
+        .localCheckpoint()
+    )
+    if banding is not None:
+        edges = bucket_pairs(leaders, bands, fp, group_limit)
+    else:
+        pairs = near_duplicate_pairs(leaders.select(*fp), k, group_limit=group_limit, distinct=True)
+        edges = pairs
+        for end, node in (("a", "u"), ("b", "v")):  # each end of a pair to its leader's rank
+            names = pair_columns(end, len(fp))
+            renamed = leaders.select(
+                *(F.col(w).alias(n) for w, n in zip(fp, names)),
+                F.col("leader").alias(node),
+                F.col("leader_at").alias(f"{node}_at"),
+            )
+            edges = edges.join(renamed, names)
+        edges = edges.select("u", "v", "u_at", "v_at", F.col("distance").cast("long"))
     clock.lap("join")
-    edges = pairs
-    for end, node in (("a", "u"), ("b", "v")):  # each end of a pair to its leader's rank
-        names = pair_columns(end, len(fp))
-        renamed = leaders.select(*(F.col(w).alias(n) for w, n in zip(fp, names)), F.col("leader").alias(node))
-        edges = edges.join(renamed, names)
+    copies = compared.join(leaders.select(*fp, "leader", "leader_at"), fp).where(
+        F.col("_rank") != F.col("leader")
+    )
+    checked = similar = None
+    detached = None
+    if verify is not None:
+        assert texts is not None
+        candidates = edges.localCheckpoint()
+        needed = (
+            candidates.select(F.col("u_at").alias(POSITION))
+            .union(candidates.select(F.col("v_at").alias(POSITION)))
+            .union(copies.select(POSITION))
+            .union(copies.select(F.col("leader_at").alias(POSITION)))
+            .distinct()
+        )
+        features = feature_frame(texts, needed, verify).localCheckpoint()
+        edges = with_similarity(candidates, features, "u_at", "v_at", verify)
+        edges = edges.where(F.col(SIMILARITY) >= verify.threshold).localCheckpoint()
+        checked, similar = candidates.count(), edges.count()
+        copies = with_similarity(
+            copies.select(POSITION, "_rank", "leader", "leader_at"), features, "leader_at", POSITION, verify
+        ).localCheckpoint()
+        detached = copies.where(F.col(SIMILARITY) < verify.threshold).select(
+            POSITION, F.lit(True).alias("_detached")
+        )
+        copies = copies.where(F.col(SIMILARITY) >= verify.threshold)
+        clock.lap("check")
     chosen = representatives(edges.select("u", "v"), cluster, local_limit=local_limit)
     follow = (
-        compared.join(leaders, fp)
+        compared.join(leaders.select(*fp, "leader"), fp)
         .join(chosen.withColumnRenamed("node", "leader"), "leader", "left")
-        .select(POSITION, F.coalesce("representative", "leader").alias("representative"))
+        .select(POSITION, "_rank", F.coalesce("representative", "leader").alias("representative"))
     )
+    if detached is not None:  # a copy whose text fails its leader's check is its own
+        follow = follow.join(detached, POSITION, "left").select(
+            POSITION,
+            F.when(F.col("_detached"), F.col("_rank"))
+            .otherwise(F.col("representative"))
+            .alias("representative"),
+        )
     outcome = (
-        ranked.join(follow, POSITION, "left")
+        ranked.join(follow.select(POSITION, "representative"), POSITION, "left")
         .select(
             POSITION,
             *fp,
@@ -265,23 +328,24 @@ def decide(
         F.sum("n"), F.sum("kept"), F.count(F.when(F.col("n") > 1, True))
     ).collect()[0]
     decision = Decision(
-        computed=outcome, spread_pairs=None, documents=documents or 0, kept=kept or 0, clusters=clusters
+        computed=outcome,
+        spread_pairs=None,
+        documents=documents or 0,
+        kept=kept or 0,
+        clusters=clusters,
+        checked_pairs=checked,
+        similar_pairs=similar,
     )
     if not with_pairs:
         return decision
     # The pairs, as positions: between leaders, and each copy to its leader.
-    where = ranked.select(F.col("_rank").alias("leader"), F.col(POSITION).alias("at"))
-    placed = leaders.join(where, "leader")
-    between = (
-        edges.select("u", "v", "distance")
-        .join(where.withColumnRenamed("leader", "u").withColumnRenamed("at", "a"), "u")
-        .join(where.withColumnRenamed("leader", "v").withColumnRenamed("at", "b"), "v")
-        .select("a", "b", F.col("distance").cast("long"))
-    )
-    links = (
-        compared.join(placed, fp)
-        .where(F.col("_rank") != F.col("leader"))
-        .select(F.col("at").alias("a"), F.col(POSITION).alias("b"), F.lit(0).cast("long").alias("distance"))
+    scored = [F.col(SIMILARITY)] if verify is not None else []
+    between = edges.select(F.col("u_at").alias("a"), F.col("v_at").alias("b"), "distance", *scored)
+    links = copies.select(
+        F.col("leader_at").alias("a"),
+        F.col(POSITION).alias("b"),
+        F.lit(0).cast("long").alias("distance"),
+        *scored,
     )
     pairs = between.unionByName(links)
     if id_col is not None:
@@ -292,7 +356,7 @@ def decide(
                 .drop(end)
                 .withColumnRenamed(f"{end}_id", end)
             )
-        pairs = pairs.select("a", "b", "distance")
+        pairs = pairs.select("a", "b", "distance", *scored)
     decision.spread_pairs = pairs
     return decision
 

@@ -8,9 +8,9 @@ collected instead and the local job's own step decides
 fingerprints joined by a :class:`~neardup.HammingIndex`, Manku's rule or components, or under
 ``jaccard`` MinHash buckets, and with ``verify`` the similarity of the pairs it needs), with
 the same answer; the pairs are the local engine's too (:func:`~neardup.pipeline.steps.near_pairs`).
-What only the driver can decide, it decides up to :func:`driver_capacity` rows. Texts come to
-the driver only for ``verify``, and only those of documents with a neighbour
-(:class:`_FetchedCorpus`).
+With a check of each pair, and what only the driver can decide, it decides up to
+:func:`driver_capacity` rows. Texts come to the driver only for ``verify``, and only those of
+documents with a neighbour (:class:`_FetchedCorpus`).
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ DRIVER_ROW_BYTES = 1024
 
 
 def driver_capacity() -> int:
-    """The most rows the driver decides, when only it can (``verify``, ``jaccard``,
-    ``against``, a saved index): as many as a kilobyte each of the memory available now
-    holds, at least ``DRIVER_ROWS``."""
+    """The most rows the driver decides with a check of each pair (``verify``, ``jaccard``)
+    or where only it can (``against``, a saved index): as many as a kilobyte each of the
+    memory available now holds, at least ``DRIVER_ROWS``."""
     return max(DRIVER_ROWS, available_memory() // DRIVER_ROW_BYTES)
 
 

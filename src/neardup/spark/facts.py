@@ -16,9 +16,9 @@ longs a row, whatever the documents.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -37,8 +37,24 @@ from .fingerprints import _fingerprinter, fingerprint_columns, non_null
 
 POSITION = "_position"
 """The column numbering the input's rows."""
-Texts = Callable[[np.ndarray], pa.Array]
-"""The texts of the rows at these positions (``POSITION`` values), in that order."""
+TEXT = "_text"
+"""The column of the texts in :meth:`Texts.frame`."""
+
+TEXTS_SCHEMA = StructType([StructField(POSITION, LongType(), False), StructField(TEXT, StringType(), False)])
+"""The columns of :meth:`Texts.frame`."""
+
+
+class Texts(Protocol):
+    """Where a decision reads the texts it checks: on the driver, or in the tasks."""
+
+    def __call__(self, positions: np.ndarray) -> pa.Array:
+        """The texts of the rows at these positions (``POSITION`` values), in that order,
+        brought to the driver."""
+
+    def frame(self) -> DataFrame:
+        """Every row's ``POSITION`` and text (``TEXT``), as a DataFrame the tasks read."""
+
+
 _NEWLINE = np.frombuffer(b"\n", dtype=np.uint8)
 
 
@@ -186,17 +202,37 @@ def _fields_line_by_line(
 
 
 def texts_by_position(positioned: DataFrame, column: str, json_field: str | None = None) -> Texts:
-    """A :data:`Texts` reading ``column`` of the rows of ``positioned`` (the text, or with
-    ``json_field`` a JSON line holding it) at the positions asked for, in that order: they are
-    broadcast to the tasks, and only those rows come to the driver."""
+    """The :class:`Texts` of ``column`` of the rows of ``positioned`` (the text, or with
+    ``json_field`` a JSON line holding it)."""
+    return _ColumnTexts(positioned, column, json_field)
 
-    def texts(positions: np.ndarray) -> pa.Array:
-        spark = positioned.sparkSession
+
+@dataclass(frozen=True)
+class _ColumnTexts:
+    positioned: DataFrame
+    column: str
+    json_field: str | None
+
+    def __call__(self, positions: np.ndarray) -> pa.Array:
+        """The positions asked for are broadcast to the tasks, and only those rows come to
+        the driver."""
+        spark = self.positioned.sparkSession
         wanted = spark.createDataFrame(
             pa.table({POSITION: positions, "_at": np.arange(len(positions), dtype=np.int64)})
         )
-        got = positioned.join(F.broadcast(wanted), POSITION).select("_at", column).toArrow()
-        ordered = got.column(column).take(pc.sort_indices(got.column("_at"))).combine_chunks()
-        return ordered if json_field is None else _fields(ordered, json_field, None)[0]
+        got = self.positioned.join(F.broadcast(wanted), POSITION).select("_at", self.column).toArrow()
+        ordered = got.column(self.column).take(pc.sort_indices(got.column("_at"))).combine_chunks()
+        return ordered if self.json_field is None else _fields(ordered, self.json_field, None)[0]
 
-    return texts
+    def frame(self) -> DataFrame:
+        chosen = self.positioned.select(POSITION, F.col(self.column).alias(TEXT))
+        field = self.json_field
+        if field is None:
+            return chosen
+
+        def parsed(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for batch in batches:
+                texts = _fields(batch.column(TEXT), field, None)[0]
+                yield pa.RecordBatch.from_arrays([batch.column(POSITION), texts], names=[POSITION, TEXT])
+
+        return chosen.mapInArrow(parsed, TEXTS_SCHEMA)

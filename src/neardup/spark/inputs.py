@@ -24,9 +24,9 @@ from .._errors import ConfigError
 from ..io.batch import ReadOptions
 from ..io.sources import regular_files, split_suffixes
 from .dedup import Decision, numbered, rows_with
-from .facts import POSITION, Facts, json_line_facts, text_facts, texts_by_position
+from .facts import POSITION, Facts, Texts, json_line_facts, text_facts, texts_by_position
 from .folders import file_system, write_table
-from .splits import SplitFacts, first_record, plan_splits, split_texts, write_kept_lines
+from .splits import SplitFacts, SplitTexts, first_record, plan_splits, write_kept_lines
 
 FORMATS = ("jsonl", "parquet", "csv", "tsv")
 """What the Spark job reads and writes."""
@@ -59,10 +59,11 @@ class Inputs:
         lines_out = fmt == "jsonl" and (not output or folder_format(output, output_format) == "jsonl")
         self.splits = plan_splits(paths, sc.defaultParallelism) if lines_out else None
         self.facts: Any
+        self.texts: Texts
         if self.splits is not None:
             _check_first_line(first_record(self.splits), paths, fields)
             self.facts = SplitFacts(sc, self.splits, read, recorded)
-            self.texts = split_texts(sc, self.splits, read)
+            self.texts = SplitTexts(sc, self.splits, read)
         elif lines_out:  # at a path only Spark reaches: its text source reads the lines
             lines = self.spark.read.text(paths).select(F.col("value").alias(LINE))
             self.positioned = numbered(lines.where(F.col(LINE).rlike(r"\S")))

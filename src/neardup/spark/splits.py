@@ -16,8 +16,8 @@ both themselves, so the texts never pass through the JVM:
   position is ``split << LINE_BITS | line`` (its line in the split, from 1): positions increase
   in input order.
 - :func:`write_kept_lines` copies each split's kept lines to a part file of its own, byte for
-  byte, as the local engine copies them; :func:`split_texts` fetches the texts at given
-  positions (for ``verify``).
+  byte, as the local engine copies them; :class:`SplitTexts` fetches the texts at given
+  positions to the driver, or reads them all in the tasks (for the checks).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from ..io.lines import JsonlParser, numbered_lines, stream_blocks
 from ..io.rejects import Rejects
 from ..io.sources import Source, is_hidden, split_suffixes
 from .driver import DRIVER_ROWS
-from .facts import POSITION, Facts, Texts
+from .facts import POSITION, TEXT, TEXTS_SCHEMA, Facts
 from .folders import empty_folder, file_system, write_part
 
 LINE_BITS = 36
@@ -174,16 +174,22 @@ class SplitFacts:
         return pa.Table.from_batches(batches, schema=schema)
 
     def frame(self) -> DataFrame:
-        """The facts as a DataFrame: each batch crosses to the JVM as one binary value."""
+        """The facts as a DataFrame."""
+        return _frame(self.sparkSession, self.batches, self.schema)
 
-        def unpacked(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for batch in batches:
-                for packed in batch.column(0).to_pylist():
-                    yield from pa.ipc.open_stream(packed)
 
-        packed = self.batches.map(lambda batch: (_packed(batch),))
-        binary = StructType([StructField("_batch", BinaryType(), False)])
-        return self.sparkSession.createDataFrame(packed, binary).mapInArrow(unpacked, self.schema)
+def _frame(session: SparkSession, batches: RDD, schema: StructType) -> DataFrame:
+    """The Arrow ``batches`` (of ``schema``) as a DataFrame: each crosses to the JVM as one
+    binary value."""
+
+    def unpacked(packed: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in packed:
+            for value in batch.column(0).to_pylist():
+                yield from pa.ipc.open_stream(value)
+
+    packed = batches.map(lambda batch: (_packed(batch),))
+    binary = StructType([StructField("_batch", BinaryType(), False)])
+    return session.createDataFrame(packed, binary).mapInArrow(unpacked, schema)
 
 
 def _packed(batch: pa.RecordBatch) -> bytes:
@@ -194,11 +200,16 @@ def _packed(batch: pa.RecordBatch) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def split_texts(sc: SparkContext, splits: list[Split], options: ReadOptions) -> Texts:
-    """A :data:`Texts` reading the documents' texts at the positions asked for: only the
-    splits that hold them are read, and only those texts come to the driver."""
+class SplitTexts:
+    """The :class:`~neardup.spark.facts.Texts` of the documents of ``splits``."""
 
-    def texts(positions: np.ndarray) -> pa.Array:
+    def __init__(self, sc: SparkContext, splits: list[Split], options: ReadOptions) -> None:
+        self.sc, self.splits, self.options = sc, splits, options
+
+    def __call__(self, positions: np.ndarray) -> pa.Array:
+        """Only the splits that hold the positions asked for are read, and only those texts
+        come to the driver."""
+        options = self.options
         wanted = np.unique(positions)
         numbers = np.unique(wanted >> LINE_BITS)
 
@@ -210,7 +221,7 @@ def split_texts(sc: SparkContext, splits: list[Split], options: ReadOptions) -> 
                     if hit.size:
                         yield at[hit], pa.chunked_array([batch.texts]).combine_chunks().take(hit)
 
-        got = _each_split(sc, [splits[n] for n in numbers.tolist()], fetch).collect()
+        got = _each_split(self.sc, [self.splits[n] for n in numbers.tolist()], fetch).collect()
         found = np.concatenate([at for at, _ in got]) if got else np.zeros(0, dtype=np.int64)
         held = (
             pa.concat_arrays([t.cast(pa.large_string()) for _, t in got])
@@ -220,7 +231,18 @@ def split_texts(sc: SparkContext, splits: list[Split], options: ReadOptions) -> 
         order = np.argsort(found)
         return held.take(order[np.searchsorted(found[order], positions)])
 
-    return texts
+    def frame(self) -> DataFrame:
+        """Every document's position and text, read by the tasks a split each."""
+        options = self.options
+
+        def of(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
+            for split in chosen:
+                for batch in _documents(split, options):
+                    at = pa.array((split.number << LINE_BITS) | batch.rows)
+                    texts = pa.chunked_array([batch.texts]).combine_chunks().cast(pa.string())
+                    yield pa.RecordBatch.from_arrays([at, texts], names=[POSITION, TEXT])
+
+        return _frame(SparkSession.builder.getOrCreate(), _each_split(self.sc, self.splits, of), TEXTS_SCHEMA)
 
 
 def write_kept_lines(

@@ -1,0 +1,64 @@
+"""``--jaccard``'s candidates on Spark: every pair of leaders that share a MinHash band key,
+found by a distributed join, past the driver.
+
+Each leader (the first in ``--keep`` order of the documents of one fingerprint) is sent once
+per band, keyed by (band, key); a key held by one leader is dropped after a count, so only the
+members of shared buckets go on. A bucket of g members joins itself: within ``group_limit``
+in one task; past it cut into s = ceil(g / group_limit) blocks (by a hash of the leader) and
+joined per pair of blocks (i <= j), each its own task, as the Hamming join cuts its key groups
+(``join.py``): a bucket of a million near-identical pages is never held whole. A pair sharing
+several bands is found in each, and kept once.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+_KEYS = ["_band", "_key", "_lo", "_hi"]
+
+
+def bucket_pairs(leaders: DataFrame, bands: list[str], fp: list[str], group_limit: int) -> DataFrame:
+    """Every pair of rows of ``leaders`` (columns ``leader``, a rank; ``leader_at``, its
+    position; the fingerprint columns ``fp`` and the band key columns ``bands``) that share a
+    band key, once: columns ``u`` < ``v`` (ranks), ``u_at``, ``v_at`` (positions) and
+    ``distance`` (the fingerprints' Hamming distance)."""
+    carried = ["leader", "leader_at", *fp]
+    keyed = leaders.select(*carried, F.posexplode(F.array(*bands)).alias("_band", "_key"))
+    shared = keyed.groupBy("_band", "_key").count().where(F.col("count") > 1)
+    blocks = F.ceil(F.col("count") / F.lit(group_limit)).cast("long")
+    members = (
+        keyed.join(shared, ["_band", "_key"])
+        .withColumn("_blocks", blocks)
+        .withColumn("_block", F.pmod(F.xxhash64("leader"), F.col("_blocks")))
+        .withColumn("_with", F.explode(F.sequence(F.lit(0).cast("long"), F.col("_blocks") - 1)))
+        .select(
+            "_band",
+            "_key",
+            F.least("_block", "_with").alias("_lo"),
+            F.greatest("_block", "_with").alias("_hi"),
+            "_block",
+            *carried,
+        )
+    )
+
+    def end(name: str) -> DataFrame:
+        return members.select(
+            *_KEYS,
+            F.col("_block").alias(f"{name}_block"),
+            F.col("leader").alias(name),
+            F.col("leader_at").alias(f"{name}_at"),
+            *(F.col(w).alias(f"{name}_{w}") for w in fp),
+        )
+
+    met = (
+        end("u")
+        .join(end("v"), _KEYS)
+        .where(
+            (F.col("u") < F.col("v"))
+            & ((F.col("_lo") == F.col("_hi")) | (F.col("u_block") != F.col("v_block")))
+        )
+    )
+    words = [F.bit_count(F.col(f"u_{w}").bitwiseXOR(F.col(f"v_{w}"))).cast("long") for w in fp]
+    distance = words[0] if len(words) == 1 else words[0] + words[1]
+    return met.select("u", "v", "u_at", "v_at", distance.alias("distance")).distinct()
