@@ -186,7 +186,7 @@ def event_log_figures(folder: Path) -> dict[str, Any]:
     """From Spark's event log in ``folder``: the shuffle bytes every task wrote, and the most
     records one task read (from a shuffle or an input), over the whole application."""
     written, most = 0, 0
-    for log in folder.iterdir():
+    for log in (path for path in folder.rglob("*") if path.is_file()):  # Spark 4 rolls its logs
         with open(log) as f:
             for line in f:
                 if '"SparkListenerTaskEnd"' not in line:
@@ -226,6 +226,7 @@ def end_to_end(docs: int, master: str, checks: list[str], driver_limit: int | No
         PYSPARK_PYTHON=sys.executable,
         PYSPARK_SUBMIT_ARGS=(
             f"--conf spark.ui.showConsoleProgress=false --conf spark.eventLog.enabled=true "
+            f"--conf spark.eventLog.compress=false "
             f"--conf spark.eventLog.dir={events.as_uri()} pyspark-shell"
         ),
     )

@@ -141,15 +141,21 @@ def test_facts_on_the_driver_and_as_a_dataframe(spark, corpus, monkeypatch, coll
     assert frame.equals(held.cast(frame.schema))
 
 
-def test_texts_come_back_in_the_order_asked_or_all_in_the_tasks(spark, corpus):
+@pytest.mark.parametrize("broadcast", [10_000, 0])
+def test_texts_come_back_in_the_order_asked_or_in_the_tasks(spark, corpus, monkeypatch, broadcast):
+    """The texts at the positions asked for: fetched to the driver in that order, or read
+    in the tasks (the positions broadcast, or joined)."""
     _, _, splits = corpus
     positions, texts, _ = documents(corpus)
     asked = np.random.default_rng(0).permutation(len(positions))[:40]
     source = SplitTexts(spark.sparkContext, splits, ReadOptions())
     assert source(positions[asked]).to_pylist() == [texts[k] for k in asked]
-    every = source.frame().toArrow().sort_by("_position")  # as the tasks read them for the checks
-    assert every.column("_position").to_pylist() == positions.tolist()
-    assert every.column("_text").to_pylist() == texts
+    needed = spark.createDataFrame([(int(p),) for p in positions[asked]], ["_position"])
+    monkeypatch.setattr(importlib.import_module("neardup.spark.splits"), "BROADCAST_ROWS", broadcast)
+    read = source.rows(needed, len(asked)).toArrow().sort_by("_position")  # as the tasks read them
+    order = np.argsort(positions[asked])
+    assert read.column("_position").to_pylist() == positions[asked][order].tolist()
+    assert read.column("_text").to_pylist() == [texts[k] for k in asked[order]]
 
 
 @pytest.mark.parametrize("leave_out", [False, True])

@@ -30,10 +30,11 @@ WEIGHTS = "_weights"
 SIMILARITY = "similarity"
 
 
-def feature_frame(texts: Texts, needed: DataFrame, verification: Verification) -> DataFrame:
+def feature_frame(texts: Texts, needed: DataFrame, count: int, verification: Verification) -> DataFrame:
     """``POSITION``, ``_features`` (and for cosine ``_weights``): the features of the documents
-    at the positions of ``needed`` (a DataFrame of distinct ``POSITION``), each a binary value
-    of little-endian uint64 hashes, ascending (float64 weights, in the same order)."""
+    at the positions of ``needed`` (a DataFrame of ``count`` distinct ``POSITION``), each a
+    binary value of little-endian uint64 hashes, ascending (float64 weights, in the same
+    order)."""
     config, cosine = verification.features, verification.metric == "cosine"
     fields = [StructField(POSITION, LongType(), False), StructField(FEATURES, BinaryType(), False)]
     if cosine:
@@ -47,7 +48,7 @@ def feature_frame(texts: Texts, needed: DataFrame, verification: Verification) -
                 columns.append(_binary(table.weights(config), table.doc_offsets))
             yield pa.RecordBatch.from_arrays(columns, names=[f.name for f in fields])
 
-    return texts.frame().join(needed, POSITION, "left_semi").mapInArrow(of, StructType(fields))
+    return texts.rows(needed, count).mapInArrow(of, StructType(fields))
 
 
 def with_similarity(

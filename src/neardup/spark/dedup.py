@@ -43,15 +43,11 @@ from ..pipeline.options import DedupOptions
 from .buckets import bucket_pairs
 from .checks import SIMILARITY, feature_frame, with_similarity
 from .driver import DRIVER_ROWS, decide_on_driver, driver_capacity
-from .facts import POSITION, Facts, Texts, band_columns, text_facts, texts_by_position
+from .facts import BROADCAST_ROWS, POSITION, Facts, Texts, band_columns, text_facts, texts_by_position
 from .fingerprints import fingerprint_columns
 from .join import GROUP_LIMIT, near_duplicate_pairs, pair_columns
 from .keep_rules import LOCAL_LIMIT, representatives
 from .splits import SplitFacts
-
-BROADCAST_ROWS = 20_000_000
-"""Rows of outcome (or positions) sent whole to every task rather than joined by a shuffle of
-the rows: a few hundred MB at most on each executor."""
 
 
 def dedup(
@@ -280,8 +276,9 @@ def decide(
             .union(copies.select(POSITION))
             .union(copies.select(F.col("leader_at").alias(POSITION)))
             .distinct()
+            .localCheckpoint()
         )
-        features = feature_frame(texts, needed, verify).localCheckpoint()
+        features = feature_frame(texts, needed, needed.count(), verify).localCheckpoint()
         edges = with_similarity(candidates, features, "u_at", "v_at", verify)
         edges = edges.where(F.col(SIMILARITY) >= verify.threshold).localCheckpoint()
         checked, similar = candidates.count(), edges.count()

@@ -37,6 +37,9 @@ from .fingerprints import _fingerprinter, fingerprint_columns, non_null
 
 POSITION = "_position"
 """The column numbering the input's rows."""
+BROADCAST_ROWS = 20_000_000
+"""Rows of positions (or of an outcome) sent whole to every task rather than joined by a
+shuffle of the rows: a few hundred MB at most on each executor."""
 TEXT = "_text"
 """The column of the texts in :meth:`Texts.frame`."""
 
@@ -51,8 +54,9 @@ class Texts(Protocol):
         """The texts of the rows at these positions (``POSITION`` values), in that order,
         brought to the driver."""
 
-    def frame(self) -> DataFrame:
-        """Every row's ``POSITION`` and text (``TEXT``), as a DataFrame the tasks read."""
+    def rows(self, needed: DataFrame, count: int) -> DataFrame:
+        """The ``POSITION`` and text (``TEXT``) of the rows at the positions of ``needed``
+        (``count`` distinct ``POSITION`` values), as a DataFrame the tasks read."""
 
 
 _NEWLINE = np.frombuffer(b"\n", dtype=np.uint8)
@@ -224,8 +228,13 @@ class _ColumnTexts:
         ordered = got.column(self.column).take(pc.sort_indices(got.column("_at"))).combine_chunks()
         return ordered if self.json_field is None else _fields(ordered, self.json_field, None)[0]
 
-    def frame(self) -> DataFrame:
-        chosen = self.positioned.select(POSITION, F.col(self.column).alias(TEXT))
+    def rows(self, needed: DataFrame, count: int) -> DataFrame:
+        """The rows are joined to the positions, broadcast while they are few (the texts are
+        not shuffled)."""
+        wanted = F.broadcast(needed) if count <= BROADCAST_ROWS else needed
+        chosen = self.positioned.join(wanted, POSITION, "left_semi").select(
+            POSITION, F.col(self.column).alias(TEXT)
+        )
         field = self.json_field
         if field is None:
             return chosen

@@ -26,6 +26,7 @@ from ..io.sources import regular_files, split_suffixes
 from .dedup import Decision, numbered, rows_with
 from .facts import POSITION, Facts, Texts, json_line_facts, text_facts, texts_by_position
 from .folders import file_system, write_table
+from .session import Cluster
 from .splits import SplitFacts, SplitTexts, first_record, plan_splits, write_kept_lines
 
 FORMATS = ("jsonl", "parquet", "csv", "tsv")
@@ -47,32 +48,34 @@ class Inputs:
         paths: list[str],
         read: ReadOptions,
         recorded: Facts,
-        sc: Any,
-        session: Any,
+        cluster: Cluster,
         output: str | None,
         output_format: str | None,
     ) -> None:
-        self.sc, self.paths, self.spark, self.options = sc, paths, session, read
+        self.cluster, self.paths, self.options = cluster, paths, read
+        sc = cluster.sc
         text = read.text_field
         fields = [text, *([read.id_field] if read.id_field else [])]
         fmt = input_format(paths)
         lines_out = fmt == "jsonl" and (not output or folder_format(output, output_format) == "jsonl")
-        self.splits = plan_splits(paths, sc.defaultParallelism) if lines_out else None
+        # Over Spark Connect (no RDDs) Spark's text source reads the lines.
+        self.splits = plan_splits(paths, sc.defaultParallelism) if lines_out and sc is not None else None
         self.facts: Any
         self.texts: Texts
         if self.splits is not None:
+            assert sc is not None
             _check_first_line(first_record(self.splits), paths, fields)
             self.facts = SplitFacts(sc, self.splits, read, recorded)
             self.texts = SplitTexts(sc, self.splits, read)
-        elif lines_out:  # at a path only Spark reaches: its text source reads the lines
-            lines = self.spark.read.text(paths).select(F.col("value").alias(LINE))
+        elif lines_out:  # at a path only Spark reaches, or over Spark Connect
+            lines = cluster.session.read.text(paths).select(F.col("value").alias(LINE))
             self.positioned = numbered(lines.where(F.col(LINE).rlike(r"\S")))
             first = self.positioned.select(LINE).head()
             _check_first_line(first[0].encode() if first else None, paths, fields)
             self.facts = json_line_facts(self.positioned, LINE, text, recorded)
             self.texts = texts_by_position(self.positioned, LINE, json_field=text)
         else:
-            df = _read(self.spark, paths, fmt)
+            df = _read(cluster.session, paths, fmt)
             if text not in df.columns:
                 raise ConfigError(
                     f"the inputs have no field {text!r}; their fields: {', '.join(df.columns)} "
@@ -89,8 +92,11 @@ class Inputs:
         leave_out = total - kept <= kept
         chosen = decision.positions(kept=not leave_out)
         if self.splits is not None:
+            assert self.cluster.sc is not None
             with output_folder(output) as target:
-                written = write_kept_lines(self.sc, self.splits, self.options, chosen, leave_out, target)
+                written = write_kept_lines(
+                    self.cluster.sc, self.splits, self.options, chosen, leave_out, target
+                )
             if written != kept:
                 raise ConfigError(
                     f"{', '.join(self.paths)}: {written:,} lines were written where {kept:,} "
@@ -98,7 +104,7 @@ class Inputs:
                 )
             return
         if isinstance(chosen, np.ndarray):
-            chosen = self.spark.createDataFrame(pa.table({POSITION: chosen}))
+            chosen = self.cluster.session.createDataFrame(pa.table({POSITION: chosen}))
         how = "left_anti" if leave_out else "left_semi"
         write_frame(
             rows_with(self.positioned, chosen, min(total - kept, kept), how).drop(POSITION), output, given

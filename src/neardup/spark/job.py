@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from py4j.protocol import Py4JJavaError
-from pyspark import SparkConf, SparkContext
 from pyspark.errors import PythonException
 
 from .._atomic import atomic_path
@@ -32,6 +31,7 @@ from .dedup import Decision, decide
 from .facts import POSITION, Facts
 from .fingerprints import fingerprint_columns, fingerprints_of
 from .inputs import Inputs, write_frame, write_held
+from .session import connect
 
 
 def run(
@@ -61,6 +61,7 @@ def run(
         master: the Spark master (default: spark-submit's, else ``local[*]``), for the context
             made here and stopped at the end; a running one is used as it is. The SQL session
             is made only when first needed: JSONL decided on the driver runs as RDD jobs.
+            ``sc://host:port`` runs the job through that Spark Connect server, DataFrames only.
         driver_limit: up to this many documents the decision is taken on the driver by the
             local engine's steps (:func:`neardup.spark.dedup.decide`).
     """
@@ -69,21 +70,16 @@ def run(
     if pairs and not read.id_field:
         raise ConfigError("--pairs on --engine spark names the documents by --id-field; give it")
     against = options.open_against()
-    conf = SparkConf().setAppName("neardup dedup")
-    if master:
-        conf.setMaster(master)
-    elif "SPARK_HOME" not in os.environ and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
-        conf.setMaster("local[*]")  # plain `python -m neardup`, not spark-submit
-    # A context the caller made is the caller's to stop (pyspark offers no public way to ask).
-    owned = SparkContext._active_spark_context is None
-    sc = SparkContext.getOrCreate(conf)
+    # Spark resolves a relative path in its own working directory: a Connect server's is not ours.
+    paths = [_absolute(p) for p in paths]
+    output, clusters, pairs = (_absolute(p) if p else None for p in (output, clusters, pairs))
+    cluster = connect(master, "neardup dedup")
     try:
         inputs = Inputs(
             paths,
             read,
             Facts(options.config, read.id_field, jaccard=options.bands),
-            sc,
-            _LazySession(),
+            cluster,
             output,
             output_format,
         )
@@ -117,7 +113,7 @@ def run(
             duplicates=decision.documents - decision.kept - decision.against_matches,
             against_matches=decision.against_matches,
             plan=options.plan,
-            engine=f"on Spark ({sc.master})",
+            engine=f"on {cluster.name}",
             seconds=timings,
         )
     except (PythonException, Py4JJavaError) as e:  # raised in a task: its message, not the JVM's trace
@@ -126,8 +122,12 @@ def run(
             raise
         raise ConfigError(f"{', '.join(paths)}: {found.group(1).strip()}") from None
     finally:
-        if owned:
-            sc.stop()
+        cluster.stop()
+
+
+def _absolute(path: str) -> str:
+    """A local ``path`` made absolute; a URL as it is."""
+    return path if "://" in path else os.path.abspath(path)
 
 
 def _write_clusters_and_pairs(
@@ -167,12 +167,3 @@ def _save_index(decision: Decision, path: str, against: Any, options: DedupOptio
     fingerprints = fingerprints_of(table, fingerprint_columns(options.config))
     with atomic_path(path) as target:
         index_to_save(fingerprints, against, options.config, options.radius).save(target)
-
-
-class _LazySession:
-    """The SQL session, made when an attribute of it is first asked for."""
-
-    def __getattr__(self, name: str) -> Any:
-        from pyspark.sql import SparkSession
-
-        return getattr(SparkSession.builder.getOrCreate(), name)

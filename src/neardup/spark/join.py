@@ -37,6 +37,7 @@ from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 from .._errors import ConfigError
 from .._kernels import key_groups
 from ..index.plan import MAX_DISTANCE, IndexPlan, row_bits
+from .session import cores
 
 GROUP_LIMIT = 20_000
 """Fingerprints per tile of a key group: a task checks at most GROUP_LIMIT**2 / 2 candidates."""
@@ -104,7 +105,7 @@ def near_duplicate_pairs(
     masks = _kept_masks(chosen)
     rows = n * chosen.num_tables
     # Two tasks a core keep every core busy; more only add tasks' overhead (~0.1 s each).
-    partitions = max(2 * df.sparkSession.sparkContext.defaultParallelism, -(-rows // ROWS_PER_TASK))
+    partitions = max(2 * cores(df.sparkSession), -(-rows // ROWS_PER_TASK))
     keyed = fingerprints.select(*fp, F.explode(F.sequence(F.lit(0), F.lit(chosen.num_tables - 1))).alias("t"))
     placed = keyed.repartition(partitions, "t", *_keys(fp, masks))
     out = pair_columns("a", len(fp)) + pair_columns("b", len(fp))

@@ -43,7 +43,7 @@ from ..io.lines import JsonlParser, numbered_lines, stream_blocks
 from ..io.rejects import Rejects
 from ..io.sources import Source, is_hidden, split_suffixes
 from .driver import DRIVER_ROWS
-from .facts import POSITION, TEXT, TEXTS_SCHEMA, Facts
+from .facts import BROADCAST_ROWS, POSITION, TEXT, TEXTS_SCHEMA, Facts
 from .folders import empty_folder, file_system, write_part
 
 LINE_BITS = 36
@@ -231,18 +231,31 @@ class SplitTexts:
         order = np.argsort(found)
         return held.take(order[np.searchsorted(found[order], positions)])
 
-    def frame(self) -> DataFrame:
-        """Every document's position and text, read by the tasks a split each."""
+    def rows(self, needed: DataFrame, count: int) -> DataFrame:
+        """Read by the tasks, a split each: while the positions are few they are broadcast and
+        only the splits that hold them are read, only those texts crossing to the JVM; past
+        that every text does, joined to the positions."""
         options = self.options
+        wanted = np.sort(needed.toArrow().column(POSITION).to_numpy()) if count <= BROADCAST_ROWS else None
+        shared = self.sc.broadcast(wanted) if wanted is not None else None
 
         def of(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
             for split in chosen:
                 for batch in _documents(split, options):
-                    at = pa.array((split.number << LINE_BITS) | batch.rows)
+                    at = (split.number << LINE_BITS) | batch.rows
+                    hit = np.flatnonzero(np.isin(at, shared.value)) if shared is not None else None
+                    if hit is not None and hit.size == 0:
+                        continue
                     texts = pa.chunked_array([batch.texts]).combine_chunks().cast(pa.string())
-                    yield pa.RecordBatch.from_arrays([at, texts], names=[POSITION, TEXT])
+                    if hit is not None:
+                        at, texts = at[hit], texts.take(hit)
+                    yield pa.RecordBatch.from_arrays([pa.array(at), texts], names=[POSITION, TEXT])
 
-        return _frame(SparkSession.builder.getOrCreate(), _each_split(self.sc, self.splits, of), TEXTS_SCHEMA)
+        splits = self.splits
+        if wanted is not None:
+            splits = [self.splits[n] for n in np.unique(wanted >> LINE_BITS).tolist()]
+        read = _frame(SparkSession.builder.getOrCreate(), _each_split(self.sc, splits, of), TEXTS_SCHEMA)
+        return read if wanted is not None else read.join(needed, POSITION, "left_semi")
 
 
 def write_kept_lines(

@@ -1,0 +1,75 @@
+"""Where the Spark job runs: a classic Spark context (``local[*]``, ``yarn``, ``spark://``,
+``k8s://``), or a Spark Connect server (``sc://host:port``: Spark 4's client, Databricks
+serverless and shared clusters), which offers DataFrames only: no RDD, no SparkContext.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark import SparkConf, SparkContext
+from pyspark.sql import SparkSession
+
+CONNECT_SCHEME = "sc://"
+
+
+@dataclass
+class Cluster:
+    """What :func:`connect` opened: the classic context ``sc`` (None over Spark Connect), the
+    SQL ``session`` (on a classic context made when first asked for: JSONL decided on the
+    driver runs as RDD jobs, never warming up the SQL engine), and whether this job made them
+    (then it stops them)."""
+
+    sc: SparkContext | None
+    owned: bool
+    name: str
+    _session: SparkSession | None = None
+
+    @property
+    def session(self) -> SparkSession:
+        if self._session is None:
+            self._session = SparkSession.builder.getOrCreate()
+        return self._session
+
+    def stop(self) -> None:
+        if not self.owned:
+            return
+        if self.sc is not None:
+            self.sc.stop()
+        elif self._session is not None:
+            self._session.stop()
+
+
+def connect(master: str | None, app_name: str) -> Cluster:
+    """The cluster at ``master``: a Spark Connect server for ``sc://...``; else a classic
+    context (default: spark-submit's master, else ``local[*]``), the running one if any."""
+    if master and master.startswith(CONNECT_SCHEME):
+        session = SparkSession.builder.remote(master).appName(app_name).getOrCreate()
+        return Cluster(None, True, f"Spark Connect ({master})", session)
+    conf = SparkConf().setAppName(app_name)
+    if master:
+        conf.setMaster(master)
+    elif "SPARK_HOME" not in os.environ and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
+        conf.setMaster("local[*]")  # plain `python -m neardup`, not spark-submit
+    # A context the caller made is the caller's to stop (pyspark offers no public way to ask).
+    owned = SparkContext._active_spark_context is None
+    sc = SparkContext.getOrCreate(conf)
+    return Cluster(sc, owned, f"Spark ({sc.master})")
+
+
+def is_connect(session: Any) -> bool:
+    """Whether ``session`` is a Spark Connect client's (DataFrames only)."""
+    return type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def cores(session: SparkSession) -> int:
+    """The cluster's default parallelism: the context's, or over Spark Connect (which does not
+    tell it) ``spark.default.parallelism`` where set, else the SQL shuffle's partitions."""
+    if not is_connect(session):
+        return session.sparkContext.defaultParallelism
+    given = session.conf.get("spark.default.parallelism", None) or session.conf.get(
+        "spark.sql.shuffle.partitions", "200"
+    )
+    return int(given or 200)
