@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -139,6 +140,42 @@ def comparable_pairs(rows: list[dict]) -> list[tuple]:
         )
         for r in rows
     )
+
+
+def test_bad_lines_skipped_as_the_local_engine_skips_them(corpus, tmp_path):
+    """--on-error skip: the bad lines (not JSON, no text, a text of the wrong type) are left
+    out, counted and named in the summary as the local engine names them, and never written,
+    however few documents are removed; --max-skipped fails before anything is written."""
+    lines = (corpus / "pages.jsonl").read_text().splitlines()
+    bad = ["{not json", '{"url": "x"}', '{"url": "y", "body": 7}']
+    (tmp_path / "bad.jsonl").write_text("\n".join([bad[0], *lines[:20], bad[1], *lines[20:], bad[2]]) + "\n")
+    common = ["--text-field", "body", "--id-field", "url", "-k", "0", "--on-error", "skip"]
+    spark = run(
+        "dedup", "bad.jsonl", "-o", "kept.jsonl", "--engine", "spark", "--master", "local[2]", *common,
+        cwd=tmp_path,
+    )  # fmt: skip
+    local = run("dedup", "bad.jsonl", "-o", "local.jsonl", *common, cwd=tmp_path)
+    assert spark.returncode == 0 and local.returncode == 0, spark.stderr[-3000:]
+    kept = [
+        line for part in (tmp_path / "kept.jsonl").glob("part-*") for line in part.read_text().splitlines()
+    ]
+    assert sorted(kept) == sorted((tmp_path / "local.jsonl").read_text().splitlines())
+    assert not set(bad) & set(kept) and len(kept) > len(lines) // 2  # the removed are few
+    summary = [line for line in spark.stderr.splitlines() if "skipped" in line or line.startswith("  ")]
+    assert f"read {len(lines):,} documents on Spark (local[2]), skipped 3:" in spark.stderr
+    for line in local.stderr.splitlines():
+        if line.startswith("  ") and "e.g." not in line:  # the counts by reason
+            assert line in summary
+    assert "bad.jsonl:1" in spark.stderr
+    done = run(
+        "dedup", "bad.jsonl", "-o", "strict.jsonl", "--engine", "spark", "--master", "local[2]",
+        "--max-skipped", "0.01", *common, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode != 0 and "skipped 3 of" in done.stderr and "--max-skipped" in done.stderr
+    assert not (tmp_path / "strict.jsonl").exists()
+    pq.write_table(pa.Table.from_pylist([json.loads(line) for line in lines]), tmp_path / "pages.parquet")
+    done = run("dedup", "pages.parquet", "-o", "kept.parquet", "--engine", "spark", *common, cwd=tmp_path)
+    assert done.returncode != 0 and "--on-error skip on --engine spark reads JSONL" in done.stderr
 
 
 def test_verify_keeps_what_the_local_engine_keeps(corpus, tmp_path):

@@ -200,7 +200,8 @@ def add_command(commands: Any) -> None:
     engine.add_argument(
         "--master",
         metavar="URL",
-        help="with --engine spark: the Spark master (default: spark-submit's, else local[*])",
+        help="with --engine spark: the Spark master (default: spark-submit's, else local[*]), or "
+        "sc://HOST:PORT for a Spark Connect server (Databricks and other remote endpoints)",
     )
     engine.add_argument(
         "--driver-limit",
@@ -237,7 +238,6 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
             ("-" in args.inputs, "'-' (stdin)"),
             (args.example, "--example"),
             (args.lines, "--lines"),
-            (args.max_skipped is not None, "--max-skipped"),
             (args.memory is not None, "--memory"),
             (args.work_dir is not None, "--work-dir"),
         )
@@ -311,6 +311,8 @@ def run(args: argparse.Namespace) -> int:
             save_index=args.save_index,
             master=args.master,
             driver_limit=args.driver_limit,
+            errors=args.on_error,
+            max_skipped=args.max_skipped,
         )
         _summarise(stats, args)
         return 0

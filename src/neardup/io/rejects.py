@@ -46,6 +46,22 @@ class Rejects:
             if len(self.examples) < self.keep_examples:
                 self.examples.append(message)
 
+    def merge(self, other: Rejects) -> None:
+        """Add what ``other`` left out to this record (Spark's tasks each keep their own)."""
+        with self._lock:
+            self.count += other.count
+            self.reasons.update(other.reasons)
+            self.examples += other.examples[: max(self.keep_examples - len(self.examples), 0)]
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_lock"]  # a lock does not pickle, and a copy needs its own
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def check_share(self, documents: int, max_skipped: float | None = None) -> None:
         """Raise :class:`FormatError` when the records left out are more than
         ``max_skipped`` (a fraction in [0, 1]) of those read, or, without it, all of them

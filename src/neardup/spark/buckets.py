@@ -2,18 +2,21 @@
 found by a distributed join, past the driver.
 
 Each leader (the first in ``--keep`` order of the documents of one fingerprint) is sent once
-per band, keyed by (band, key); a key held by one leader is dropped after a count, so only the
-members of shared buckets go on. A bucket of g members joins itself: within ``group_limit``
-in one task; past it cut into s = ceil(g / group_limit) blocks (by a hash of the leader) and
-joined per pair of blocks (i <= j), each its own task, as the Hamming join cuts its key groups
-(``join.py``): a bucket of a million near-identical pages is never held whole. A pair sharing
-several bands is found in each, and kept once.
+per band, its rank alone keyed by (band, key); a window counts each bucket (one shuffle; a
+bucket's ranks spill to disk past Spark's window buffer) and a key held by one leader is
+dropped, so only the members of shared buckets go on. A bucket of g members joins itself:
+within ``group_limit`` in one task; past it cut into s = ceil(g / group_limit) blocks (by a
+hash of the leader) and joined per pair of blocks (i <= j), each its own task, as the Hamming
+join cuts its key groups (``join.py``): a bucket of a million near-identical pages is never
+held whole. A pair sharing several bands is found in each, and kept once; the pairs then meet
+their leaders' positions and fingerprints.
 """
 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.window import Window
 
 _KEYS = ["_band", "_key", "_lo", "_hi"]
 
@@ -22,13 +25,14 @@ def bucket_pairs(leaders: DataFrame, bands: list[str], fp: list[str], group_limi
     """Every pair of rows of ``leaders`` (columns ``leader``, a rank; ``leader_at``, its
     position; the fingerprint columns ``fp`` and the band key columns ``bands``) that share a
     band key, once: columns ``u`` < ``v`` (ranks), ``u_at``, ``v_at`` (positions) and
-    ``distance`` (the fingerprints' Hamming distance)."""
-    carried = ["leader", "leader_at", *fp]
-    keyed = leaders.select(*carried, F.posexplode(F.array(*bands)).alias("_band", "_key"))
-    shared = keyed.groupBy("_band", "_key").count().where(F.col("count") > 1)
+    ``distance`` (the fingerprints' Hamming distance). Only the ranks go through the buckets;
+    the pairs meet the rest after."""
+    keyed = leaders.select("leader", F.posexplode(F.array(*bands)).alias("_band", "_key"))
+    bucket = Window.partitionBy("_band", "_key")
     blocks = F.ceil(F.col("count") / F.lit(group_limit)).cast("long")
     members = (
-        keyed.join(shared, ["_band", "_key"])
+        keyed.withColumn("count", F.count(F.lit(1)).over(bucket))
+        .where(F.col("count") > 1)
         .withColumn("_blocks", blocks)
         .withColumn("_block", F.pmod(F.xxhash64("leader"), F.col("_blocks")))
         .withColumn("_with", F.explode(F.sequence(F.lit(0).cast("long"), F.col("_blocks") - 1)))
@@ -38,18 +42,12 @@ def bucket_pairs(leaders: DataFrame, bands: list[str], fp: list[str], group_limi
             F.least("_block", "_with").alias("_lo"),
             F.greatest("_block", "_with").alias("_hi"),
             "_block",
-            *carried,
+            "leader",
         )
     )
 
     def end(name: str) -> DataFrame:
-        return members.select(
-            *_KEYS,
-            F.col("_block").alias(f"{name}_block"),
-            F.col("leader").alias(name),
-            F.col("leader_at").alias(f"{name}_at"),
-            *(F.col(w).alias(f"{name}_{w}") for w in fp),
-        )
+        return members.select(*_KEYS, F.col("_block").alias(f"{name}_block"), F.col("leader").alias(name))
 
     met = (
         end("u")
@@ -58,7 +56,18 @@ def bucket_pairs(leaders: DataFrame, bands: list[str], fp: list[str], group_limi
             (F.col("u") < F.col("v"))
             & ((F.col("_lo") == F.col("_hi")) | (F.col("u_block") != F.col("v_block")))
         )
+        .select("u", "v")
+        .distinct()
     )
+    for name in ("u", "v"):
+        met = met.join(
+            leaders.select(
+                F.col("leader").alias(name),
+                F.col("leader_at").alias(f"{name}_at"),
+                *(F.col(w).alias(f"{name}_{w}") for w in fp),
+            ),
+            name,
+        )
     words = [F.bit_count(F.col(f"u_{w}").bitwiseXOR(F.col(f"v_{w}"))).cast("long") for w in fp]
     distance = words[0] if len(words) == 1 else words[0] + words[1]
-    return met.select("u", "v", "u_at", "v_at", distance.alias("distance")).distinct()
+    return met.select("u", "v", "u_at", "v_at", distance.alias("distance"))

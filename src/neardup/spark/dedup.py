@@ -270,6 +270,7 @@ def decide(
     if verify is not None:
         assert texts is not None
         candidates = edges.localCheckpoint()
+        clock.lap("candidates")
         needed = (
             candidates.select(F.col("u_at").alias(POSITION))
             .union(candidates.select(F.col("v_at").alias(POSITION)))
@@ -279,6 +280,7 @@ def decide(
             .localCheckpoint()
         )
         features = feature_frame(texts, needed, needed.count(), verify).localCheckpoint()
+        clock.lap("features")
         edges = with_similarity(candidates, features, "u_at", "v_at", verify)
         edges = edges.where(F.col(SIMILARITY) >= verify.threshold).localCheckpoint()
         checked, similar = candidates.count(), edges.count()

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from .._atomic import atomic_dir
 from .._errors import ConfigError
 from ..io.batch import ReadOptions
+from ..io.rejects import Rejects
 from ..io.sources import regular_files, split_suffixes
 from .dedup import Decision, numbered, rows_with
 from .facts import POSITION, Facts, Texts, json_line_facts, text_facts, texts_by_position
@@ -51,8 +52,9 @@ class Inputs:
         cluster: Cluster,
         output: str | None,
         output_format: str | None,
+        errors: str = "raise",
     ) -> None:
-        self.cluster, self.paths, self.options = cluster, paths, read
+        self.cluster, self.paths, self.options, self.errors = cluster, paths, read, errors
         sc = cluster.sc
         text = read.text_field
         fields = [text, *([read.id_field] if read.id_field else [])]
@@ -62,11 +64,18 @@ class Inputs:
         self.splits = plan_splits(paths, sc.defaultParallelism) if lines_out and sc is not None else None
         self.facts: Any
         self.texts: Texts
+        if errors == "skip" and self.splits is None:
+            raise ConfigError(
+                "--on-error skip on --engine spark reads JSONL files written as JSONL, at paths "
+                "pyarrow opens (local, s3://, gs://, hdfs://, abfs://) and not over Spark Connect; "
+                "fix the bad records, or run these inputs with the local engine"
+            )
         if self.splits is not None:
             assert sc is not None
-            _check_first_line(first_record(self.splits), paths, fields)
-            self.facts = SplitFacts(sc, self.splits, read, recorded)
-            self.texts = SplitTexts(sc, self.splits, read)
+            if errors == "raise":  # a clear error before every task meets it
+                _check_first_line(first_record(self.splits), paths, fields)
+            self.facts = SplitFacts(sc, self.splits, read, recorded, errors)
+            self.texts = SplitTexts(sc, self.splits, read, errors)
         elif lines_out:  # at a path only Spark reaches, or over Spark Connect
             lines = cluster.session.read.text(paths).select(F.col("value").alias(LINE))
             self.positioned = numbered(lines.where(F.col(LINE).rlike(r"\S")))
@@ -85,11 +94,17 @@ class Inputs:
             self.facts = text_facts(self.positioned, text, recorded)
             self.texts = texts_by_position(self.positioned, text)
 
+    @property
+    def rejects(self) -> Rejects | None:
+        """With ``errors="skip"``: the records left out, once the facts are computed."""
+        return self.facts.rejects if isinstance(self.facts, SplitFacts) else None
+
     def write_kept(self, decision: Decision, output: str, given: str | None) -> None:
         """The kept rows, to ``output``: picked by whichever of the removed and the kept
-        positions are fewer."""
+        positions are fewer (the kept ones where lines were skipped: leaving out the removed
+        would write the skipped lines)."""
         total, kept = decision.documents, decision.kept
-        leave_out = total - kept <= kept
+        leave_out = total - kept <= kept and self.errors == "raise"
         chosen = decision.positions(kept=not leave_out)
         if self.splits is not None:
             assert self.cluster.sc is not None

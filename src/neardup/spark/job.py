@@ -47,6 +47,8 @@ def run(
     save_index: str | None = None,
     master: str | None = None,
     driver_limit: int | None = None,
+    errors: str = "raise",
+    max_skipped: float | None = None,
 ) -> DedupStats:
     """Deduplicate the files at ``paths`` on Spark as ``options`` say, write the outputs asked
     for, and return what was done (its :meth:`~DedupStats.format` is the summary).
@@ -64,6 +66,10 @@ def run(
             ``sc://host:port`` runs the job through that Spark Connect server, DataFrames only.
         driver_limit: up to this many documents the decision is taken on the driver by the
             local engine's steps (:func:`neardup.spark.dedup.decide`).
+        errors, max_skipped: a bad line stops the job (``"raise"``), or is left out, counted
+            and named in the summary (``"skip"``; JSONL split by the tasks only), failing
+            before anything is written when more than ``max_skipped`` of the lines (or all of
+            them) are, as the local engine does.
     """
     started = time.perf_counter()
     read = read or ReadOptions()
@@ -82,6 +88,7 @@ def run(
             cluster,
             output,
             output_format,
+            errors,
         )
         timings: dict[str, float] = {}
         decision = decide(
@@ -96,6 +103,9 @@ def run(
             driver_limit=driver_limit,
             timings=timings,
         )
+        rejects = inputs.rejects
+        if rejects is not None:  # before anything is written
+            rejects.check_share(decision.documents, max_skipped)
         if output:
             write_started = time.perf_counter()
             inputs.write_kept(decision, output, output_format)
@@ -106,6 +116,8 @@ def run(
         timings["total"] = time.perf_counter() - started
         return DedupStats(
             documents=decision.documents,
+            skipped=rejects.count if rejects else 0,
+            skip_summary=rejects.summary() if rejects else "",
             text_bytes=None,
             checked_pairs=decision.checked_pairs,
             similar_pairs=decision.similar_pairs,

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
-from pyspark import RDD, SparkContext, StorageLevel
+from pyspark import RDD, AccumulatorParam, SparkContext, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -141,14 +141,21 @@ class SplitFacts:
     engine takes seconds to warm up, which a decision on the driver never needs. The
     distributed decision asks for them as a DataFrame (:meth:`frame`)."""
 
-    def __init__(self, sc: SparkContext, splits: list[Split], options: ReadOptions, facts: Facts) -> None:
+    def __init__(
+        self, sc: SparkContext, splits: list[Split], options: ReadOptions, facts: Facts, errors: str = "raise"
+    ) -> None:
         self.schema = facts.schema()
         self.rows: int | None = None
+        tally = sc.accumulator(Rejects(errors), _Tally()) if errors == "skip" else None
+        self.tally = tally
 
         def of(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
             for split in chosen:
-                for batch in _documents(split, options):
+                rejects = Rejects(errors)
+                for batch in _documents(split, options, rejects):
                     yield facts.batch((split.number << LINE_BITS) | batch.rows, batch.texts, batch.ids)
+                if tally is not None:
+                    tally.add(rejects)
 
         self.batches = _each_split(sc, splits, of)
 
@@ -156,6 +163,12 @@ class SplitFacts:
     def sparkSession(self) -> SparkSession:
         """The SQL session of the facts' context, made when first asked for."""
         return SparkSession.builder.getOrCreate()
+
+    @property
+    def rejects(self) -> Rejects | None:
+        """With ``errors="skip"``: the lines left out, once the facts are computed (they are
+        persisted, so computed once: a task run again would count its lines again)."""
+        return self.tally.value if self.tally is not None else None
 
     def persist(self, level: StorageLevel) -> SplitFacts:
         self.batches.persist(level)
@@ -176,6 +189,17 @@ class SplitFacts:
     def frame(self) -> DataFrame:
         """The facts as a DataFrame."""
         return _frame(self.sparkSession, self.batches, self.schema)
+
+
+class _Tally(AccumulatorParam):
+    """The tasks' records of lines left out, merged on the driver."""
+
+    def zero(self, value: Rejects) -> Rejects:
+        return Rejects(value.errors)
+
+    def addInPlace(self, value1: Rejects, value2: Rejects) -> Rejects:
+        value1.merge(value2)
+        return value1
 
 
 def _frame(session: SparkSession, batches: RDD, schema: StructType) -> DataFrame:
@@ -203,19 +227,21 @@ def _packed(batch: pa.RecordBatch) -> bytes:
 class SplitTexts:
     """The :class:`~neardup.spark.facts.Texts` of the documents of ``splits``."""
 
-    def __init__(self, sc: SparkContext, splits: list[Split], options: ReadOptions) -> None:
-        self.sc, self.splits, self.options = sc, splits, options
+    def __init__(
+        self, sc: SparkContext, splits: list[Split], options: ReadOptions, errors: str = "raise"
+    ) -> None:
+        self.sc, self.splits, self.options, self.errors = sc, splits, options, errors
 
     def __call__(self, positions: np.ndarray) -> pa.Array:
         """Only the splits that hold the positions asked for are read, and only those texts
         come to the driver."""
-        options = self.options
+        options, errors = self.options, self.errors
         wanted = np.unique(positions)
         numbers = np.unique(wanted >> LINE_BITS)
 
         def fetch(chosen: Iterator[Split]) -> Iterator[tuple[np.ndarray, pa.Array]]:
             for split in chosen:
-                for batch in _documents(split, options):
+                for batch in _documents(split, options, Rejects(errors)):
                     at = (split.number << LINE_BITS) | batch.rows
                     hit = np.flatnonzero(np.isin(at, wanted, assume_unique=True))
                     if hit.size:
@@ -235,13 +261,13 @@ class SplitTexts:
         """Read by the tasks, a split each: while the positions are few they are broadcast and
         only the splits that hold them are read, only those texts crossing to the JVM; past
         that every text does, joined to the positions."""
-        options = self.options
+        options, errors = self.options, self.errors
         wanted = np.sort(needed.toArrow().column(POSITION).to_numpy()) if count <= BROADCAST_ROWS else None
         shared = self.sc.broadcast(wanted) if wanted is not None else None
 
         def of(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
             for split in chosen:
-                for batch in _documents(split, options):
+                for batch in _documents(split, options, Rejects(errors)):
                     at = (split.number << LINE_BITS) | batch.rows
                     hit = np.flatnonzero(np.isin(at, shared.value)) if shared is not None else None
                     if hit is not None and hit.size == 0:
@@ -339,11 +365,12 @@ def _each_split(
     return numbers.mapPartitions(lambda chosen: work(split for k in chosen for split in grouped[k]))
 
 
-def _documents(split: Split, options: ReadOptions) -> Iterator[Batch]:
+def _documents(split: Split, options: ReadOptions, rejects: Rejects | None = None) -> Iterator[Batch]:
     """The documents of ``split``, read as the local engine reads a JSONL file; a bad line
-    raises, named by its file and its line counted from the split's first."""
+    raises, named by its file and its line counted from the split's first (or with
+    ``rejects`` that skip, is left out and recorded there)."""
     stream, source = _open(split)
-    rejects = Rejects("raise")
+    rejects = rejects or Rejects("raise")
     parser = JsonlParser(source, options, rejects)
     with stream:
         for block in stream_blocks(stream, source, options, rejects):
