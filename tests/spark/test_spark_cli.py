@@ -178,6 +178,36 @@ def test_bad_lines_skipped_as_the_local_engine_skips_them(corpus, tmp_path):
     assert done.returncode != 0 and "--on-error skip on --engine spark reads JSONL" in done.stderr
 
 
+def test_text_lines_as_the_local_engine_reads_them(corpus, tmp_path):
+    """--lines: a folder's text files hold a document a line (read by the tasks in splits),
+    the kept lines written as text, as the local engine keeps them; blank lines are no
+    documents. Other outputs, ids and a folder without --lines are refused, saying why."""
+    texts = [json.loads(line)["body"] for line in (corpus / "pages.jsonl").read_text().splitlines()]
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    (folder / "a.txt").write_text("\n".join(texts[:30]) + "\n\n")
+    (folder / "b.txt").write_text("\n".join(texts[30:]) + "\n")
+    local = run("dedup", str(folder), "-o", "local.txt", "--lines", "-k", "5", cwd=tmp_path)
+    assert local.returncode == 0, local.stderr[-3000:]
+    done = run(
+        "dedup", str(folder), "-o", "kept.txt", "--lines", "-k", "5", "--engine", "spark", "--master",
+        "local[2]", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    kept = [line for part in (tmp_path / "kept.txt").glob("part-*") for line in part.read_text().splitlines()]
+    expected = (tmp_path / "local.txt").read_text().splitlines()
+    documents = [line for f in folder.iterdir() for line in f.read_text().splitlines() if line.strip()]
+    assert sorted(kept) == sorted(expected) and len(expected) < len(documents)
+    assert {part.suffix for part in (tmp_path / "kept.txt").glob("part-*")} == {".txt"}
+    for extra, message in (
+        (["-o", "kept.parquet", "--lines"], "writes the kept lines of text files as text lines"),
+        (["-o", "kept2.txt", "--lines", "--id-field", "url"], "lines of text have none"),
+        (["-o", "kept3.txt"], "--lines reads one document a line"),
+    ):
+        done = run("dedup", str(folder), *extra, "--engine", "spark", cwd=tmp_path)
+        assert done.returncode != 0 and message in done.stderr, done.stderr[-2000:]
+
+
 def test_verify_keeps_what_the_local_engine_keeps(corpus, tmp_path):
     """--verify on Spark: the texts of the documents with a neighbour are fetched to the
     driver and every pair the rule needs is checked, as the local engine checks it; --pairs

@@ -237,7 +237,6 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         unsupported = (
             ("-" in args.inputs, "'-' (stdin)"),
             (args.example, "--example"),
-            (args.lines, "--lines"),
             (args.memory is not None, "--memory"),
             (args.work_dir is not None, "--work-dir"),
         )
@@ -313,6 +312,7 @@ def run(args: argparse.Namespace) -> int:
             driver_limit=args.driver_limit,
             errors=args.on_error,
             max_skipped=args.max_skipped,
+            lines=args.lines,
         )
         _summarise(stats, args)
         return 0

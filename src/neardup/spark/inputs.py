@@ -53,15 +53,28 @@ class Inputs:
         output: str | None,
         output_format: str | None,
         errors: str = "raise",
+        lines: bool = False,
     ) -> None:
         self.cluster, self.paths, self.options, self.errors = cluster, paths, read, errors
         sc = cluster.sc
         text = read.text_field
         fields = [text, *([read.id_field] if read.id_field else [])]
-        fmt = input_format(paths)
-        lines_out = fmt == "jsonl" and (not output or folder_format(output, output_format) == "jsonl")
+        fmt = input_format(paths, lines)
+        if fmt == "lines":
+            if read.id_field:
+                raise ConfigError("--id-field names a field of a record; lines of text have none")
+            if output and folder_format(output, output_format, lines=True) != "lines":
+                raise ConfigError(
+                    f"{output}: --engine spark writes the kept lines of text files as text lines; "
+                    f"name the output with .txt (or run the local engine for another format)"
+                )
+        lines_out = fmt in ("jsonl", "lines") and (
+            not output or folder_format(output, output_format, lines=fmt == "lines") == fmt
+        )
         # Over Spark Connect (no RDDs) Spark's text source reads the lines.
-        self.splits = plan_splits(paths, sc.defaultParallelism) if lines_out and sc is not None else None
+        self.splits = (
+            plan_splits(paths, sc.defaultParallelism, lines=lines) if lines_out and sc is not None else None
+        )
         self.facts: Any
         self.texts: Texts
         if errors == "skip" and self.splits is None:
@@ -72,17 +85,21 @@ class Inputs:
             )
         if self.splits is not None:
             assert sc is not None
-            if errors == "raise":  # a clear error before every task meets it
+            if errors == "raise" and fmt == "jsonl":  # a clear error before every task meets it
                 _check_first_line(first_record(self.splits), paths, fields)
             self.facts = SplitFacts(sc, self.splits, read, recorded, errors)
             self.texts = SplitTexts(sc, self.splits, read, errors)
-        elif lines_out:  # at a path only Spark reaches, or over Spark Connect
-            lines = cluster.session.read.text(paths).select(F.col("value").alias(LINE))
-            self.positioned = numbered(lines.where(F.col(LINE).rlike(r"\S")))
-            first = self.positioned.select(LINE).head()
-            _check_first_line(first[0].encode() if first else None, paths, fields)
-            self.facts = json_line_facts(self.positioned, LINE, text, recorded)
-            self.texts = texts_by_position(self.positioned, LINE, json_field=text)
+        elif lines_out:  # at a path only Spark reaches, or over Spark Connect: its text source
+            read_lines = cluster.session.read.text(paths).select(F.col("value").alias(LINE))
+            self.positioned = numbered(read_lines.where(F.col(LINE).rlike(r"\S")))
+            if fmt == "lines":
+                self.facts = text_facts(self.positioned, LINE, recorded)
+                self.texts = texts_by_position(self.positioned, LINE)
+            else:
+                first = self.positioned.select(LINE).head()
+                _check_first_line(first[0].encode() if first else None, paths, fields)
+                self.facts = json_line_facts(self.positioned, LINE, text, recorded)
+                self.texts = texts_by_position(self.positioned, LINE, json_field=text)
         else:
             df = _read(cluster.session, paths, fmt)
             if text not in df.columns:
@@ -126,14 +143,17 @@ class Inputs:
         )
 
 
-def folder_format(path: str, given: str | None = None) -> str:
+def folder_format(path: str, given: str | None = None, lines: bool = False) -> str:
     """The format of the files of ``path`` (a file or an output folder named like one):
-    ``given``, else named by its suffix."""
+    ``given``, else named by its suffix; with ``lines`` a name that names no format is
+    ``"lines"``, text of one document a line."""
     if given:
-        if given not in FORMATS:
+        if given not in FORMATS and not (lines and given == "lines"):
             raise ConfigError(f"--engine spark writes {', '.join(FORMATS)}, not {given}")
         return given
     fmt, _ = split_suffixes(path.rstrip("/"))
+    if lines and fmt is None:
+        return "lines"
     if fmt not in FORMATS:
         raise ConfigError(
             f"{path}: --engine spark reads and writes JSONL (.jsonl, .json, .ndjson), Parquet "
@@ -143,9 +163,12 @@ def folder_format(path: str, given: str | None = None) -> str:
     return fmt
 
 
-def input_format(paths: list[str]) -> str:
-    """The one format of every input (a folder's by the files it holds)."""
-    formats = {folder_format(p) if not os.path.isdir(p) else _format_inside(p) for p in paths}
+def input_format(paths: list[str], lines: bool = False) -> str:
+    """The one format of every input (a folder's by the files it holds): a text file named is
+    ``"lines"``, as are a folder's text files with ``lines``, as the local engine reads them."""
+    formats = {
+        folder_format(p, lines=True) if not os.path.isdir(p) else _format_inside(p, lines) for p in paths
+    }
     if len(formats) != 1:
         raise ConfigError(
             f"--engine spark reads inputs of one format; these are {', '.join(sorted(formats))}"
@@ -153,12 +176,15 @@ def input_format(paths: list[str]) -> str:
     return formats.pop()
 
 
-def _format_inside(folder: str) -> str:
+def _format_inside(folder: str, lines: bool) -> str:
     names = regular_files(Path(folder))  # the files the local engine finds there
-    formats = {fmt for fmt, _ in map(split_suffixes, names) if fmt in FORMATS}
+    found = [fmt or ("lines" if lines else "text") for fmt, _ in map(split_suffixes, names)]
+    formats = {fmt for fmt in found if fmt in FORMATS or fmt == "lines"}
     if len(formats) != 1:
+        text = " (text files: --lines reads one document a line; one a file does not run on Spark)"
         raise ConfigError(
-            f"{folder}: --engine spark needs a folder of JSONL, Parquet, CSV or TSV files, one format"
+            f"{folder}: --engine spark needs a folder of JSONL, Parquet, CSV or TSV files, or "
+            f"with --lines text files, of one format{text if 'text' in found else ''}"
         )
     return formats.pop()
 
@@ -172,8 +198,9 @@ def _read(spark: Any, paths: list[str], fmt: str) -> DataFrame:
 
 
 def write_frame(df: DataFrame, path: str, given: str | None = None) -> None:
-    """``df`` as a folder of part files at ``path``, written by Spark."""
-    fmt = folder_format(path, given)
+    """``df`` as a folder of part files at ``path``, written by Spark (the input's lines, a
+    column ``LINE``, as text, JSON lines or not)."""
+    fmt = folder_format(path, given, lines=df.columns == [LINE])
     with output_folder(path) as target:
         writer = df.write.mode("overwrite")
         if df.columns == [LINE]:  # the input's lines, as read

@@ -49,6 +49,7 @@ def run(
     driver_limit: int | None = None,
     errors: str = "raise",
     max_skipped: float | None = None,
+    lines: bool = False,
 ) -> DedupStats:
     """Deduplicate the files at ``paths`` on Spark as ``options`` say, write the outputs asked
     for, and return what was done (its :meth:`~DedupStats.format` is the summary).
@@ -70,6 +71,8 @@ def run(
             and named in the summary (``"skip"``; JSONL split by the tasks only), failing
             before anything is written when more than ``max_skipped`` of the lines (or all of
             them) are, as the local engine does.
+        lines: a folder's text files hold one document a line (a text file named does
+            anyway), written as text lines.
     """
     started = time.perf_counter()
     read = read or ReadOptions()
@@ -89,6 +92,7 @@ def run(
             output,
             output_format,
             errors,
+            lines,
         )
         timings: dict[str, float] = {}
         decision = decide(

@@ -39,7 +39,7 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 from .._errors import ConfigError
 from .._kernels.lines import split_lines
 from ..io.batch import Batch, ReadOptions
-from ..io.lines import JsonlParser, numbered_lines, stream_blocks
+from ..io.lines import JsonlParser, lines_of_blocks, numbered_lines, stream_blocks
 from ..io.rejects import Rejects
 from ..io.sources import Source, is_hidden, split_suffixes
 from .driver import DRIVER_ROWS
@@ -70,16 +70,22 @@ class Split:
     compression: str | None
     task: int = 0
     """The task that reads it: small files share one, as Spark packs them."""
+    kind: str = "jsonl"
+    """How its lines are read: ``"jsonl"`` (a JSON object a line) or ``"lines"`` (a text a line)."""
 
 
-def plan_splits(inputs: list[str], cores: int, split_bytes: int = SPLIT_BYTES) -> list[Split] | None:
+def plan_splits(
+    inputs: list[str], cores: int, split_bytes: int = SPLIT_BYTES, lines: bool = False
+) -> list[Split] | None:
     """The splits of the JSONL files named by ``inputs`` (files, or folders walked for files
     named ``.jsonl``, ``.json``, ``.ndjson``, compressed or not, hidden ones and ``_*`` left
-    out), in input order; None when one is a glob or at a scheme pyarrow's file systems do
-    not open (then Spark's own reader reads them)."""
+    out), in input order, and of text files of one document a line: those named, and with
+    ``lines`` those of the folders, as the local engine reads them
+    (:func:`neardup.io.sources.find_sources`); None when one is a glob or at a scheme
+    pyarrow's file systems do not open (then Spark's own reader reads them)."""
     files: list[tuple[pafs.FileSystem, str, str, int]] = []
     for given in inputs:
-        found = _files(given)
+        found = _files(given, lines)
         if found is None:
             return None
         files.extend(found)
@@ -102,13 +108,15 @@ def plan_splits(inputs: list[str], cores: int, split_bytes: int = SPLIT_BYTES) -
             if packed and packed + cost > target:
                 task, packed = task + 1, 0
             packed += cost
-            splits.append(Split(len(splits), filesystem, path, name, start, end, compression, task))
+            kind = "jsonl" if split_suffixes(path)[0] == "jsonl" else "lines"
+            splits.append(Split(len(splits), filesystem, path, name, start, end, compression, task, kind))
     return splits
 
 
-def _files(given: str) -> list[tuple[pafs.FileSystem, str, str, int]] | None:
-    """(file system, path, name, size) of each non-empty JSONL file of ``given``, sorted;
-    None for a glob (Spark's reader expands them) or a scheme pyarrow does not know."""
+def _files(given: str, lines: bool) -> list[tuple[pafs.FileSystem, str, str, int]] | None:
+    """(file system, path, name, size) of each non-empty JSONL file of ``given`` (with
+    ``lines``, text file too), sorted; None for a glob (Spark's reader expands them) or a
+    scheme pyarrow does not know."""
     opened = file_system(given)
     if opened is None:
         return None
@@ -127,8 +135,9 @@ def _files(given: str) -> list[tuple[pafs.FileSystem, str, str, int]] | None:
     ):
         relative = entry.path[len(root) :].lstrip("/")
         hidden = any(is_hidden(part) for part in relative.split("/"))
-        jsonl = split_suffixes(entry.base_name)[0] == "jsonl"
-        if entry.type == pafs.FileType.File and entry.size and jsonl and not hidden:
+        fmt = split_suffixes(entry.base_name)[0]
+        read = fmt == "jsonl" or (lines and fmt is None)
+        if entry.type == pafs.FileType.File and entry.size and read and not hidden:
             found.append((filesystem, entry.path, f"{given.rstrip('/')}/{relative}", entry.size))
     return found
 
@@ -306,7 +315,8 @@ def write_kept_lines(
         with stream:
             blocks = stream_blocks(stream, source, options, Rejects("skip"))
             pieces = numbered_lines(blocks, rows, leave_out=leave_out)
-            return write_part(filesystem, f"{root}/part-{split.number:05d}.jsonl", pieces)
+            suffix = "jsonl" if split.kind == "jsonl" else "txt"
+            return write_part(filesystem, f"{root}/part-{split.number:05d}.{suffix}", pieces)
 
     if isinstance(chosen, np.ndarray):  # each task is sent its split's, by an RDD job
         held = np.sort(chosen)
@@ -371,9 +381,13 @@ def _documents(split: Split, options: ReadOptions, rejects: Rejects | None = Non
     ``rejects`` that skip, is left out and recorded there)."""
     stream, source = _open(split)
     rejects = rejects or Rejects("raise")
-    parser = JsonlParser(source, options, rejects)
     with stream:
-        for block in stream_blocks(stream, source, options, rejects):
+        blocks = stream_blocks(stream, source, options, rejects)
+        if split.kind == "lines":
+            yield from lines_of_blocks(blocks, source, options, rejects)
+            return
+        parser = JsonlParser(source, options, rejects)
+        for block in blocks:
             if (batch := parser.parse(block)) is not None:
                 yield batch
 
@@ -389,7 +403,9 @@ def _open(split: Split) -> tuple[Any, Source]:
         stream = _SplitLines(split.filesystem.open_input_file(split.path), split.start, split.end)
         first = stream.position
     name = split.name if first == 0 else f"{split.name} from byte {first}"
-    source = Source(Path(split.path), name, "jsonl", split.compression, split.end - split.start, split.name)
+    source = Source(
+        Path(split.path), name, split.kind, split.compression, split.end - split.start, split.name
+    )
     return stream, source
 
 
