@@ -312,17 +312,6 @@ def test_decided_by_spark_as_the_local_engine(corpus, longest, tmp_path):
     assert sorted(kept_urls(tmp_path / "kept.jsonl")) == sorted(np.array(longest.ids)[longest.kept].tolist())
     assert pq.read_table(tmp_path / "clusters.parquet").num_rows == len(longest.clusters_table())
     assert ", join " in done.stderr and "decide on the driver" not in done.stderr
-    done = run(
-        "dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--engine", "spark", "--master",
-        "local[2]", "--driver-limit", "0", "--verify", "jaccard", "0.9", *LONGEST, cwd=tmp_path,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    local = neardup.dedup(
-        corpus / "pages.jsonl", text_field="body", id_field="url", max_distance=5, keep="longest",
-        verify=("jaccard", 0.9),
-    )  # fmt: skip
-    assert sorted(kept_urls(tmp_path / "kept.jsonl")) == sorted(np.array(local.ids)[local.kept].tolist())
-    assert ", check " in done.stderr and local.stats.similar_pairs < local.stats.checked_pairs
 
 
 def test_the_default_radius_serves_against_and_save_index(corpus, tmp_path):

@@ -65,11 +65,10 @@ def _kept(folder: Path) -> list[str]:
 @pytest.mark.parametrize(
     "source, output, options",
     [
-        ("pages.jsonl", "kept.jsonl", ["-k", "5", "--keep", "longest"]),
         ("pages.jsonl", "kept.jsonl", ["--jaccard", "0.7", "--driver-limit", "0"]),
         ("pages.parquet", "kept.parquet", ["-k", "5", "--driver-limit", "0"]),
     ],
-    ids=["jsonl-on-the-driver", "jsonl-jaccard-on-the-cluster", "parquet-on-the-cluster"],
+    ids=["jsonl-jaccard-on-the-cluster", "parquet-on-the-cluster"],
 )
 def test_the_cli_through_spark_connect(server, corpus, tmp_path, source, output, options):
     common = ["--text-field", "body", "--id-field", "url", *options]
