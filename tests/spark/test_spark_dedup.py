@@ -138,6 +138,9 @@ def test_checks_equal_the_local_job(spark, texts, cluster, where, check):
     assert kept == local.kept.tolist()
     assert representative == local.representatives.tolist()
     assert local.stats.similar_pairs < local.stats.checked_pairs  # the check removed something
+    if where == "spark" and cluster == "greedy" and "cosine" in check:
+        with pytest.raises(ConfigError, match=r"cosine=0\.99 searches 10 bits, and past the driver"):
+            dedup(df, bits=128, cosine=0.99, driver_limit=0)  # radius 10 at 128 bits
 
 
 @pytest.mark.parametrize("cluster", ["greedy", "components"])

@@ -39,6 +39,7 @@ from pyspark.sql import functions as F
 
 from .._errors import ConfigError
 from ..index.hamming_index import HammingIndex
+from ..index.plan import MAX_DISTANCE
 from ..pipeline.options import DedupOptions
 from .buckets import bucket_pairs
 from .checks import SIMILARITY, feature_frame, with_similarity
@@ -215,6 +216,14 @@ def decide(
         )
         clock.lap("decide on the driver")
         return decision
+    if banding is None and k > MAX_DISTANCE:
+        asked = f"cosine={options.cosine}" if options.cosine is not None else f"max_distance={k}"
+        raise ConfigError(
+            f"{asked} searches {k} bits, and past the driver the Spark join serves up to "
+            f"{MAX_DISTANCE} (permuted tables); decide on the driver (driver_limit, --driver-limit, "
+            f"of at least {rows:,} rows, as its memory allows), ask for a smaller radius, or run "
+            f"the local engine"
+        )
     if isinstance(facts, SplitFacts):
         facts = facts.frame()
     if keep == "first":  # input order: the position is the rank
