@@ -27,7 +27,7 @@ from .._errors import ConfigError
 from .._prefetch import prefetch
 from .batch import Batch, ReadOptions
 from .dispatch import read_documents
-from .lines import JsonlParser, lines_of_blocks, stream_blocks
+from .lines import documents_of_blocks, stream_blocks
 from .rejects import Rejects
 from .sources import COMPRESSIONS, Source, find_sources
 
@@ -195,12 +195,4 @@ def _stdin_batches(
     stream: Any = stdin
     if source.compression is not None:
         stream = pa.CompressedInputStream(pa.PythonFile(stdin, mode="r"), source.compression)
-    blocks = stream_blocks(stream, source, options, rejects)
-    if source.format == "lines":
-        yield from lines_of_blocks(blocks, source, options, rejects)
-        return
-    parser = JsonlParser(source, options, rejects)
-    for block in blocks:
-        batch = parser.parse(block)
-        if batch is not None:
-            yield batch
+    yield from documents_of_blocks(stream_blocks(stream, source, options, rejects), source, options, rejects)

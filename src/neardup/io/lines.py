@@ -265,6 +265,20 @@ def read_jsonl(source: Source, options: ReadOptions, rejects: Rejects) -> Iterat
                 yield batch
 
 
+def documents_of_blocks(
+    blocks: Iterable[Block], source: Source, options: ReadOptions, rejects: Rejects
+) -> Iterator[Batch]:
+    """The documents of the blocks of a line-based file: a text a line (``source.format``
+    ``"lines"``) or a JSON object a line."""
+    if source.format == "lines":
+        yield from lines_of_blocks(blocks, source, options, rejects)
+        return
+    parser = JsonlParser(source, options, rejects)
+    for block in blocks:
+        if (batch := parser.parse(block)) is not None:
+            yield batch
+
+
 def read_lines(source: Source, options: ReadOptions, rejects: Rejects) -> Iterator[Batch]:
     """The documents of a text file with one per line (see :func:`lines_of_blocks`)."""
     return lines_of_blocks(line_blocks(source, options, rejects), source, options, rejects)

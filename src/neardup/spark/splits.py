@@ -39,7 +39,7 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 from .._errors import ConfigError
 from .._kernels.lines import split_lines
 from ..io.batch import Batch, ReadOptions
-from ..io.lines import JsonlParser, lines_of_blocks, numbered_lines, stream_blocks
+from ..io.lines import documents_of_blocks, numbered_lines, stream_blocks
 from ..io.rejects import Rejects
 from ..io.sources import Source, is_hidden, split_suffixes
 from .driver import DRIVER_ROWS
@@ -382,14 +382,9 @@ def _documents(split: Split, options: ReadOptions, rejects: Rejects | None = Non
     stream, source = _open(split)
     rejects = rejects or Rejects("raise")
     with stream:
-        blocks = stream_blocks(stream, source, options, rejects)
-        if split.kind == "lines":
-            yield from lines_of_blocks(blocks, source, options, rejects)
-            return
-        parser = JsonlParser(source, options, rejects)
-        for block in blocks:
-            if (batch := parser.parse(block)) is not None:
-                yield batch
+        yield from documents_of_blocks(
+            stream_blocks(stream, source, options, rejects), source, options, rejects
+        )
 
 
 def _open(split: Split) -> tuple[Any, Source]:
