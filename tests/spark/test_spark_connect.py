@@ -6,6 +6,7 @@ process), each giving the local engine's answer."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,11 @@ def corpus(tmp_path_factory):
     rows = [{"url": f"u{i}", "body": t} for i, t in enumerate(texts)]
     (folder / "pages.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     pq.write_table(pa.Table.from_pylist(rows), folder / "pages.parquet")
+    seen = neardup.HammingIndex(
+        bits=64, max_distance=5, fingerprint_config=neardup.FingerprintConfig().to_dict()
+    )
+    seen.add(neardup.Fingerprinter().fingerprint_batch(texts[:12]))  # pages seen before, for --against
+    seen.save(folder / "seen.idx")
     return folder
 
 
@@ -67,11 +73,15 @@ def _kept(folder: Path) -> list[str]:
     [
         ("pages.jsonl", "kept.jsonl", ["--jaccard", "0.7", "--driver-limit", "0"]),
         ("pages.parquet", "kept.parquet", ["-k", "5", "--driver-limit", "0"]),
+        ("pages.parquet", "kept.parquet", ["-k", "5", "--against", "seen.idx", "--driver-limit", "0"]),
     ],
-    ids=["jsonl-jaccard-on-the-cluster", "parquet-on-the-cluster"],
+    ids=["jsonl-jaccard-on-the-cluster", "parquet-on-the-cluster", "parquet-against-on-the-cluster"],
 )
 def test_the_cli_through_spark_connect(server, corpus, tmp_path, source, output, options):
     common = ["--text-field", "body", "--id-field", "url", *options]
+    (tmp_path / "local").mkdir()
+    for folder in (tmp_path, tmp_path / "local"):  # the index as an artifact, and to the local job
+        shutil.copy(corpus / "seen.idx", folder)
     done = _neardup(
         "dedup", str(corpus / source), "-o", output, "--clusters", "clusters.parquet", "--engine", "spark",
         "--master", server, *common, cwd=tmp_path,
@@ -79,13 +89,14 @@ def test_the_cli_through_spark_connect(server, corpus, tmp_path, source, output,
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"on Spark Connect ({server})" in done.stderr
     local_dir = tmp_path / "local"
-    local_dir.mkdir()
     at = options.index("--driver-limit") if "--driver-limit" in options else len(options)
     local_options = ["--text-field", "body", "--id-field", "url", *options[:at], *options[at + 2 :]]
     local = _neardup("dedup", str(corpus / source), "-o", "kept.jsonl", *local_options, cwd=local_dir)
     assert local.returncode == 0, local.stderr[-3000:]
     want = [json.loads(line)["url"] for line in (local_dir / "kept.jsonl").read_text().splitlines()]
     assert sorted(_kept(tmp_path / output)) == sorted(want) and len(want) < 70
+    if "--against" in options:  # the pages seen before (and their near-duplicates) are not kept
+        assert not {f"u{i}" for i in range(12)} & set(want)
     clusters = pq.read_table(tmp_path / "clusters.parquet")
     assert clusters.num_rows > 0 and set(clusters.column_names) == {"url", "cluster", "kept"}
 

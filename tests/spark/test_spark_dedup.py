@@ -15,7 +15,7 @@ from neardup import ConfigError, DedupOptions
 from neardup.planted.generator import planted_corpus
 from neardup.spark import dedup, dedup_with_pairs
 from neardup.spark.dedup import decide, numbered
-from neardup.spark.facts import Facts, text_facts
+from neardup.spark.facts import Facts, text_facts, texts_by_position
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +28,13 @@ def texts():
         [d.text for d in docs] + [page] * 25 + [f"{page} edition {i}" for i in range(40)] + ["", "  ", "..."]
     )
     return [texts[p] for p in np.random.default_rng(1).permutation(len(texts))]
+
+
+def first_of_each(labels: list) -> list[int]:
+    """The position of the first document with each one's label: the same for any two labelings
+    of documents into the same clusters."""
+    first: dict = {}
+    return [first.setdefault(label, i) for i, label in enumerate(labels)]
 
 
 def spark_representatives(rows) -> tuple[list[bool], list[int]]:
@@ -185,3 +192,45 @@ def test_copies_that_fail_their_leaders_check_stand_alone(spark, texts, where):
         for r in local.pairs_table().to_pylist()
     )
     assert got == want and len(got) > 30
+
+
+@pytest.mark.parametrize(
+    "cluster, check",
+    [("greedy", {}), ("components", dict(verify=("jaccard", 0.97), verify_features="words"))],
+    ids=["greedy", "components-verify"],
+)
+@pytest.mark.parametrize("where", ["spark", "driver"])
+def test_against_equals_the_local_job(spark, texts, tmp_path, cluster, check, where):
+    """Documents near an index of pages seen before are not kept (under components, nor their
+    clusters), decided on the driver or in the tasks (the index file shipped to them, or an
+    index in memory saved for the run): the local job's kept documents and count."""
+    seen = neardup.HammingIndex(
+        bits=64, max_distance=7, fingerprint_config=neardup.FingerprintConfig().to_dict()
+    )
+    seen.add(neardup.Fingerprinter().fingerprint_batch(texts[::4]))
+    seen.save(tmp_path / "seen.idx")
+    ids = list(range(len(texts)))
+    df = spark.createDataFrame(list(zip(ids, texts)), "id long, text string")
+    options = dict(max_distance=7, cluster=cluster, **check)
+    local = neardup.dedup(pa.table({"id": ids, "text": texts}), id_field="id", against=seen, **options)
+    driver_limit = 0 if where == "spark" else 10_000
+    for against in (str(tmp_path / "seen.idx"), seen):
+        rows = dedup(df, id_col="id", driver_limit=driver_limit, against=against, **options).collect()
+        rows = sorted(rows, key=lambda r: r["id"])
+        kept = [r["kept"] for r in rows]
+        assert kept == local.kept.tolist()
+        # a cleared cluster has no kept document to name it: compare the clusters themselves
+        assert first_of_each([r["cluster"] for r in rows]) == first_of_each(local.representatives.tolist())
+    assert 0 < local.stats.against_matches < len(texts) - sum(kept) - 20  # some, and not all removed
+    facts = text_facts(numbered(df), "text", Facts(neardup.FingerprintConfig(), "id"))
+    options = DedupOptions(against=tmp_path / "seen.idx", **options)
+    decision = decide(
+        facts,
+        options,
+        id_col="id",
+        driver_limit=driver_limit,
+        with_pairs=False,
+        against=options.open_against(),
+        texts=texts_by_position(numbered(df), "text") if check else None,
+    )
+    assert (decision.kept, decision.against_matches) == (sum(kept), local.stats.against_matches)

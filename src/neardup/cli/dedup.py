@@ -209,7 +209,7 @@ def add_command(commands: Any) -> None:
         metavar="N",
         help="with --engine spark: decide on the driver up to N documents, by the local engine's "
         "steps, and past it on the cluster (default: 2,000,000; as many as the driver's memory "
-        "holds with --verify, --cosine or --jaccard, and where only it can decide: --against, "
+        "holds with --verify, --cosine, --jaccard or --against, and where only it can decide: "
         "--save-index, --all-pairs)",
     )
     add_config_arguments(dedup)

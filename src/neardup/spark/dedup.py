@@ -41,6 +41,7 @@ from .._errors import ConfigError
 from ..index.hamming_index import HammingIndex
 from ..index.plan import MAX_DISTANCE
 from ..pipeline.options import DedupOptions
+from .against import NEAR, ship, with_near
 from .buckets import bucket_pairs
 from .checks import SIMILARITY, feature_frame, with_similarity
 from .driver import DRIVER_ROWS, decide_on_driver, driver_capacity
@@ -82,8 +83,9 @@ def dedup_with_pairs(
         driver_limit: up to this many rows, the decision is taken on the driver, by the local
             engine's steps (``driver.py``); the texts stay on the executors. By default
             ``DRIVER_ROWS`` (2M), or with a check of each pair (``verify``, ``cosine``,
-            ``jaccard``) as many as its memory holds (``driver_capacity()``); past it the
-            pairs are checked in the tasks (``checks.py``).
+            ``jaccard``) or ``against`` as many as its memory holds (``driver_capacity()``);
+            past it the pairs are checked in the tasks (``checks.py``), and the tasks ask the
+            ``against`` index, shipped to them (``against.py``).
     """
     rows, pairs = _dedup(df, text_col, options, with_pairs=True, **keywords)
     assert pairs is not None
@@ -157,10 +159,11 @@ def decide(
     driver, or read by the tasks past it: ``checks.py``) are similar enough, and a copy whose
     text fails its leader's check stands alone: as :func:`neardup.dedup` decides. Under
     ``jaccard`` the candidates share a MinHash band key (``buckets.py``). With ``against``
-    (the opened index of documents seen before; on the driver only), a document near it is
-    not kept. ``driver_limit`` is by default ``DRIVER_ROWS``, or with any of those as many
-    rows as the driver's memory holds; past it, ``against``, ``every_pair`` and ``hold`` (what
-    needs the outcome held by the driver) are refused, named in the error."""
+    (the opened index of documents seen before; past the driver its file is shipped to the
+    tasks, ``against.py``), a document near it is not kept, nor its cluster under components.
+    ``driver_limit`` is by default ``DRIVER_ROWS``, or with any of those as many rows as the
+    driver's memory holds; past it, ``every_pair`` and ``hold`` (what needs the outcome held
+    by the driver) are refused, named in the error."""
     clock = _Clock(timings)
     config, k, keep, cluster, featureless = (
         options.config,
@@ -181,10 +184,10 @@ def decide(
     rows = facts.count()
     clock.lap("fingerprint")
     every = "every pair" if every_pair else None
-    driven = (("against", against), (every, every), (hold, hold))
-    on_driver = [str(name) for name, given in driven if given is not None]
-    if driver_limit is None:  # a check's pairs are cheaper on the driver while it holds them
-        driver_limit = driver_capacity() if on_driver or verify else DRIVER_ROWS
+    on_driver = [str(name) for name in (every, hold) if name is not None]
+    if driver_limit is None:  # a check's pairs (and an index's queries) are cheaper on the
+        # driver while it holds them
+        driver_limit = driver_capacity() if on_driver or verify or against is not None else DRIVER_ROWS
     if on_driver and rows > driver_limit:
         raise ConfigError(
             f"{' and '.join(on_driver)} run on the driver on Spark, up to {driver_limit:,} rows (its "
@@ -254,8 +257,14 @@ def decide(
             F.col(f"_first.{POSITION}").alias("leader_at"),
             *(F.col(f"_first.{b}").alias(b) for b in bands),
         )
-        .localCheckpoint()
     )
+    near = []  # with against: whether each leader's fingerprint is near the index
+    if against is not None:
+        source = options.against if options.against is not None else against
+        leaders = with_near(leaders, fp, ship(facts.sparkSession, source), k).localCheckpoint()
+        near = [NEAR]
+    else:
+        leaders = leaders.localCheckpoint()
     if banding is not None:
         edges = bucket_pairs(leaders, bands, fp, group_limit)
     else:
@@ -270,6 +279,10 @@ def decide(
             )
             edges = edges.join(renamed, names)
         edges = edges.select("u", "v", "u_at", "v_at", F.col("distance").cast("long"))
+    if near and cluster == "greedy":  # a leader near the index is never kept, and removes nothing
+        blocked = leaders.where(F.col(NEAR)).select("leader")
+        for node in ("u", "v"):
+            edges = edges.join(blocked.withColumnRenamed("leader", node), node, "left_anti")
     clock.lap("join")
     copies = compared.join(leaders.select(*fp, "leader", "leader_at"), fp).where(
         F.col("_rank") != F.col("leader")
@@ -303,9 +316,9 @@ def decide(
         clock.lap("check")
     chosen = representatives(edges.select("u", "v"), cluster, local_limit=local_limit)
     follow = (
-        compared.join(leaders.select(*fp, "leader"), fp)
+        compared.join(leaders.select(*fp, "leader", *near), fp)
         .join(chosen.withColumnRenamed("node", "leader"), "leader", "left")
-        .select(POSITION, "_rank", F.coalesce("representative", "leader").alias("representative"))
+        .select(POSITION, "_rank", F.coalesce("representative", "leader").alias("representative"), *near)
     )
     if detached is not None:  # a copy whose text fails its leader's check is its own
         follow = follow.join(detached, POSITION, "left").select(
@@ -313,28 +326,42 @@ def decide(
             F.when(F.col("_detached"), F.col("_rank"))
             .otherwise(F.col("representative"))
             .alias("representative"),
+            *near,
         )
-    outcome = (
-        ranked.join(follow.select(POSITION, "representative"), POSITION, "left")
-        .select(
+    outcome = ranked.join(follow.select(POSITION, "representative", *near), POSITION, "left").select(
+        POSITION,
+        *fp,
+        F.coalesce("representative", "_rank").alias("cluster"),
+        (
+            (F.coalesce("representative", "_rank") == F.col("_rank"))
+            & (~F.col("_featureless") if featureless == "drop" else F.lit(True))
+        ).alias("kept"),
+        *ids,
+        *near,
+    )
+    if near:  # the clusters of documents near the index keep nothing
+        hit = outcome.where(F.col(NEAR)).select("cluster").distinct().withColumn("_hit", F.lit(True))
+        outcome = outcome.join(hit, "cluster", "left").select(
             POSITION,
             *fp,
-            F.coalesce("representative", "_rank").alias("cluster"),
-            (
-                (F.coalesce("representative", "_rank") == F.col("_rank"))
-                & (~F.col("_featureless") if featureless == "drop" else F.lit(True))
-            ).alias("kept"),
+            "cluster",
+            (F.col("kept") & F.col("_hit").isNull()).alias("kept"),
             *ids,
+            (F.col("kept") & F.col("_hit").isNotNull()).alias("_cleared"),
         )
-        .localCheckpoint()
-    )
+    else:
+        outcome = outcome.withColumn("_cleared", F.lit(False))
+    outcome = outcome.localCheckpoint()
     clock.lap("clusters")
     per_cluster = outcome.groupBy("cluster").agg(
-        F.count(F.lit(1)).alias("n"), F.sum(F.col("kept").cast("long")).alias("kept")
+        F.count(F.lit(1)).alias("n"),
+        F.sum(F.col("kept").cast("long")).alias("kept"),
+        F.sum(F.col("_cleared").cast("long")).alias("cleared"),
     )
-    documents, kept, clusters = per_cluster.agg(
-        F.sum("n"), F.sum("kept"), F.count(F.when(F.col("n") > 1, True))
+    documents, kept, clusters, cleared = per_cluster.agg(
+        F.sum("n"), F.sum("kept"), F.count(F.when(F.col("n") > 1, True)), F.sum("cleared")
     ).collect()[0]
+    outcome = outcome.drop("_cleared")
     decision = Decision(
         computed=outcome,
         spread_pairs=None,
@@ -343,6 +370,7 @@ def decide(
         clusters=clusters,
         checked_pairs=checked,
         similar_pairs=similar,
+        against_matches=cleared or 0,
     )
     if not with_pairs:
         return decision
