@@ -24,8 +24,13 @@ def run(*args: str, cwd) -> subprocess.CompletedProcess:
 
 def kept_urls(folder) -> list[str]:
     """The ``url`` of every line of a folder of JSONL part files."""
+    return kept_ids(folder, "url")
+
+
+def kept_ids(folder, field: str) -> list[str]:
+    """The ``field`` of every line of a folder of JSONL part files."""
     return [
-        json.loads(line)["url"] for part in folder.glob("part-*") for line in part.read_text().splitlines()
+        json.loads(line)[field] for part in folder.glob("part-*") for line in part.read_text().splitlines()
     ]
 
 
@@ -75,9 +80,25 @@ def test_spark_engine_keeps_what_the_local_engine_keeps(corpus, longest, tmp_pat
     assert not list(tmp_path.glob("*.tmp"))
 
 
+@pytest.mark.parametrize("driver_limit", ["0", "100"])
+def test_the_example_shows_what_the_local_engine_shows(tmp_path, driver_limit):
+    """``--example`` on Spark, decided in the tasks or on the driver: the local engine's
+    clusters, texts and distances, line for line, and its kept documents written."""
+    local = run("dedup", "--example", "-o", "local.jsonl", cwd=tmp_path)
+    assert local.returncode == 0, local.stderr[-3000:]
+    spark = run(
+        "dedup", "--example", "-o", "spark.jsonl", "--engine", "spark", "--master", "local[2]",
+        "--driver-limit", driver_limit, cwd=tmp_path,
+    )  # fmt: skip
+    assert spark.returncode == 0, spark.stderr[-3000:]
+    assert spark.stdout == local.stdout and "15 clusters of near-duplicates" in spark.stdout
+    want = sorted(json.loads(line)["id"] for line in (tmp_path / "local.jsonl").read_text().splitlines())
+    assert sorted(kept_ids(tmp_path / "spark.jsonl", "id")) == want and len(want) == 32
+    refused = run("dedup", "--example", "--clusters", "c.parquet", "--engine", "spark", cwd=tmp_path)
+    assert refused.returncode == 2 and "--example on --engine spark shows its clusters" in refused.stderr
+
+
 def test_spark_engine_refuses_what_it_cannot_do_yet(corpus, tmp_path):
-    done = run("dedup", "--example", "--engine", "spark", cwd=tmp_path)
-    assert done.returncode != 0 and "--example does not run on --engine spark yet" in done.stderr
     done = run(
         "dedup", str(corpus / "pages.jsonl"), "--pairs", "p.parquet", "--engine", "spark", cwd=tmp_path
     )

@@ -231,12 +231,13 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
     if args.driver_limit is not None and (args.engine != "spark" or args.driver_limit < 0):
         parser.error("--driver-limit N (N >= 0) says where --engine spark decides; give it with that")
     check_memory_arguments(parser, args)
+    if args.example and args.engine == "spark" and (args.clusters or args.pairs or args.save_index):
+        parser.error("--example on --engine spark shows its clusters; give -o only, or run it locally")
     if args.all_pairs and not args.pairs:
         parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
     if args.engine == "spark":
         unsupported = (
             ("-" in args.inputs, "'-' (stdin)"),
-            (args.example, "--example"),
             (args.memory is not None, "--memory"),
             (args.work_dir is not None, "--work-dir"),
         )
@@ -296,6 +297,8 @@ def run(args: argparse.Namespace) -> int:
         }
         check_outputs_apart(outputs, args.inputs)
     if args.engine == "spark":
+        if args.example:
+            return _example_on_spark(args, options)
         from ..spark.job import run as run_on_spark
 
         stats = run_on_spark(
@@ -318,6 +321,46 @@ def run(args: argparse.Namespace) -> int:
         return 0
     with contextlib.ExitStack() as stack:
         return _run_locally(args, options, stack)
+
+
+def _example_on_spark(args: argparse.Namespace, options: Any) -> int:
+    """``--example`` on Spark: the example corpus written as JSON lines for the job to read,
+    its clusters read back and shown as the local engine shows them."""
+    import json
+
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from ..fingerprint.fingerprinter import Fingerprinter
+    from ..io.batch import ReadOptions
+    from ..planted.example import example_corpus
+    from ..spark.job import run as run_on_spark
+
+    documents = example_corpus()
+    with tempfile.TemporaryDirectory(prefix="neardup-example-") as folder:
+        corpus, clusters = Path(folder, "example.jsonl"), Path(folder, "clusters.parquet")
+        corpus.write_text("".join(json.dumps({"id": d.id, "text": d.text}) + "\n" for d in documents))
+        stats = run_on_spark(
+            [str(corpus)],
+            options,
+            read=ReadOptions(text_field="text", id_field="id"),
+            output=args.output,
+            output_format=args.format,
+            clusters=str(clusters),
+            master=args.master,
+            driver_limit=args.driver_limit,
+        )
+        members = pq.read_table(clusters).to_pylist()
+    _summarise(stats, args)
+    position = {d.id: p for p, d in enumerate(documents)}
+    labels = np.arange(len(documents), dtype=np.int64)  # alone unless in a cluster of several
+    kept = np.ones(len(documents), dtype=bool)
+    for row in members:
+        labels[position[row["id"]]] = len(documents) + row["cluster"]
+        kept[position[row["id"]]] = row["kept"]
+    fingerprints = Fingerprinter(options.config).fingerprint_batch([d.text for d in documents])
+    _show_example(documents, labels, kept, fingerprints, options)
+    return 0
 
 
 def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitStack) -> int:
@@ -371,7 +414,7 @@ def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitS
     )
     _summarise(result.stats, args)
     if args.example:
-        _show_example(result, documents)
+        _show_example(documents, result.labels, result.kept, result.fingerprints, options)
     return 0
 
 
@@ -408,42 +451,47 @@ def _summarise(stats: Any, args: argparse.Namespace) -> None:
         print("neardup: " + stats.format().replace("\n", "\nneardup: "), file=sys.stderr)
 
 
-def _show_example(result: Any, documents: list[Any]) -> None:
-    """Each cluster of the example with its texts, the kept one first, and the words each other
-    member changes; then the planted copies left apart, beyond the radius."""
+def _show_example(documents: list[Any], labels: Any, kept: Any, fingerprints: Any, options: Any) -> None:
+    """Each cluster of the example (``labels``, any numbering) with its texts, the kept one
+    first, its distance from the kept one, and the words each other member changes; then the
+    planted copies left apart, beyond the radius. The clusters go in the order of their first
+    member, so both engines show the same."""
     import numpy as np
 
     from ..index.hamming import hamming
 
-    texts = {d.id: d.text for d in documents}
-    sizes = np.bincount(result.labels)
+    _, labels = np.unique(labels, return_inverse=True)
+    sizes = np.bincount(labels)
+    radius = options.radius
     lines = [
         f"\n{int((sizes > 1).sum())} clusters of near-duplicates (Hamming distance <= "
-        f"{result.max_distance} of {result.config.bits} bits); kept documents marked +"
+        f"{radius} of {options.config.bits} bits); kept documents marked +"
     ]
-    for label in np.flatnonzero(sizes > 1).tolist():
-        members = sorted(np.flatnonzero(result.labels == label).tolist(), key=lambda p: not result.kept[p])
-        kept = texts[result.ids_at(np.array(members[:1]))[0]]
+    shown = [label for label in dict.fromkeys(labels.tolist()) if sizes[label] > 1]
+    for label in shown:
+        members = sorted(np.flatnonzero(labels == label).tolist(), key=lambda p: not kept[p])
+        first = members[0]
         lines.append("")
-        for p, doc_id in zip(members, result.ids_at(np.array(members))):
-            mark = "+" if result.kept[p] else "-"
-            text = " ".join(texts[doc_id].split())
+        for p in members:
+            mark = "+" if kept[p] else "-"
+            text = " ".join(documents[p].text.split())
+            distance = hamming(fingerprints[p], fingerprints[first])
             lines.append(
-                f" {mark} {doc_id} (distance {result.distances[p]}): "
+                f" {mark} {documents[p].id} (distance {distance}): "
                 f"{text[:100]}{'...' if len(text) > 100 else ''}"
             )
-            if not result.kept[p]:
-                lines.append(f"     {_changes(kept, texts[doc_id])}")
+            if not kept[p]:
+                lines.append(f"     {_changes(documents[first].text, documents[p].text)}")
     position = {d.id: p for p, d in enumerate(documents)}
     apart = [
         (p, position[d.original])
         for p, d in enumerate(documents)
-        if d.original != d.id and result.labels[p] != result.labels[position[d.original]]
+        if d.original != d.id and labels[p] != labels[position[d.original]]
     ]
     if apart:
-        lines.append(f"\n{len(apart)} edited copies left apart, beyond distance {result.max_distance}:")
+        lines.append(f"\n{len(apart)} edited copies left apart, beyond distance {radius}:")
         for p, o in apart:
-            distance = hamming(result.fingerprints[p], result.fingerprints[o])
+            distance = hamming(fingerprints[p], fingerprints[o])
             lines.append(f"   {documents[p].id} (distance {distance} from {documents[o].id})")
             lines.append(f"     {_changes(documents[o].text, documents[p].text)}")
     print("\n".join(lines))

@@ -6,6 +6,7 @@ serverless and shared clusters), which offers DataFrames only: no RDD, no SparkC
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +56,10 @@ def connect(master: str | None, app_name: str) -> Cluster:
         conf.setMaster("local[*]")  # plain `python -m neardup`, not spark-submit
     # A context the caller made is the caller's to stop (pyspark offers no public way to ask).
     owned = SparkContext._active_spark_context is None
+    if owned and conf.get("spark.master", "").startswith("local"):
+        # Local workers run this interpreter, which has neardup, not whichever `python3` is on
+        # the PATH (pyspark's default): `.venv/bin/neardup` works without activating the venv.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     sc = SparkContext.getOrCreate(conf)
     return Cluster(sc, owned, f"Spark ({sc.master})")
 
