@@ -186,17 +186,32 @@ def event_log_figures(folder: Path) -> dict[str, Any]:
     """From Spark's event log in ``folder``: the shuffle bytes every task wrote, and the most
     records one task read (from a shuffle or an input), over the whole application."""
     written, most = 0, 0
+    by_stage: dict[int, int] = {}
+    names: dict[int, str] = {}
     for log in (path for path in folder.rglob("*") if path.is_file()):  # Spark 4 rolls its logs
         with open(log) as f:
             for line in f:
+                if '"SparkListenerJobStart"' in line:
+                    job = json.loads(line)
+                    label = (job.get("Properties") or {}).get("spark.job.description")
+                    for stage in job["Stage IDs"]:
+                        names.setdefault(
+                            stage, f"stage {stage} of job {job['Job ID']}" + (f" ({label})" if label else "")
+                        )
                 if '"SparkListenerTaskEnd"' not in line:
                     continue
-                metrics = json.loads(line).get("Task Metrics") or {}
-                written += metrics.get("Shuffle Write Metrics", {}).get("Shuffle Bytes Written", 0)
+                event = json.loads(line)
+                metrics = event.get("Task Metrics") or {}
+                bytes_written = metrics.get("Shuffle Write Metrics", {}).get("Shuffle Bytes Written", 0)
+                written += bytes_written
+                by_stage[event["Stage ID"]] = by_stage.get(event["Stage ID"], 0) + bytes_written
                 read = metrics.get("Shuffle Read Metrics", {}).get("Total Records Read", 0)
                 read += metrics.get("Input Metrics", {}).get("Records Read", 0)
                 most = max(most, read)
-    return {"shuffle_bytes": written, "largest_task_records": most}
+    # where the shuffle goes: the stages that wrote most (by job, and its description if set)
+    biggest = sorted(by_stage.items(), key=lambda item: -item[1])[:8]
+    stages = [{"stage": names.get(stage, str(stage)), "shuffle_bytes": b} for stage, b in biggest if b]
+    return {"shuffle_bytes": written, "largest_task_records": most, "shuffle_by_stage": stages}
 
 
 def end_to_end(docs: int, master: str, checks: list[str], driver_limit: int | None) -> dict[str, Any]:
@@ -300,6 +315,11 @@ def print_end_to_end(e: dict[str, Any]) -> None:
         f"{spark['largest_task_records']:,} records",
         flush=True,
     )
+    for stage in spark.get("shuffle_by_stage", []):
+        print(
+            f"   shuffle {stage['shuffle_bytes'] / e['docs']:,.0f} B a document by {stage['stage']}",
+            flush=True,
+        )
     print(
         f"end to end, Spark / local: {e['ratio']:.2f}x on {e['docs']:,} docs "
         f"({e['input_bytes'] / MB:,.1f} MB); same kept ids: {e['same_kept_ids']}"

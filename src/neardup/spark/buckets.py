@@ -2,14 +2,15 @@
 found by a distributed join, past the driver.
 
 Each leader (the first in ``--keep`` order of the documents of one fingerprint) is sent once
-per band, its rank alone keyed by (band, key); a window counts each bucket (one shuffle; a
-bucket's ranks spill to disk past Spark's window buffer) and a key held by one leader is
-dropped, so only the members of shared buckets go on. A bucket of g members joins itself:
-within ``group_limit`` in one task; past it cut into s = ceil(g / group_limit) blocks (by a
-hash of the leader) and joined per pair of blocks (i <= j), each its own task, as the Hamming
-join cuts its key groups (``join.py``): a bucket of a million near-identical pages is never
-held whole. A pair sharing several bands is found in each, and kept once; the pairs then meet
-their leaders' positions and fingerprints.
+per band, its rank alone keyed by the band key (which mixes in the band's number: keys of two
+bands meet only by a 64-bit collision, and then add a candidate the exact check judges); a
+window counts each bucket (one shuffle; a bucket's ranks spill to disk past Spark's window
+buffer) and a key held by one leader is dropped, so only the members of shared buckets go on.
+A bucket of g members joins itself: within ``group_limit`` in one task; past it cut into s =
+ceil(g / group_limit) blocks (by a hash of the leader) and joined per pair of blocks (i <= j),
+each its own task, as the Hamming join cuts its key groups (``join.py``): a bucket of a
+million near-identical pages is never held whole. A pair sharing several bands is found in
+each, and kept once; the pairs then meet their leaders' positions and fingerprints.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-_KEYS = ["_band", "_key", "_lo", "_hi"]
+_KEYS = ["_key", "_lo", "_hi"]
 
 
 def bucket_pairs(leaders: DataFrame, bands: list[str], fp: list[str], group_limit: int) -> DataFrame:
@@ -27,8 +28,8 @@ def bucket_pairs(leaders: DataFrame, bands: list[str], fp: list[str], group_limi
     band key, once: columns ``u`` < ``v`` (ranks), ``u_at``, ``v_at`` (positions) and
     ``distance`` (the fingerprints' Hamming distance). Only the ranks go through the buckets;
     the pairs meet the rest after."""
-    keyed = leaders.select("leader", F.posexplode(F.array(*bands)).alias("_band", "_key"))
-    bucket = Window.partitionBy("_band", "_key")
+    keyed = leaders.select("leader", F.explode(F.array(*bands)).alias("_key"))
+    bucket = Window.partitionBy("_key")
     blocks = F.ceil(F.col("count") / F.lit(group_limit)).cast("long")
     members = (
         keyed.withColumn("count", F.count(F.lit(1)).over(bucket))
@@ -37,7 +38,6 @@ def bucket_pairs(leaders: DataFrame, bands: list[str], fp: list[str], group_limi
         .withColumn("_block", F.pmod(F.xxhash64("leader"), F.col("_blocks")))
         .withColumn("_with", F.explode(F.sequence(F.lit(0).cast("long"), F.col("_blocks") - 1)))
         .select(
-            "_band",
             "_key",
             F.least("_block", "_with").alias("_lo"),
             F.greatest("_block", "_with").alias("_hi"),

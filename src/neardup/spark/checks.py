@@ -7,8 +7,9 @@
 - :func:`with_similarity` joins them to each end of a table of pairs and computes each pair's
   similarity by the local engine's kernel (a merge of two sorted lists), a batch at a time.
 
-A document's features are joined to every pair it is in, so a check's shuffle is that of the
-features of the documents in pairs, not of every text.
+A document's features are shuffled once (:func:`held_features`) and met by every pair it is
+in, so a check's shuffle is that of the features of the documents in pairs, and of the pairs
+carrying one end's features to the other's, not of every text.
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ from pyspark.sql.types import BinaryType, DoubleType, LongType, StructField, Str
 from .._kernels.similarity import pair_similarity
 from ..pipeline.verify import FeatureTable, Verification
 from .facts import POSITION, TEXT, Texts
+from .session import cores
 
 FEATURES = "_features"
 WEIGHTS = "_weights"
 SIMILARITY = "similarity"
+FEATURE_ROWS = 20_000
+"""Documents' features a partition holds while the checks join them: ~50 MB at 2.5 KB each."""
 
 
 def feature_frame(texts: Texts, needed: DataFrame, count: int, verification: Verification) -> DataFrame:
@@ -49,6 +53,19 @@ def feature_frame(texts: Texts, needed: DataFrame, count: int, verification: Ver
             yield pa.RecordBatch.from_arrays(columns, names=[f.name for f in fields])
 
     return texts.rows(needed, count).mapInArrow(of, StructType(fields))
+
+
+def held_features(texts: Texts, needed: DataFrame, count: int, verification: Verification) -> DataFrame:
+    """:func:`feature_frame`, shuffled once by position into partitions of about
+    :data:`FEATURE_ROWS` documents and cached (memory, then disk): each check's join meets the
+    features where they lie, only its pairs crossing to them. A checkpoint would forget the
+    partitioning, and every join would shuffle the features, a check's bulk, again. The
+    caller unpersists it."""
+    frame = feature_frame(texts, needed, count, verification)
+    partitions = max(cores(frame.sparkSession), -(-count // FEATURE_ROWS))
+    held = frame.repartition(partitions, POSITION).cache()
+    held.count()
+    return held
 
 
 def with_similarity(

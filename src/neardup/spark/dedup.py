@@ -43,7 +43,7 @@ from ..index.plan import MAX_DISTANCE
 from ..pipeline.options import DedupOptions
 from .against import NEAR, ship, with_near
 from .buckets import bucket_pairs
-from .checks import SIMILARITY, feature_frame, with_similarity
+from .checks import SIMILARITY, held_features, with_similarity
 from .driver import DRIVER_ROWS, decide_on_driver, driver_capacity
 from .facts import BROADCAST_ROWS, POSITION, Facts, Texts, band_columns, text_facts, texts_by_position
 from .fingerprints import fingerprint_columns
@@ -301,7 +301,7 @@ def decide(
             .distinct()
             .localCheckpoint()
         )
-        features = feature_frame(texts, needed, needed.count(), verify).localCheckpoint()
+        features = held_features(texts, needed, needed.count(), verify)
         clock.lap("features")
         edges = with_similarity(candidates, features, "u_at", "v_at", verify)
         edges = edges.where(F.col(SIMILARITY) >= verify.threshold).localCheckpoint()
@@ -313,6 +313,7 @@ def decide(
             POSITION, F.lit(True).alias("_detached")
         )
         copies = copies.where(F.col(SIMILARITY) >= verify.threshold)
+        features.unpersist()
         clock.lap("check")
     chosen = representatives(edges.select("u", "v"), cluster, local_limit=local_limit)
     follow = (
