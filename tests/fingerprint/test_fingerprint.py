@@ -143,6 +143,26 @@ def test_large_lists_of_mixed_text_equal_one_text_at_a_time():
         fp.fingerprint_batch(texts)
 
 
+class _Text(str):
+    """A str subclass: its characters are not where a plain str keeps them."""
+
+
+@given(
+    st.lists(
+        st.one_of(st.text(st.characters(max_codepoint=127), max_size=300), st.binary(max_size=300)),
+        max_size=60,
+    )
+)
+def test_bytes_gathered_from_the_objects_equal_pyarrows(items):
+    """The list path's copy straight out of the str and bytes objects (on all cores) gives
+    pyarrow's array of them, byte for byte; what it cannot read in place it leaves to pyarrow."""
+    from neardup.fingerprint.text_buffers import _gathered
+
+    gathered = _gathered(items)
+    assert gathered is not None and gathered.equals(pa.array(items, type=pa.large_binary()))
+    assert _gathered([*items, _Text("abc")]) is None and _gathered([*items, bytearray(b"x")]) is None
+
+
 def test_kernels_replace_what_they_can_in_place():
     # A replacement as long as its code point (capitals, ß -> ss) or with no token character
     # in it (full-width punctuation) is made by the kernels; the rest are handed back.

@@ -145,3 +145,18 @@ if numba.config.DISABLE_JIT:
     def trailing_zeros(x):
         x = int(x)
         return np.uint64((x & -x).bit_length() - 1)
+
+
+@intrinsic
+def copy_from_address(typingctx, array, index, address, length):
+    """``copy_from_address(buf, i, address, n)``: copy ``n`` bytes from the raw ``address`` to
+    ``buf[i:i + n]``. The caller vouches for the address: that ``n`` bytes live there, and
+    stay alive and unchanged while the copy runs."""
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        source = builder.inttoptr(args[2], cgutils.voidptr_t)
+        cgutils.raw_memcpy(builder, builder.gep(data, [args[1]]), source, args[3], 1)
+        return context.get_dummy_value()
+
+    return types.void(array, index, address, length), codegen

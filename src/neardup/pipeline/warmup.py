@@ -29,6 +29,7 @@ def warmup() -> None:
             fingerprinter.fingerprint_batch(large)  # the parallel kernel
             fingerprints = fingerprinter.fingerprint_batch([f"doc {i} of the warm-up" for i in range(128)])
         _warm_index(fingerprints, bits)
+    Fingerprinter().fingerprint_batch(["a long list is copied on all cores " * 32] * 1024)  # past 1M chars
     _warm_reading_and_checks()
     mark_warm()  # the cache now holds them all: commands need not say they compile
 
