@@ -150,16 +150,18 @@ def _gathered(items: list[Any]) -> Any:
     if not _IN_PLACE or not kinds <= {str, bytes}:
         return None
     n = len(held)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, held), dtype=np.int64, count=n), out=offsets[1:])
-    addresses = np.fromiter(map(id, held), dtype=np.int64, count=n)
-    if kinds == {str}:
-        addresses += _STR_DATA
-    elif kinds == {bytes}:
-        addresses += _BYTES_DATA
+    lengths = np.fromiter(map(len, held), dtype=np.int64, count=n)
+    if kinds == {str} or kinds == {bytes}:
+        header: Any = _STR_DATA if kinds == {str} else _BYTES_DATA
     else:
-        is_str = np.fromiter(map(isinstance, held, repeat(str)), dtype=bool, count=n)
-        addresses += np.where(is_str, _STR_DATA, _BYTES_DATA)
+        header = np.where(np.fromiter(map(isinstance, held, repeat(str)), bool, n), _STR_DATA, _BYTES_DATA)
+    # An object keeps its bytes right after its header where its size is the two and a NUL;
+    # one that does not (a legacy str of Python 3.11, say) is left to pyarrow.
+    if not np.array_equal(np.fromiter(map(sys.getsizeof, held), np.int64, n), header + lengths + 1):
+        return None
+    addresses = np.fromiter(map(id, held), dtype=np.int64, count=n) + header
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
     data = pa.allocate_buffer(int(offsets[-1]))
     chunks = 4 * numba.get_num_threads()  # by bytes, so that one long document is one chunk's
     bounds = np.minimum(np.searchsorted(offsets, np.linspace(0, offsets[-1], chunks + 1)), n)
