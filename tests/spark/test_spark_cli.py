@@ -4,6 +4,7 @@ the kept rows and clusters the local engine finds, written as folders of part fi
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -354,3 +355,30 @@ def test_the_default_radius_serves_against_and_save_index(corpus, tmp_path):
     )
     assert again.returncode == 0, again.stderr[-3000:]
     assert not kept_urls(tmp_path / "kept.jsonl")  # every page is in the index already
+
+
+_HEAP = """
+from neardup.spark.session import connect, local_heap
+cluster = connect("local[1]", "heap")
+print(cluster.sc._jvm.java.lang.Runtime.getRuntime().maxMemory(), local_heap())
+cluster.stop()
+"""
+
+
+def test_a_local_master_gets_a_heap_of_its_own_size(tmp_path):
+    """A local context the job starts sizes its JVM from the memory available, not Spark's
+    1 GiB (which ran out at 4M documents), unless the user sized it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_SUBMIT_ARGS", "SPARK_DRIVER_MEMORY")}
+    done = subprocess.run(
+        [sys.executable, "-c", _HEAP], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    heap, asked = map(int, done.stdout.split())
+    assert 0.9 * asked <= heap <= 1.05 * asked
+    env["PYSPARK_SUBMIT_ARGS"] = "--driver-memory 700m pyspark-shell"
+    done = subprocess.run(
+        [sys.executable, "-c", _HEAP], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    heap, _ = map(int, done.stdout.split())
+    assert heap <= 700 << 20
