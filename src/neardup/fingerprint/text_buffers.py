@@ -144,6 +144,7 @@ def _gathered(items: list[Any]) -> Any:
     import pyarrow as pa
 
     from .._kernels.objects import gather
+    from .fingerprinter import chunk_bounds  # here: the fingerprinter imports this module
 
     held = tuple(items)  # alive while the copy runs, whatever happens to the caller's list
     kinds = set(map(type, held))
@@ -163,9 +164,7 @@ def _gathered(items: list[Any]) -> Any:
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     data = pa.allocate_buffer(int(offsets[-1]))
-    chunks = 4 * numba.get_num_threads()  # by bytes, so that one long document is one chunk's
-    bounds = np.minimum(np.searchsorted(offsets, np.linspace(0, offsets[-1], chunks + 1)), n)
-    bounds[0], bounds[-1] = 0, n
+    bounds = chunk_bounds(offsets, numba.get_num_threads())
     gather(addresses, offsets, bounds, np.frombuffer(data, dtype=np.uint8))
     return pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), data])
 
