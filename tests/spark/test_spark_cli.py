@@ -171,11 +171,23 @@ def test_bad_lines_skipped_as_the_local_engine_skips_them(corpus, tmp_path):
     lines = (corpus / "pages.jsonl").read_text().splitlines()
     bad = ["{not json", '{"url": "x"}', '{"url": "y", "body": 7}']
     (tmp_path / "bad.jsonl").write_text("\n".join([bad[0], *lines[:20], bad[1], *lines[20:], bad[2]]) + "\n")
-    common = ["--text-field", "body", "--id-field", "url", "-k", "0", "--on-error", "skip"]
+    common = [
+        "--text-field",
+        "body",
+        "--id-field",
+        "url",
+        "-k",
+        "0",
+        "--on-error",
+        "skip",
+        "--verify",
+        "jaccard",
+        "0.9",
+    ]
     spark = run(
         "dedup", "bad.jsonl", "-o", "kept.jsonl", "--engine", "spark", "--master", "local[2]", *common,
-        cwd=tmp_path,
-    )  # fmt: skip
+        "--driver-limit", "0", cwd=tmp_path,
+    )  # fmt: skip  # the checked texts read again past the bad lines
     local = run("dedup", "bad.jsonl", "-o", "local.jsonl", *common, cwd=tmp_path)
     assert spark.returncode == 0 and local.returncode == 0, spark.stderr[-3000:]
     kept = [
@@ -209,12 +221,13 @@ def test_text_lines_as_the_local_engine_reads_them(corpus, tmp_path):
     folder.mkdir()
     (folder / "a.txt").write_text("\n".join(texts[:30]) + "\n\n")
     (folder / "b.txt").write_text("\n".join(texts[30:]) + "\n")
-    local = run("dedup", str(folder), "-o", "local.txt", "--lines", "-k", "5", cwd=tmp_path)
+    checked = ["--lines", "-k", "5", "--verify", "jaccard", "0.5"]
+    local = run("dedup", str(folder), "-o", "local.txt", *checked, cwd=tmp_path)
     assert local.returncode == 0, local.stderr[-3000:]
     done = run(
-        "dedup", str(folder), "-o", "kept.txt", "--lines", "-k", "5", "--engine", "spark", "--master",
-        "local[2]", cwd=tmp_path,
-    )  # fmt: skip
+        "dedup", str(folder), "-o", "kept.txt", *checked, "--engine", "spark", "--master", "local[2]",
+        "--driver-limit", "0", cwd=tmp_path,
+    )  # fmt: skip  # the checked lines read again by the tasks
     assert done.returncode == 0, done.stderr[-3000:]
     kept = [line for part in (tmp_path / "kept.txt").glob("part-*") for line in part.read_text().splitlines()]
     expected = (tmp_path / "local.txt").read_text().splitlines()

@@ -10,9 +10,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyspark.sql.types import LongType, StructField, StructType
 
 import neardup
 from neardup import ConfigError, DedupOptions, FingerprintConfig, Fingerprinter
@@ -141,10 +144,12 @@ def test_facts_on_the_driver_and_as_a_dataframe(spark, corpus, monkeypatch, coll
     assert frame.equals(held.cast(frame.schema))
 
 
+@pytest.mark.parametrize("made", [False, True])
 @pytest.mark.parametrize("broadcast", [10_000, 0])
-def test_texts_come_back_in_the_order_asked_or_in_the_tasks(spark, corpus, monkeypatch, broadcast):
+def test_texts_come_back_in_the_order_asked_or_in_the_tasks(spark, corpus, monkeypatch, broadcast, made):
     """The texts at the positions asked for: fetched to the driver in that order, or read
-    in the tasks (the positions broadcast, or joined)."""
+    in the tasks (the positions broadcast, or joined), or what a function makes of them
+    there."""
     _, _, splits = corpus
     positions, texts, _ = documents(corpus)
     asked = np.random.default_rng(0).permutation(len(positions))[:40]
@@ -152,10 +157,21 @@ def test_texts_come_back_in_the_order_asked_or_in_the_tasks(spark, corpus, monke
     assert source(positions[asked]).to_pylist() == [texts[k] for k in asked]
     needed = spark.createDataFrame([(int(p),) for p in positions[asked]], ["_position"])
     monkeypatch.setattr(importlib.import_module("neardup.spark.splits"), "BROADCAST_ROWS", broadcast)
-    read = source.rows(needed, len(asked)).toArrow().sort_by("_position")  # as the tasks read them
+
+    def lengths(batch: pa.RecordBatch) -> pa.RecordBatch:  # a closure: the workers cannot import tests
+        return pa.RecordBatch.from_arrays(
+            [batch.column(0), pc.utf8_length(batch.column(1)).cast(pa.int64())], ["_position", "length"]
+        )
+
+    schema = StructType([StructField("_position", LongType()), StructField("length", LongType())])
+    read = source.rows(needed, len(asked), (lengths, schema) if made else None)  # as the tasks read them
+    read = read.toArrow().sort_by("_position")
     order = np.argsort(positions[asked])
     assert read.column("_position").to_pylist() == positions[asked][order].tolist()
-    assert read.column("_text").to_pylist() == [texts[k] for k in asked[order]]
+    if made:
+        assert read.column("length").to_pylist() == [len(texts[k]) for k in asked[order]]
+    else:
+        assert read.column("_text").to_pylist() == [texts[k] for k in asked[order]]
 
 
 @pytest.mark.parametrize("leave_out", [False, True])

@@ -44,15 +44,14 @@ def feature_frame(texts: Texts, needed: DataFrame, count: int, verification: Ver
     if cosine:
         fields.append(StructField(WEIGHTS, BinaryType(), False))
 
-    def of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            table = FeatureTable.of(batch.column(TEXT), config)
-            columns = [batch.column(POSITION), _binary(table.hashes, table.doc_offsets)]
-            if cosine:
-                columns.append(_binary(table.weights(config), table.doc_offsets))
-            yield pa.RecordBatch.from_arrays(columns, names=[f.name for f in fields])
+    def of(batch: pa.RecordBatch) -> pa.RecordBatch:
+        table = FeatureTable.of(batch.column(TEXT), config)
+        columns = [batch.column(POSITION), _binary(table.hashes, table.doc_offsets)]
+        if cosine:
+            columns.append(_binary(table.weights(config), table.doc_offsets))
+        return pa.RecordBatch.from_arrays(columns, names=[f.name for f in fields])
 
-    return texts.rows(needed, count).mapInArrow(of, StructType(fields))
+    return texts.rows(needed, count, (of, StructType(fields)))  # made where the texts are read
 
 
 def held_features(texts: Texts, needed: DataFrame, count: int, verification: Verification) -> DataFrame:

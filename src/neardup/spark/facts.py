@@ -16,7 +16,7 @@ longs a row, whatever the documents.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -45,6 +45,9 @@ TEXT = "_text"
 
 TEXTS_SCHEMA = StructType([StructField(POSITION, LongType(), False), StructField(TEXT, StringType(), False)])
 """The columns of :meth:`Texts.frame`."""
+Made = tuple[Callable[[pa.RecordBatch], pa.RecordBatch], StructType]
+"""What :meth:`Texts.rows` makes of each batch of texts in the task that read it, and the
+columns it makes."""
 
 
 class Texts(Protocol):
@@ -54,9 +57,11 @@ class Texts(Protocol):
         """The texts of the rows at these positions (``POSITION`` values), in that order,
         brought to the driver."""
 
-    def rows(self, needed: DataFrame, count: int) -> DataFrame:
+    def rows(self, needed: DataFrame, count: int, made: Made | None = None) -> DataFrame:
         """The ``POSITION`` and text (``TEXT``) of the rows at the positions of ``needed``
-        (``count`` distinct ``POSITION`` values), as a DataFrame the tasks read."""
+        (``count`` distinct ``POSITION`` values), as a DataFrame the tasks read; with
+        ``made``, what its function makes of each batch of them, there: the texts need not
+        cross to the JVM and back to Python again."""
 
 
 _NEWLINE = np.frombuffer(b"\n", dtype=np.uint8)
@@ -140,14 +145,16 @@ def json_line_facts(positioned: DataFrame, line_col: str, text_field: str, facts
 
     def of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            texts, found = _fields(batch.column(line_col), text_field, facts.id_field)
+            texts, found = fields_of_lines(batch.column(line_col), text_field, facts.id_field)
             yield facts.batch(batch.column(POSITION), texts, found)
 
     return positioned.select(POSITION, line_col).mapInArrow(of, facts.schema())
 
 
-def _fields(lines: pa.Array, text_field: str, id_field: str | None) -> tuple[pa.Array, pa.Array | None]:
-    """(texts, ids as strings or None) of a batch of JSON lines."""
+def fields_of_lines(
+    lines: pa.Array, text_field: str, id_field: str | None
+) -> tuple[pa.Array, pa.Array | None]:
+    """(texts, ids as strings or None) of a batch of JSON lines (a bad line raises, shown)."""
     n = len(lines)
     offsets = np.frombuffer(
         lines.buffers()[1], dtype=np.int64 if pa.types.is_large_string(lines.type) else np.int32
@@ -183,7 +190,7 @@ def _fields(lines: pa.Array, text_field: str, id_field: str | None) -> tuple[pa.
 def _fields_line_by_line(
     lines: pa.Array, text_field: str, id_field: str | None
 ) -> tuple[pa.Array, pa.Array | None]:
-    """:func:`_fields` for a batch pyarrow could not take whole: each line by ``json.loads``,
+    """:func:`fields_of_lines` for a batch pyarrow could not take whole: each line by ``json.loads``,
     and the first bad one raised, shown."""
     texts, ids = [], []
     for k in range(len(lines)):
@@ -226,9 +233,9 @@ class _ColumnTexts:
         )
         got = self.positioned.join(F.broadcast(wanted), POSITION).select("_at", self.column).toArrow()
         ordered = got.column(self.column).take(pc.sort_indices(got.column("_at"))).combine_chunks()
-        return ordered if self.json_field is None else _fields(ordered, self.json_field, None)[0]
+        return ordered if self.json_field is None else fields_of_lines(ordered, self.json_field, None)[0]
 
-    def rows(self, needed: DataFrame, count: int) -> DataFrame:
+    def rows(self, needed: DataFrame, count: int, made: Made | None = None) -> DataFrame:
         """The rows are joined to the positions, broadcast while they are few (the texts are
         not shuffled)."""
         wanted = F.broadcast(needed) if count <= BROADCAST_ROWS else needed
@@ -236,12 +243,15 @@ class _ColumnTexts:
             POSITION, F.col(self.column).alias(TEXT)
         )
         field = self.json_field
-        if field is None:
+        if field is None and made is None:
             return chosen
+        make, schema = made or (None, TEXTS_SCHEMA)
 
-        def parsed(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def each(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for batch in batches:
-                texts = _fields(batch.column(TEXT), field, None)[0]
-                yield pa.RecordBatch.from_arrays([batch.column(POSITION), texts], names=[POSITION, TEXT])
+                if field is not None:
+                    texts = fields_of_lines(batch.column(TEXT), field, None)[0]
+                    batch = pa.RecordBatch.from_arrays([batch.column(POSITION), texts], [POSITION, TEXT])
+                yield make(batch) if make is not None else batch
 
-        return chosen.mapInArrow(parsed, TEXTS_SCHEMA)
+        return chosen.mapInArrow(each, schema)

@@ -37,13 +37,13 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import BinaryType, StructField, StructType
 
 from .._errors import ConfigError
-from .._kernels.lines import split_lines
+from .._kernels.lines import gather, split_lines
 from ..io.batch import Batch, ReadOptions
 from ..io.lines import documents_of_blocks, numbered_lines, stream_blocks
 from ..io.rejects import Rejects
 from ..io.sources import Source, is_hidden, split_suffixes
 from .driver import DRIVER_ROWS
-from .facts import BROADCAST_ROWS, POSITION, TEXT, TEXTS_SCHEMA, Facts
+from .facts import BROADCAST_ROWS, POSITION, TEXT, TEXTS_SCHEMA, Facts, Made, fields_of_lines
 from .folders import empty_folder, file_system, write_part
 
 LINE_BITS = 36
@@ -53,6 +53,7 @@ SPLIT_BYTES = 128 << 20
 OPEN_COST = 4 << 20
 """What opening a file costs a task, in bytes read (Spark's ``spark.sql.files.openCostInBytes``)."""
 _LINE_MASK = (1 << LINE_BITS) - 1
+_NO_BYTES = np.zeros(0, dtype=np.uint8)
 _SKIP_READ = 1 << 16
 
 
@@ -242,21 +243,16 @@ class SplitTexts:
         self.sc, self.splits, self.options, self.errors = sc, splits, options, errors
 
     def __call__(self, positions: np.ndarray) -> pa.Array:
-        """Only the splits that hold the positions asked for are read, and only those texts
-        come to the driver."""
-        options, errors = self.options, self.errors
+        """Only the splits that hold the positions asked for are read, only those lines
+        parsed, and only those texts come to the driver."""
         wanted = np.unique(positions)
-        numbers = np.unique(wanted >> LINE_BITS)
+        options = self.options
 
         def fetch(chosen: Iterator[Split]) -> Iterator[tuple[np.ndarray, pa.Array]]:
             for split in chosen:
-                for batch in _documents(split, options, Rejects(errors)):
-                    at = (split.number << LINE_BITS) | batch.rows
-                    hit = np.flatnonzero(np.isin(at, wanted, assume_unique=True))
-                    if hit.size:
-                        yield at[hit], pa.chunked_array([batch.texts]).combine_chunks().take(hit)
+                yield from _texts_at(split, options, wanted)
 
-        got = _each_split(self.sc, [self.splits[n] for n in numbers.tolist()], fetch).collect()
+        got = _each_split(self.sc, self._holding(wanted), fetch).collect()
         found = np.concatenate([at for at, _ in got]) if got else np.zeros(0, dtype=np.int64)
         held = (
             pa.concat_arrays([t.cast(pa.large_string()) for _, t in got])
@@ -266,31 +262,69 @@ class SplitTexts:
         order = np.argsort(found)
         return held.take(order[np.searchsorted(found[order], positions)])
 
-    def rows(self, needed: DataFrame, count: int) -> DataFrame:
-        """Read by the tasks, a split each: while the positions are few they are broadcast and
-        only the splits that hold them are read, only those texts crossing to the JVM; past
-        that every text does, joined to the positions."""
+    def rows(self, needed: DataFrame, count: int, made: Made | None = None) -> DataFrame:
+        """Read by the tasks, a split each: while the positions are few they are broadcast,
+        only the splits that hold them are read, only those lines parsed, and only those
+        texts (or what ``made`` makes of them, in the task) cross to the JVM; past that every
+        text does, joined to the positions."""
+        session = SparkSession.builder.getOrCreate()
         options, errors = self.options, self.errors
-        wanted = np.sort(needed.toArrow().column(POSITION).to_numpy()) if count <= BROADCAST_ROWS else None
-        shared = self.sc.broadcast(wanted) if wanted is not None else None
+        if count > BROADCAST_ROWS:
+
+            def every(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
+                for split in chosen:
+                    for batch in _documents(split, options, Rejects(errors)):
+                        at = (split.number << LINE_BITS) | batch.rows
+                        texts = pa.chunked_array([batch.texts]).combine_chunks().cast(pa.string())
+                        yield pa.RecordBatch.from_arrays([pa.array(at), texts], names=[POSITION, TEXT])
+
+            read = _frame(session, _each_split(self.sc, self.splits, every), TEXTS_SCHEMA)
+            chosen = read.join(needed, POSITION, "left_semi")
+            if made is None:
+                return chosen
+            make, schema = made
+            return chosen.mapInArrow(lambda batches: map(make, batches), schema)
+        wanted = np.sort(needed.toArrow().column(POSITION).to_numpy())
+        shared = self.sc.broadcast(wanted)
+        each, made_schema = made or (None, TEXTS_SCHEMA)
 
         def of(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
             for split in chosen:
-                for batch in _documents(split, options, Rejects(errors)):
-                    at = (split.number << LINE_BITS) | batch.rows
-                    hit = np.flatnonzero(np.isin(at, shared.value)) if shared is not None else None
-                    if hit is not None and hit.size == 0:
-                        continue
-                    texts = pa.chunked_array([batch.texts]).combine_chunks().cast(pa.string())
-                    if hit is not None:
-                        at, texts = at[hit], texts.take(hit)
-                    yield pa.RecordBatch.from_arrays([pa.array(at), texts], names=[POSITION, TEXT])
+                for at, texts in _texts_at(split, options, shared.value):
+                    read = pa.RecordBatch.from_arrays(
+                        [pa.array(at), texts.cast(pa.string())], [POSITION, TEXT]
+                    )
+                    yield each(read) if each is not None else read
 
-        splits = self.splits
-        if wanted is not None:
-            splits = [self.splits[n] for n in np.unique(wanted >> LINE_BITS).tolist()]
-        read = _frame(SparkSession.builder.getOrCreate(), _each_split(self.sc, splits, of), TEXTS_SCHEMA)
-        return read if wanted is not None else read.join(needed, POSITION, "left_semi")
+        return _frame(session, _each_split(self.sc, self._holding(wanted), of), made_schema)
+
+    def _holding(self, positions: np.ndarray) -> list[Split]:
+        """The splits that hold these positions."""
+        return [self.splits[n] for n in np.unique(positions >> LINE_BITS).tolist()]
+
+
+def _texts_at(
+    split: Split, options: ReadOptions, positions: np.ndarray
+) -> Iterator[tuple[np.ndarray, pa.Array]]:
+    """(positions, texts) of the documents of ``split`` at these ``positions`` (sorted: those
+    of other splits are passed over), a block at a time. Only their lines are parsed: they
+    were read whole once (the facts), so each is a document, and the rest need no second look."""
+    lo, hi = np.searchsorted(positions, [split.number << LINE_BITS, (split.number + 1) << LINE_BITS])
+    rows = positions[lo:hi] & _LINE_MASK
+    stream, source = _open(split)
+    with stream:
+        for block in stream_blocks(stream, source, options, Rejects("skip")):
+            buf = np.frombuffer(block.data, dtype=np.uint8)
+            starts, ends, _ = split_lines(buf)
+            first, last = np.searchsorted(rows, [block.first_line, block.first_line + starts.size])
+            if first == last:
+                continue
+            data, offsets = gather(buf, starts, ends, rows[first:last] - block.first_line, _NO_BYTES)
+            lines = pa.Array.from_buffers(
+                pa.large_string(), last - first, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+            )
+            texts = lines if split.kind == "lines" else fields_of_lines(lines, options.text_field, None)[0]
+            yield (split.number << LINE_BITS) | rows[first:last], texts
 
 
 def write_kept_lines(
