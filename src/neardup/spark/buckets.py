@@ -22,13 +22,14 @@ from pyspark.sql.window import Window
 _KEYS = ["_key", "_lo", "_hi"]
 
 
-def bucket_pairs(leaders: DataFrame, bands: list[str], fp: list[str], group_limit: int) -> DataFrame:
-    """Every pair of rows of ``leaders`` (columns ``leader``, a rank; ``leader_at``, its
-    position; the fingerprint columns ``fp`` and the band key columns ``bands``) that share a
-    band key, once: columns ``u`` < ``v`` (ranks), ``u_at``, ``v_at`` (positions) and
-    ``distance`` (the fingerprints' Hamming distance). Only the ranks go through the buckets;
-    the pairs meet the rest after."""
-    keyed = leaders.select("leader", F.explode(F.array(*bands)).alias("_key"))
+def bucket_pairs(keys: DataFrame, leaders: DataFrame, fp: list[str], group_limit: int) -> DataFrame:
+    """Every pair of leaders that share a band key, once: columns ``u`` < ``v`` (ranks),
+    ``u_at``, ``v_at`` (positions) and ``distance`` (the fingerprints' Hamming distance).
+    ``keys`` has each leader's ``leader`` (its rank) and band key columns; ``leaders`` its
+    ``leader``, ``leader_at`` (its position) and fingerprint columns ``fp``. Only the ranks go
+    through the buckets; the pairs meet the rest after."""
+    bands = [c for c in keys.columns if c != "leader"]
+    keyed = keys.select("leader", F.explode(F.array(*bands)).alias("_key"))
     bucket = Window.partitionBy("_key")
     blocks = F.ceil(F.col("count") / F.lit(group_limit)).cast("long")
     members = (

@@ -245,18 +245,12 @@ def decide(
     bands = band_columns(options.bands)
     ranked = ranked.select(POSITION, "_rank", "_featureless", *fp, *ids, *bands)
     compared = ranked if featureless == "compare" else ranked.where(~F.col("_featureless"))
-    # Each fingerprint's leader: its first row in keep order (and, for a check, where it is
-    # and its band keys).
-    first = F.min(F.struct("_rank", POSITION, *bands)).alias("_first")
+    # Each fingerprint's leader: its first row in keep order, and where it is.
+    first = F.min(F.struct("_rank", POSITION)).alias("_first")
     leaders = (
         compared.groupBy(*fp)
         .agg(first)
-        .select(
-            *fp,
-            F.col("_first._rank").alias("leader"),
-            F.col(f"_first.{POSITION}").alias("leader_at"),
-            *(F.col(f"_first.{b}").alias(b) for b in bands),
-        )
+        .select(*fp, F.col("_first._rank").alias("leader"), F.col(f"_first.{POSITION}").alias("leader_at"))
     )
     near = []  # with against: whether each leader's fingerprint is near the index
     if against is not None:
@@ -265,8 +259,14 @@ def decide(
         near = [NEAR]
     else:
         leaders = leaders.localCheckpoint()
+    copies = (
+        compared.join(leaders.select(*fp, "leader", "leader_at"), fp)
+        .where(F.col("_rank") != F.col("leader"))
+        .select(POSITION, "_rank", "leader", "leader_at")
+    )
     if banding is not None:
-        edges = bucket_pairs(leaders, bands, fp, group_limit)
+        copies = copies.localCheckpoint()
+        edges = bucket_pairs(_leaders_keys(compared, copies, bands), leaders, fp, group_limit)
     else:
         pairs = near_duplicate_pairs(leaders.select(*fp), k, group_limit=group_limit, distinct=True)
         edges = pairs
@@ -284,9 +284,6 @@ def decide(
         for node in ("u", "v"):
             edges = edges.join(blocked.withColumnRenamed("leader", node), node, "left_anti")
     clock.lap("join")
-    copies = compared.join(leaders.select(*fp, "leader", "leader_at"), fp).where(
-        F.col("_rank") != F.col("leader")
-    )
     checked = similar = None
     detached = None
     if verify is not None:
@@ -306,9 +303,7 @@ def decide(
         edges = with_similarity(candidates, features, "u_at", "v_at", verify)
         edges = edges.where(F.col(SIMILARITY) >= verify.threshold).localCheckpoint()
         checked, similar = candidates.count(), edges.count()
-        copies = with_similarity(
-            copies.select(POSITION, "_rank", "leader", "leader_at"), features, "leader_at", POSITION, verify
-        ).localCheckpoint()
+        copies = with_similarity(copies, features, "leader_at", POSITION, verify).localCheckpoint()
         detached = copies.where(F.col(SIMILARITY) < verify.threshold).select(
             POSITION, F.lit(True).alias("_detached")
         )
@@ -396,6 +391,17 @@ def decide(
         pairs = pairs.select("a", "b", "distance", *scored)
     decision.spread_pairs = pairs
     return decision
+
+
+def _leaders_keys(compared: DataFrame, copies: DataFrame, bands: list[str]) -> DataFrame:
+    """``leader`` (a rank) and the band key columns ``bands`` of each leader: the rows of
+    ``compared`` that are not among ``copies``, whose few positions are broadcast while they
+    are few. The keys are read where the rows lie: carried through the leaders' grouping they
+    would be shuffled once more, the widest part of a row."""
+    count = copies.count()
+    others = copies.select(POSITION)
+    others = F.broadcast(others) if count <= BROADCAST_ROWS else others
+    return compared.join(others, POSITION, "left_anti").select(F.col("_rank").alias("leader"), *bands)
 
 
 @dataclass
