@@ -185,7 +185,7 @@ def _engine_row(
 def event_log_figures(folder: Path) -> dict[str, Any]:
     """From Spark's event log in ``folder``: the shuffle bytes every task wrote, and the most
     records one task read (from a shuffle or an input), over the whole application."""
-    written, most = 0, 0
+    written, most, most_stage = 0, 0, -1
     by_stage: dict[int, int] = {}
     names: dict[int, str] = {}
     for log in (path for path in folder.rglob("*") if path.is_file()):  # Spark 4 rolls its logs
@@ -207,11 +207,17 @@ def event_log_figures(folder: Path) -> dict[str, Any]:
                 by_stage[event["Stage ID"]] = by_stage.get(event["Stage ID"], 0) + bytes_written
                 read = metrics.get("Shuffle Read Metrics", {}).get("Total Records Read", 0)
                 read += metrics.get("Input Metrics", {}).get("Records Read", 0)
-                most = max(most, read)
+                if read > most:
+                    most, most_stage = read, event["Stage ID"]
     # where the shuffle goes: the stages that wrote most (by job, and its description if set)
     biggest = sorted(by_stage.items(), key=lambda item: -item[1])[:8]
     stages = [{"stage": names.get(stage, str(stage)), "shuffle_bytes": b} for stage, b in biggest if b]
-    return {"shuffle_bytes": written, "largest_task_records": most, "shuffle_by_stage": stages}
+    return {
+        "shuffle_bytes": written,
+        "largest_task_records": most,
+        "largest_task_stage": names.get(most_stage, str(most_stage)),
+        "shuffle_by_stage": stages,
+    }
 
 
 def end_to_end(docs: int, master: str, checks: list[str], driver_limit: int | None) -> dict[str, Any]:
@@ -312,7 +318,7 @@ def print_end_to_end(e: dict[str, Any]) -> None:
     print(
         f"end to end, Spark's shuffle: {spark['shuffle_bytes'] / 2**20:,.0f} MiB "
         f"({spark['shuffle_bytes_per_doc']:.0f} B a document); the largest task read "
-        f"{spark['largest_task_records']:,} records",
+        f"{spark['largest_task_records']:,} records ({spark.get('largest_task_stage', '?')})",
         flush=True,
     )
     for stage in spark.get("shuffle_by_stage", []):
