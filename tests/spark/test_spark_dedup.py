@@ -234,3 +234,19 @@ def test_against_equals_the_local_job(spark, texts, tmp_path, cluster, check, wh
         texts=texts_by_position(numbered(df), "text") if check else None,
     )
     assert (decision.kept, decision.against_matches) == (sum(kept), local.stats.against_matches)
+
+
+@pytest.mark.parametrize("broadcast", [20_000_000, 0])
+def test_copies_never_join_the_buckets(spark, monkeypatch, broadcast):
+    """Under jaccard only the leaders' band keys go to the buckets (the copies' positions
+    broadcast, or joined): a copy's keys are its leader's, and a page copied a million times
+    would make a bucket of a million, whose pairs would all be dropped later."""
+    module = importlib.import_module("neardup.spark.dedup")
+    monkeypatch.setattr(module, "BROADCAST_ROWS", broadcast)
+    compared = spark.createDataFrame([(p, 10 + p, 7) for p in range(6)], ["_position", "_rank", "_band_0"])
+    copies = spark.createDataFrame(
+        [(1, 11, 10, 0), (4, 14, 13, 3)], ["_position", "_rank", "leader", "leader_at"]
+    )
+    keys = module._leaders_keys(compared, copies, ["_band_0"])
+    assert sorted(keys.columns) == ["_band_0", "leader"]
+    assert sorted(row.leader for row in keys.collect()) == [10, 12, 13, 15]

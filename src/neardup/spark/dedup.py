@@ -395,9 +395,11 @@ def decide(
 
 def _leaders_keys(compared: DataFrame, copies: DataFrame, bands: list[str]) -> DataFrame:
     """``leader`` (a rank) and the band key columns ``bands`` of each leader: the rows of
-    ``compared`` that are not among ``copies``, whose few positions are broadcast while they
-    are few. The keys are read where the rows lie: carried through the leaders' grouping they
-    would be shuffled once more, the widest part of a row."""
+    ``compared`` that are not among ``copies`` (their positions broadcast while they are
+    few). The keys are read where the rows lie: carried through the leaders' grouping they
+    would be shuffled once more, the widest part of a row. A copy must not join the buckets:
+    its pairs would be dropped later, but a page copied a million times would make a bucket
+    of a million."""
     count = copies.count()
     others = copies.select(POSITION)
     others = F.broadcast(others) if count <= BROADCAST_ROWS else others

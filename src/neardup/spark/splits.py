@@ -269,6 +269,7 @@ class SplitTexts:
         text does, joined to the positions."""
         session = SparkSession.builder.getOrCreate()
         options, errors = self.options, self.errors
+        make, schema = made or (None, TEXTS_SCHEMA)
         if count > BROADCAST_ROWS:
 
             def every(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
@@ -280,13 +281,9 @@ class SplitTexts:
 
             read = _frame(session, _each_split(self.sc, self.splits, every), TEXTS_SCHEMA)
             chosen = read.join(needed, POSITION, "left_semi")
-            if made is None:
-                return chosen
-            make, schema = made
-            return chosen.mapInArrow(lambda batches: map(make, batches), schema)
+            return chosen if make is None else chosen.mapInArrow(lambda batches: map(make, batches), schema)
         wanted = np.sort(needed.toArrow().column(POSITION).to_numpy())
         shared = self.sc.broadcast(wanted)
-        each, made_schema = made or (None, TEXTS_SCHEMA)
 
         def of(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
             for split in chosen:
@@ -294,9 +291,9 @@ class SplitTexts:
                     read = pa.RecordBatch.from_arrays(
                         [pa.array(at), texts.cast(pa.string())], [POSITION, TEXT]
                     )
-                    yield each(read) if each is not None else read
+                    yield make(read) if make is not None else read
 
-        return _frame(session, _each_split(self.sc, self._holding(wanted), of), made_schema)
+        return _frame(session, _each_split(self.sc, self._holding(wanted), of), schema)
 
     def _holding(self, positions: np.ndarray) -> list[Split]:
         """The splits that hold these positions."""
