@@ -174,6 +174,24 @@ def test_texts_come_back_in_the_order_asked_or_in_the_tasks(spark, corpus, monke
         assert read.column("_text").to_pylist() == [texts[k] for k in asked[order]]
 
 
+def test_texts_of_compressed_files_and_text_lines(spark, tmp_path):
+    """The texts read again by position from a gzip JSONL file (blank lines, CRLF, escapes)
+    and from a text file of a document a line are those the first read gave."""
+    records = [json.dumps({"text": f'caf\u00e9 {k} "q"', "n": k}) if k % 5 else "" for k in range(60)]
+    with gzip.open(tmp_path / "pages.jsonl.gz", "wb") as f:
+        f.write("".join(r + ("\r\n" if k % 3 else "\n") for k, r in enumerate(records)).encode())
+    (tmp_path / "pages.txt").write_text("".join(f"line {k} \u00e9\n" if k % 4 else "\n" for k in range(60)))
+    for name in ("pages.jsonl.gz", "pages.txt"):
+        splits = plan_splits([str(tmp_path / name)], 2, split_bytes=200, lines=True)
+        assert splits is not None
+        held = SplitFacts(spark.sparkContext, splits, ReadOptions(), Facts(FingerprintConfig())).toArrow()
+        positions = held.column("_position").to_numpy()
+        first = [t for split in splits for b in _documents(split, ReadOptions()) for t in b.texts.to_pylist()]
+        asked = np.random.default_rng(2).permutation(len(positions))[:20]
+        texts = SplitTexts(spark.sparkContext, splits, ReadOptions())(positions[asked]).to_pylist()
+        assert texts == [first[k] for k in asked] and len(set(texts)) == 20
+
+
 @pytest.mark.parametrize("leave_out", [False, True])
 @pytest.mark.parametrize("sent", ["held", "shuffled"])
 def test_kept_lines_are_copied_byte_for_byte(spark, corpus, tmp_path, leave_out, sent):
