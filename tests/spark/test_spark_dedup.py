@@ -242,7 +242,7 @@ def test_copies_never_join_the_buckets(spark, monkeypatch, broadcast):
     broadcast, or joined): a copy's keys are its leader's, and a page copied a million times
     would make a bucket of a million, whose pairs would all be dropped later."""
     module = importlib.import_module("neardup.spark.dedup")
-    monkeypatch.setattr(module, "BROADCAST_ROWS", broadcast)
+    monkeypatch.setattr(importlib.import_module("neardup.spark.facts"), "BROADCAST_ROWS", broadcast)
     compared = spark.createDataFrame([(p, 10 + p, 7) for p in range(6)], ["_position", "_rank", "_band_0"])
     copies = spark.createDataFrame(
         [(1, 11, 10, 0), (4, 14, 13, 3)], ["_position", "_rank", "leader", "leader_at"]

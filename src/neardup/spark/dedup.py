@@ -45,7 +45,15 @@ from .against import NEAR, ship, with_near
 from .buckets import bucket_pairs
 from .checks import SIMILARITY, held_features, with_similarity
 from .driver import DRIVER_ROWS, decide_on_driver, driver_capacity
-from .facts import BROADCAST_ROWS, POSITION, Facts, Texts, band_columns, text_facts, texts_by_position
+from .facts import (
+    POSITION,
+    Facts,
+    Texts,
+    band_columns,
+    broadcast_while_few,
+    text_facts,
+    texts_by_position,
+)
 from .fingerprints import fingerprint_columns
 from .join import GROUP_LIMIT, near_duplicate_pairs, pair_columns
 from .keep_rules import LOCAL_LIMIT, representatives
@@ -400,9 +408,7 @@ def _leaders_keys(compared: DataFrame, copies: DataFrame, bands: list[str]) -> D
     would be shuffled once more, the widest part of a row. A copy must not join the buckets:
     its pairs would be dropped later, but a page copied a million times would make a bucket
     of a million."""
-    count = copies.count()
-    others = copies.select(POSITION)
-    others = F.broadcast(others) if count <= BROADCAST_ROWS else others
+    others = broadcast_while_few(copies.select(POSITION), copies.count())
     return compared.join(others, POSITION, "left_anti").select(F.col("_rank").alias("leader"), *bands)
 
 
@@ -475,8 +481,7 @@ def numbered(df: DataFrame) -> DataFrame:
 def rows_with(positioned: DataFrame, outcome: DataFrame, size: int, how: str = "inner") -> DataFrame:
     """The rows of ``positioned`` joined with ``outcome`` (``size`` rows) by ``POSITION``
     (``how`` as Spark's join takes it), the outcome broadcast while it is small."""
-    side = F.broadcast(outcome) if size <= BROADCAST_ROWS else outcome
-    return positioned.join(side, POSITION, how)
+    return positioned.join(broadcast_while_few(outcome, size), POSITION, how)
 
 
 class _Clock:

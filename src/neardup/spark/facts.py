@@ -50,6 +50,12 @@ Made = tuple[Callable[[pa.RecordBatch], pa.RecordBatch], StructType]
 columns it makes."""
 
 
+def broadcast_while_few(frame: DataFrame, rows: int) -> DataFrame:
+    """``frame`` (of ``rows`` rows), marked for a join to send it whole to every task while
+    it has at most :data:`BROADCAST_ROWS` rows; past that the join shuffles both sides."""
+    return F.broadcast(frame) if rows <= BROADCAST_ROWS else frame
+
+
 class Texts(Protocol):
     """Where a decision reads the texts it checks: on the driver, or in the tasks."""
 
@@ -238,8 +244,7 @@ class _ColumnTexts:
     def rows(self, needed: DataFrame, count: int, made: Made | None = None) -> DataFrame:
         """The rows are joined to the positions, broadcast while they are few (the texts are
         not shuffled)."""
-        wanted = F.broadcast(needed) if count <= BROADCAST_ROWS else needed
-        chosen = self.positioned.join(wanted, POSITION, "left_semi").select(
+        chosen = self.positioned.join(broadcast_while_few(needed, count), POSITION, "left_semi").select(
             POSITION, F.col(self.column).alias(TEXT)
         )
         field = self.json_field
