@@ -11,17 +11,16 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pyspark.sql.types import LongType, StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 import neardup
 from neardup import ConfigError, DedupOptions, FingerprintConfig, Fingerprinter
 from neardup.io.batch import ReadOptions
 from neardup.spark.dedup import decide
-from neardup.spark.facts import Facts
+from neardup.spark.facts import Facts, Make, texts_by_position
 from neardup.spark.splits import (
     LINE_BITS,
     SplitFacts,
@@ -144,34 +143,48 @@ def test_facts_on_the_driver_and_as_a_dataframe(spark, corpus, monkeypatch, coll
     assert frame.equals(held.cast(frame.schema))
 
 
-@pytest.mark.parametrize("made", [False, True])
-@pytest.mark.parametrize("broadcast", [10_000, 0])
-def test_texts_come_back_in_the_order_asked_or_in_the_tasks(spark, corpus, monkeypatch, broadcast, made):
-    """The texts at the positions asked for: fetched to the driver in that order, or read
-    in the tasks (the positions broadcast, or joined), or what a function makes of them
-    there."""
+def texts_with_rows() -> Make:
+    """What the tasks make of rows and their texts: the row's ``k`` and its text (a closure:
+    the workers cannot import the tests)."""
+
+    def make(batch: pa.RecordBatch, found: pa.Array) -> pa.RecordBatch:
+        return pa.RecordBatch.from_arrays([batch.column("k"), found.cast(pa.string())], ["k", "text"])
+
+    return make
+
+
+TEXTS_WITH_ROWS = StructType([StructField("k", LongType()), StructField("text", StringType())])
+
+
+@pytest.mark.parametrize("block_bytes", [1 << 20, 150])
+def test_texts_come_back_in_the_order_asked_or_to_the_rows_in_the_tasks(spark, corpus, block_bytes):
+    """The texts at the positions asked for: fetched to the driver in that order, or brought
+    to rows that name them (some positions asked by several rows, splits read a block at a
+    time) in the tasks."""
     _, _, splits = corpus
     positions, texts, _ = documents(corpus)
-    asked = np.random.default_rng(0).permutation(len(positions))[:40]
-    source = SplitTexts(spark.sparkContext, splits, ReadOptions())
+    rng = np.random.default_rng(0)
+    asked = np.concatenate([rng.permutation(len(positions))[:40], [3, 3, 3, len(positions) - 1]])
+    source = SplitTexts(spark.sparkContext, splits, ReadOptions(block_bytes=block_bytes))
     assert source(positions[asked]).to_pylist() == [texts[k] for k in asked]
-    needed = spark.createDataFrame([(int(p),) for p in positions[asked]], ["_position"])
-    monkeypatch.setattr(importlib.import_module("neardup.spark.splits"), "BROADCAST_ROWS", broadcast)
+    rows = spark.createDataFrame([(int(p), k) for k, p in enumerate(positions[asked])], ["_position", "k"])
+    read = source.alongside(rows, "_position", texts_with_rows(), TEXTS_WITH_ROWS).toArrow().sort_by("k")
+    assert read.column("k").to_pylist() == list(range(len(asked)))
+    assert read.column("text").to_pylist() == [texts[k] for k in asked]
 
-    def lengths(batch: pa.RecordBatch) -> pa.RecordBatch:  # a closure: the workers cannot import tests
-        return pa.RecordBatch.from_arrays(
-            [batch.column(0), pc.utf8_length(batch.column(1)).cast(pa.int64())], ["_position", "length"]
-        )
 
-    schema = StructType([StructField("_position", LongType()), StructField("length", LongType())])
-    read = source.rows(needed, len(asked), (lengths, schema) if made else None)  # as the tasks read them
-    read = read.toArrow().sort_by("_position")
-    order = np.argsort(positions[asked])
-    assert read.column("_position").to_pylist() == positions[asked][order].tolist()
-    if made:
-        assert read.column("length").to_pylist() == [len(texts[k]) for k in asked[order]]
-    else:
-        assert read.column("_text").to_pylist() == [texts[k] for k in asked[order]]
+@pytest.mark.parametrize("json_field", [None, "text"])
+def test_texts_of_a_column_come_to_the_rows(spark, json_field):
+    """The texts of a DataFrame's column (or of JSON lines in it) brought to rows that name
+    their positions, some more than once."""
+    texts = [f"text {k} \u00e9" for k in range(50)]
+    held = [json.dumps({"text": t}) for t in texts] if json_field else texts
+    positioned = spark.createDataFrame([(k * 7, t) for k, t in enumerate(held)], ["_position", "body"])
+    asked = [4, 0, 49, 4, 17, 4]
+    rows = spark.createDataFrame([(asked[k] * 7, k) for k in range(len(asked))], ["_at", "k"])
+    source = texts_by_position(positioned, "body", json_field)
+    read = source.alongside(rows, "_at", texts_with_rows(), TEXTS_WITH_ROWS).toArrow().sort_by("k")
+    assert read.column("text").to_pylist() == [texts[k] for k in asked]
 
 
 def test_texts_of_compressed_files_and_text_lines(spark, tmp_path):

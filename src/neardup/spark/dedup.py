@@ -43,7 +43,7 @@ from ..index.plan import MAX_DISTANCE
 from ..pipeline.options import DedupOptions
 from .against import NEAR, ship, with_near
 from .buckets import bucket_pairs
-from .checks import SIMILARITY, held_features, with_similarity
+from .checks import SIMILARITY, with_similarity
 from .driver import DRIVER_ROWS, decide_on_driver, driver_capacity
 from .facts import (
     POSITION,
@@ -298,25 +298,29 @@ def decide(
         assert texts is not None
         candidates = edges.localCheckpoint()
         clock.lap("candidates")
-        needed = (
-            candidates.select(F.col("u_at").alias(POSITION))
-            .union(candidates.select(F.col("v_at").alias(POSITION)))
-            .union(copies.select(POSITION))
-            .union(copies.select(F.col("leader_at").alias(POSITION)))
-            .distinct()
-            .localCheckpoint()
+        # A copy is checked against its leader as one more pair: one pass over the texts.
+        to_leaders = copies.select(
+            F.col("leader").alias("u"),
+            F.col("_rank").alias("v"),
+            F.col("leader_at").alias("u_at"),
+            F.col(POSITION).alias("v_at"),
+            F.lit(0).cast("long").alias("distance"),
         )
-        features = held_features(texts, needed, needed.count(), verify)
-        clock.lap("features")
-        edges = with_similarity(candidates, features, "u_at", "v_at", verify)
-        edges = edges.where(F.col(SIMILARITY) >= verify.threshold).localCheckpoint()
+        both = candidates.withColumn("_copy", F.lit(False)).unionByName(
+            to_leaders.withColumn("_copy", F.lit(True))
+        )
+        judged = with_similarity(both, texts, "u_at", "v_at", verify).localCheckpoint()
+        passed = F.col(SIMILARITY) >= verify.threshold
+        edges = judged.where(~F.col("_copy") & passed).drop("_copy")
         checked, similar = candidates.count(), edges.count()
-        copies = with_similarity(copies, features, "leader_at", POSITION, verify).localCheckpoint()
-        detached = copies.where(F.col(SIMILARITY) < verify.threshold).select(
-            POSITION, F.lit(True).alias("_detached")
+        copies = judged.where(F.col("_copy")).select(
+            F.col("v_at").alias(POSITION),
+            F.col("u_at").alias("leader_at"),
+            SIMILARITY,
+            passed.alias("_passed"),
         )
-        copies = copies.where(F.col(SIMILARITY) >= verify.threshold)
-        features.unpersist()
+        detached = copies.where(~F.col("_passed")).select(POSITION, F.lit(True).alias("_detached"))
+        copies = copies.where(F.col("_passed"))
         clock.lap("check")
     chosen = representatives(edges.select("u", "v"), cluster, local_limit=local_limit)
     follow = (

@@ -41,13 +41,10 @@ BROADCAST_ROWS = 20_000_000
 """Rows of positions (or of an outcome) sent whole to every task rather than joined by a
 shuffle of the rows: a few hundred MB at most on each executor."""
 TEXT = "_text"
-"""The column of the texts in :meth:`Texts.frame`."""
+_TEXT_AT = "_text_at"
 
-TEXTS_SCHEMA = StructType([StructField(POSITION, LongType(), False), StructField(TEXT, StringType(), False)])
-"""The columns of :meth:`Texts.frame`."""
-Made = tuple[Callable[[pa.RecordBatch], pa.RecordBatch], StructType]
-"""What :meth:`Texts.rows` makes of each batch of texts in the task that read it, and the
-columns it makes."""
+Make = Callable[[pa.RecordBatch, pa.Array], pa.RecordBatch]
+"""What :meth:`Texts.alongside` makes of a batch of rows and the texts at their positions."""
 
 
 def broadcast_while_few(frame: DataFrame, rows: int) -> DataFrame:
@@ -63,11 +60,10 @@ class Texts(Protocol):
         """The texts of the rows at these positions (``POSITION`` values), in that order,
         brought to the driver."""
 
-    def rows(self, needed: DataFrame, count: int, made: Made | None = None) -> DataFrame:
-        """The ``POSITION`` and text (``TEXT``) of the rows at the positions of ``needed``
-        (``count`` distinct ``POSITION`` values), as a DataFrame the tasks read; with
-        ``made``, what its function makes of each batch of them, there: the texts need not
-        cross to the JVM and back to Python again."""
+    def alongside(self, frame: DataFrame, at: str, make: Make, schema: StructType) -> DataFrame:
+        """What ``make`` gives (columns ``schema``) of each batch of the rows of ``frame``
+        and the texts at their positions, the column ``at`` (an Arrow array of strings or of
+        bytes, a text a row), in the tasks: nothing is collected."""
 
 
 _NEWLINE = np.frombuffer(b"\n", dtype=np.uint8)
@@ -241,22 +237,23 @@ class _ColumnTexts:
         ordered = got.column(self.column).take(pc.sort_indices(got.column("_at"))).combine_chunks()
         return ordered if self.json_field is None else fields_of_lines(ordered, self.json_field, None)[0]
 
-    def rows(self, needed: DataFrame, count: int, made: Made | None = None) -> DataFrame:
-        """The rows are joined to the positions, broadcast while they are few (the texts are
-        not shuffled)."""
-        chosen = self.positioned.join(broadcast_while_few(needed, count), POSITION, "left_semi").select(
-            POSITION, F.col(self.column).alias(TEXT)
-        )
-        field = self.json_field
-        if field is None and made is None:
-            return chosen
-        make, schema = made or (None, TEXTS_SCHEMA)
+    def alongside(self, frame: DataFrame, at: str, make: Make, schema: StructType) -> DataFrame:
+        """The rows of ``positioned`` at the positions asked for are chosen where they lie
+        (those positions broadcast while they are few), and their texts joined to ``frame``'s
+        rows (``frame`` is checkpointed first: it is read twice)."""
+        frame = frame.localCheckpoint()
+        needed = frame.select(F.col(at).alias(POSITION)).distinct()
+        chosen = self.positioned.join(broadcast_while_few(needed, needed.count()), POSITION, "left_semi")
+        texts = chosen.select(F.col(POSITION).alias(_TEXT_AT), F.col(self.column).alias(TEXT))
+        columns, field = frame.columns, self.json_field
+        joined = frame.join(texts, frame[at] == texts[_TEXT_AT]).select(*columns, TEXT)
 
         def each(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for batch in batches:
+                found = batch.column(TEXT)
                 if field is not None:
-                    texts = fields_of_lines(batch.column(TEXT), field, None)[0]
-                    batch = pa.RecordBatch.from_arrays([batch.column(POSITION), texts], [POSITION, TEXT])
-                yield make(batch) if make is not None else batch
+                    found = fields_of_lines(found, field, None)[0]
+                rows = pa.RecordBatch.from_arrays([batch.column(c) for c in columns], names=columns)
+                yield make(rows, found)
 
-        return chosen.mapInArrow(each, schema)
+        return joined.mapInArrow(each, schema)

@@ -22,6 +22,7 @@ both themselves, so the texts never pass through the JVM:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +44,7 @@ from ..io.lines import documents_of_blocks, numbered_lines, stream_blocks
 from ..io.rejects import Rejects
 from ..io.sources import Source, is_hidden, split_suffixes
 from .driver import DRIVER_ROWS
-from .facts import BROADCAST_ROWS, POSITION, TEXT, TEXTS_SCHEMA, Facts, Made, fields_of_lines
+from .facts import POSITION, Facts, Make, fields_of_lines
 from .folders import empty_folder, file_system, write_part
 
 LINE_BITS = 36
@@ -250,78 +251,93 @@ class SplitTexts:
 
         def fetch(chosen: Iterator[Split]) -> Iterator[tuple[np.ndarray, pa.Array]]:
             for split in chosen:
-                yield from _texts_at(split, options, wanted)
+                lo, hi = np.searchsorted(wanted, [split.number << LINE_BITS, (split.number + 1) << LINE_BITS])
+                with _LinesOfSplit(split, options) as lines:
+                    yield wanted[lo:hi], lines.texts(wanted[lo:hi] & _LINE_MASK).cast(pa.large_string())
 
         got = _each_split(self.sc, self._holding(wanted), fetch).collect()
         found = np.concatenate([at for at, _ in got]) if got else np.zeros(0, dtype=np.int64)
-        held = (
-            pa.concat_arrays([t.cast(pa.large_string()) for _, t in got])
-            if got
-            else pa.array([], pa.large_string())
-        )
+        held = pa.concat_arrays([t for _, t in got]) if got else pa.array([], pa.large_string())
         order = np.argsort(found)
         return held.take(order[np.searchsorted(found[order], positions)])
 
-    def rows(self, needed: DataFrame, count: int, made: Made | None = None) -> DataFrame:
-        """Read by the tasks, a split each: while the positions are few they are broadcast,
-        only the splits that hold them are read, only those lines parsed, and only those
-        texts (or what ``made`` makes of them, in the task) cross to the JVM; past that every
-        text does, joined to the positions."""
-        session = SparkSession.builder.getOrCreate()
-        options, errors = self.options, self.errors
-        make, schema = made or (None, TEXTS_SCHEMA)
-        if count > BROADCAST_ROWS:
+    def alongside(self, frame: DataFrame, at: str, make: Make, schema: StructType) -> DataFrame:
+        """Each row goes to the task of the split that holds its position (a shuffle of the
+        rows on the split, sorted there by position), and the split is read once, front to
+        back: the texts never cross the shuffle, and only the lines asked for are parsed."""
+        splits, options = self.splits, self.options
+        placed = frame.repartition(max(len(splits), 1), F.shiftright(at, LINE_BITS)).sortWithinPartitions(at)
 
-            def every(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
-                for split in chosen:
-                    for batch in _documents(split, options, Rejects(errors)):
-                        at = (split.number << LINE_BITS) | batch.rows
-                        texts = pa.chunked_array([batch.texts]).combine_chunks().cast(pa.string())
-                        yield pa.RecordBatch.from_arrays([pa.array(at), texts], names=[POSITION, TEXT])
+        def each(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            lines: _LinesOfSplit | None = None
+            try:
+                for batch in batches:
+                    positions = batch.column(at).to_numpy()
+                    numbers = positions >> LINE_BITS
+                    cuts = [0, *(np.flatnonzero(np.diff(numbers)) + 1).tolist(), len(positions)]
+                    for lo, hi in itertools.pairwise(cuts):  # a run of rows of one split
+                        if lines is None or lines.split.number != numbers[lo]:
+                            if lines is not None:
+                                lines.close()
+                            lines = _LinesOfSplit(splits[int(numbers[lo])], options)
+                        distinct, each_row = np.unique(positions[lo:hi], return_inverse=True)
+                        texts = lines.texts(distinct & _LINE_MASK).take(pa.array(each_row))
+                        yield make(batch.slice(lo, hi - lo), texts)
+            finally:
+                if lines is not None:
+                    lines.close()
 
-            read = _frame(session, _each_split(self.sc, self.splits, every), TEXTS_SCHEMA)
-            chosen = read.join(needed, POSITION, "left_semi")
-            return chosen if make is None else chosen.mapInArrow(lambda batches: map(make, batches), schema)
-        wanted = np.sort(needed.toArrow().column(POSITION).to_numpy())
-        shared = self.sc.broadcast(wanted)
-
-        def of(chosen: Iterator[Split]) -> Iterator[pa.RecordBatch]:
-            for split in chosen:
-                for at, texts in _texts_at(split, options, shared.value):
-                    read = pa.RecordBatch.from_arrays(
-                        [pa.array(at), texts.cast(pa.string())], [POSITION, TEXT]
-                    )
-                    yield make(read) if make is not None else read
-
-        return _frame(session, _each_split(self.sc, self._holding(wanted), of), schema)
+        return placed.mapInArrow(each, schema)
 
     def _holding(self, positions: np.ndarray) -> list[Split]:
         """The splits that hold these positions."""
         return [self.splits[n] for n in np.unique(positions >> LINE_BITS).tolist()]
 
 
-def _texts_at(
-    split: Split, options: ReadOptions, positions: np.ndarray
-) -> Iterator[tuple[np.ndarray, pa.Array]]:
-    """(positions, texts) of the documents of ``split`` at these ``positions`` (sorted: those
-    of other splits are passed over), a block at a time. Only their lines are parsed: they
-    were read whole once (the facts), so each is a document, and the rest need no second look."""
-    lo, hi = np.searchsorted(positions, [split.number << LINE_BITS, (split.number + 1) << LINE_BITS])
-    rows = positions[lo:hi] & _LINE_MASK
-    stream, source = _open(split)
-    with stream:
-        for block in stream_blocks(stream, source, options, Rejects("skip")):
-            buf = np.frombuffer(block.data, dtype=np.uint8)
-            starts, ends, _ = split_lines(buf)
-            first, last = np.searchsorted(rows, [block.first_line, block.first_line + starts.size])
-            if first == last:
+class _LinesOfSplit:
+    """The texts of a split's documents, asked for by line number in increasing order: its
+    blocks are read once, front to back, and only the lines asked for are parsed (they were
+    read whole once, for the facts, so each is a document and needs no second look)."""
+
+    def __init__(self, split: Split, options: ReadOptions) -> None:
+        self.split, self.options = split, options
+        self.stream, source = _open(split)
+        self.blocks = stream_blocks(self.stream, source, options, Rejects("skip"))
+        self.buf, self.first = _NO_BYTES, 1
+        self.starts = self.ends = np.zeros(0, dtype=np.int64)
+
+    def texts(self, rows: np.ndarray) -> pa.Array:
+        """The texts at lines ``rows`` (ascending, distinct, none before a line asked for
+        earlier's block)."""
+        pieces, done = [], 0
+        while done < rows.size:
+            end = self.first + self.starts.size
+            if rows[done] >= end:  # past this block: on to the next
+                block = next(self.blocks, None)
+                if block is None:
+                    raise ValueError(f"{self.split.name} has no line {rows[done]} (of a position asked for)")
+                self.buf = np.frombuffer(block.data, dtype=np.uint8)
+                self.starts, self.ends, _ = split_lines(self.buf)
+                self.first = block.first_line
                 continue
-            data, offsets = gather(buf, starts, ends, rows[first:last] - block.first_line, _NO_BYTES)
-            lines = pa.Array.from_buffers(
-                pa.large_string(), last - first, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-            )
-            texts = lines if split.kind == "lines" else fields_of_lines(lines, options.text_field, None)[0]
-            yield (split.number << LINE_BITS) | rows[first:last], texts
+            upto = done + int(np.searchsorted(rows[done:], end))
+            data, offsets = gather(self.buf, self.starts, self.ends, rows[done:upto] - self.first, _NO_BYTES)
+            buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+            pieces.append(pa.Array.from_buffers(pa.large_string(), upto - done, buffers))
+            done = upto
+        lines = pa.concat_arrays(pieces) if pieces else pa.array([], pa.large_string())
+        return (
+            lines if self.split.kind == "lines" else fields_of_lines(lines, self.options.text_field, None)[0]
+        )
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def __enter__(self) -> _LinesOfSplit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def write_kept_lines(
@@ -473,4 +489,7 @@ class _SplitLines:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
         self.file.close()
