@@ -10,7 +10,8 @@ A bucket of g members joins itself: within ``group_limit`` in one task; past it 
 ceil(g / group_limit) blocks (by a hash of the leader) and joined per pair of blocks (i <= j),
 each its own task, as the Hamming join cuts its key groups (``join.py``): a bucket of a
 million near-identical pages is never held whole. A pair sharing several bands is found in
-each, and kept once; the pairs then meet their leaders' positions and fingerprints.
+each, and kept once; the pairs then meet their leaders' positions and fingerprints (sent
+to the leaders, broadcast, while they are few).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
+
+from .facts import broadcast_while_few
 
 _KEYS = ["_key", "_lo", "_hi"]
 
@@ -59,9 +62,11 @@ def bucket_pairs(keys: DataFrame, leaders: DataFrame, fp: list[str], group_limit
         )
         .select("u", "v")
         .distinct()
+        .localCheckpoint()
     )
-    for name in ("u", "v"):
-        met = met.join(
+    few = met.count()
+    for name in ("u", "v"):  # the pairs go to the leaders while they are few, not the leaders to them
+        met = broadcast_while_few(met, few).join(
             leaders.select(
                 F.col("leader").alias(name),
                 F.col("leader_at").alias(f"{name}_at"),

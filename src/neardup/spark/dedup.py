@@ -13,10 +13,11 @@ over a DataFrame, with the same answer as :func:`neardup.dedup` on the same rows
    leader ranks, go to :func:`representatives` (Manku's rule or components), with a check
    (``verify``, ``cosine``, ``jaccard``) only those whose texts pass it (``checks.py``).
 5. A leader follows its representative, a copy its leader's (unless its text fails its
-   leader's check: then it is its own); a row is kept when it is its own representative,
-   and its cluster is its representative's rank.
-6. The rows meet their outcome by position: the outcome (a few longs a row) is broadcast
-   while it is small, so the rows are never shuffled.
+   leader's check: then it is its own). Only the rows whose representative is another row
+   are named (the leaders the rule moved, and the copies), and they meet the rows by
+   position, broadcast while they are few: a row is kept when no one names it, its cluster
+   is its representative's rank, and the rows are never shuffled to learn it.
+6. The rows meet their outcome by position in the same way (a few longs a row).
 
 :func:`dedup_with_pairs` also gives the pairs that rebuild every cluster, as the local
 ``--pairs`` writes them: each pair of distinct fingerprints within the radius between their
@@ -293,7 +294,6 @@ def decide(
             edges = edges.join(blocked.withColumnRenamed("leader", node), node, "left_anti")
     clock.lap("join")
     checked = similar = None
-    detached = None
     if verify is not None:
         assert texts is not None
         candidates = edges.localCheckpoint()
@@ -313,72 +313,47 @@ def decide(
         passed = F.col(SIMILARITY) >= verify.threshold
         edges = judged.where(~F.col("_copy") & passed).drop("_copy")
         checked, similar = candidates.count(), edges.count()
-        copies = judged.where(F.col("_copy")).select(
+        copies = judged.where(F.col("_copy") & passed).select(
             F.col("v_at").alias(POSITION),
+            F.col("u").alias("leader"),
             F.col("u_at").alias("leader_at"),
             SIMILARITY,
-            passed.alias("_passed"),
-        )
-        detached = copies.where(~F.col("_passed")).select(POSITION, F.lit(True).alias("_detached"))
-        copies = copies.where(F.col("_passed"))
+        )  # a copy whose text fails its leader's check is its own representative
         clock.lap("check")
     chosen = representatives(edges.select("u", "v"), cluster, local_limit=local_limit)
-    follow = (
-        compared.join(leaders.select(*fp, "leader", *near), fp)
-        .join(chosen.withColumnRenamed("node", "leader"), "leader", "left")
-        .select(POSITION, "_rank", F.coalesce("representative", "leader").alias("representative"), *near)
-    )
-    if detached is not None:  # a copy whose text fails its leader's check is its own
-        follow = follow.join(detached, POSITION, "left").select(
-            POSITION,
-            F.when(F.col("_detached"), F.col("_rank"))
-            .otherwise(F.col("representative"))
-            .alias("representative"),
-            *near,
-        )
-    outcome = ranked.join(follow.select(POSITION, "representative", *near), POSITION, "left").select(
-        POSITION,
-        *fp,
-        F.coalesce("representative", "_rank").alias("cluster"),
-        (
-            (F.coalesce("representative", "_rank") == F.col("_rank"))
-            & (~F.col("_featureless") if featureless == "drop" else F.lit(True))
-        ).alias("kept"),
-        *ids,
-        *near,
-    )
-    if near:  # the clusters of documents near the index keep nothing
-        hit = outcome.where(F.col(NEAR)).select("cluster").distinct().withColumn("_hit", F.lit(True))
-        outcome = outcome.join(hit, "cluster", "left").select(
+    moved = _moved(leaders, copies, chosen)
+    moved_rows = moved.count()
+    # Every row not moved is its own representative: the rows are never shuffled to learn it.
+    outcome = (
+        ranked.join(broadcast_while_few(moved, moved_rows), POSITION, "left")
+        .select(
             POSITION,
             *fp,
-            "cluster",
-            (F.col("kept") & F.col("_hit").isNull()).alias("kept"),
+            F.coalesce("cluster", "_rank").alias("cluster"),
+            (
+                F.col("cluster").isNull() & (~F.col("_featureless") if featureless == "drop" else F.lit(True))
+            ).alias("kept"),
             *ids,
-            (F.col("kept") & F.col("_hit").isNotNull()).alias("_cleared"),
         )
-    else:
-        outcome = outcome.withColumn("_cleared", F.lit(False))
-    outcome = outcome.localCheckpoint()
-    clock.lap("clusters")
-    per_cluster = outcome.groupBy("cluster").agg(
-        F.count(F.lit(1)).alias("n"),
-        F.sum(F.col("kept").cast("long")).alias("kept"),
-        F.sum(F.col("_cleared").cast("long")).alias("cleared"),
+        .localCheckpoint()
     )
-    documents, kept, clusters, cleared = per_cluster.agg(
-        F.sum("n"), F.sum("kept"), F.count(F.when(F.col("n") > 1, True)), F.sum("cleared")
-    ).collect()[0]
-    outcome = outcome.drop("_cleared")
+    cleared = 0
+    if near:  # the clusters of documents near the index keep nothing
+        outcome = _cleared(outcome, compared, leaders, fp).localCheckpoint()
+        cleared = outcome.where(F.col("_cleared")).count()
+        outcome = outcome.drop("_cleared")
+    clock.lap("clusters")
+    # A cluster of more than one row holds a moved row, which names it.
+    clusters = moved.select("cluster").distinct().count()
     decision = Decision(
         computed=outcome,
         spread_pairs=None,
-        documents=documents or 0,
-        kept=kept or 0,
+        documents=rows,
+        kept=outcome.where(F.col("kept")).count(),
         clusters=clusters,
         checked_pairs=checked,
         similar_pairs=similar,
-        against_matches=cleared or 0,
+        against_matches=cleared,
     )
     if not with_pairs:
         return decision
@@ -414,6 +389,39 @@ def _leaders_keys(compared: DataFrame, copies: DataFrame, bands: list[str]) -> D
     of a million."""
     others = broadcast_while_few(copies.select(POSITION), copies.count())
     return compared.join(others, POSITION, "left_anti").select(F.col("_rank").alias("leader"), *bands)
+
+
+def _moved(leaders: DataFrame, copies: DataFrame, chosen: DataFrame) -> DataFrame:
+    """``POSITION`` and ``cluster`` (a representative's rank) of the rows whose representative
+    is another row, checkpointed: the leaders the keep rule gave another representative
+    (``chosen``: ``node``, ``representative``), and the ``copies`` (``POSITION``, ``leader``;
+    those that passed their leader's check) with their leader's. ``chosen`` is broadcast
+    while it is few, so the leaders are read where they lie."""
+    chosen = chosen.where(F.col("node") != F.col("representative")).localCheckpoint()
+    few = broadcast_while_few(chosen, chosen.count())
+    of_leaders = leaders.join(few, F.col("leader") == F.col("node")).select(
+        F.col("leader_at").alias(POSITION), F.col("representative").alias("cluster")
+    )
+    of_copies = copies.join(few, F.col("leader") == F.col("node"), "left").select(
+        POSITION, F.coalesce("representative", "leader").alias("cluster")
+    )
+    return of_leaders.unionByName(of_copies).localCheckpoint()
+
+
+def _cleared(outcome: DataFrame, compared: DataFrame, leaders: DataFrame, fp: list[str]) -> DataFrame:
+    """``outcome`` with no row kept in a cluster that holds a row near the ``against`` index
+    (its fingerprint's leader says so: ``NEAR``), and ``_cleared``: the rows that would have
+    been kept."""
+    nearby = leaders.where(F.col(NEAR)).select(*fp)
+    near_rows = compared.join(broadcast_while_few(nearby, nearby.count()), fp, "left_semi").select(POSITION)
+    near_rows = near_rows.localCheckpoint()
+    hit = outcome.join(broadcast_while_few(near_rows, near_rows.count()), POSITION, "left_semi")
+    hit = hit.select("cluster").distinct().withColumn("_hit", F.lit(True)).localCheckpoint()
+    return outcome.join(broadcast_while_few(hit, hit.count()), "cluster", "left").select(
+        *(c for c in outcome.columns if c != "kept"),
+        (F.col("kept") & F.col("_hit").isNull()).alias("kept"),
+        (F.col("kept") & F.col("_hit").isNotNull()).alias("_cleared"),
+    )
 
 
 @dataclass
