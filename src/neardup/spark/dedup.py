@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.window import Window
 
 from .._errors import ConfigError
 from ..index.hamming_index import HammingIndex
@@ -254,27 +255,28 @@ def decide(
     bands = band_columns(options.bands)
     ranked = ranked.select(POSITION, "_rank", "_featureless", *fp, *ids, *bands)
     compared = ranked if featureless == "compare" else ranked.where(~F.col("_featureless"))
-    # Each fingerprint's leader: its first row in keep order, and where it is.
-    first = F.min(F.struct("_rank", POSITION)).alias("_first")
-    leaders = (
-        compared.groupBy(*fp)
-        .agg(first)
-        .select(*fp, F.col("_first._rank").alias("leader"), F.col(f"_first.{POSITION}").alias("leader_at"))
+    # Each row meets its fingerprint's leader (its first row in keep order, and where it is)
+    # in one shuffle of the rows: a window, which spills a page copied a million times.
+    first = F.min(F.struct("_rank", POSITION)).over(Window.partitionBy(*fp))
+    placed = (
+        compared.select(POSITION, "_rank", *fp, first.alias("_first"))
+        .select(
+            POSITION,
+            "_rank",
+            *fp,
+            F.col("_first._rank").alias("leader"),
+            F.col(f"_first.{POSITION}").alias("leader_at"),
+        )
+        .localCheckpoint()
     )
+    leaders = placed.where(F.col("_rank") == F.col("leader")).select(*fp, "leader", "leader_at")
     near = []  # with against: whether each leader's fingerprint is near the index
     if against is not None:
         source = options.against if options.against is not None else against
         leaders = with_near(leaders, fp, ship(facts.sparkSession, source), k).localCheckpoint()
         near = [NEAR]
-    else:
-        leaders = leaders.localCheckpoint()
-    copies = (
-        compared.join(leaders.select(*fp, "leader", "leader_at"), fp)
-        .where(F.col("_rank") != F.col("leader"))
-        .select(POSITION, "_rank", "leader", "leader_at")
-    )
+    copies = placed.where(F.col("_rank") != F.col("leader")).select(POSITION, "_rank", "leader", "leader_at")
     if banding is not None:
-        copies = copies.localCheckpoint()
         edges = bucket_pairs(_leaders_keys(compared, copies, bands), leaders, fp, group_limit)
     else:
         pairs = near_duplicate_pairs(leaders.select(*fp), k, group_limit=group_limit, distinct=True)
