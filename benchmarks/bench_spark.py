@@ -183,10 +183,12 @@ def _engine_row(
 
 
 def event_log_figures(folder: Path) -> dict[str, Any]:
-    """From Spark's event log in ``folder``: the shuffle bytes every task wrote, and the most
-    records one task read (from a shuffle or an input), over the whole application."""
+    """From Spark's event log in ``folder``: the shuffle bytes every task wrote, the most
+    records one task read (from a shuffle or an input), over the whole application, and the
+    stages that wrote most and that ran longest (the seconds of their tasks, all cores)."""
     written, most, most_stage = 0, 0, -1
     by_stage: dict[int, int] = {}
+    busy: dict[int, float] = {}
     names: dict[int, str] = {}
     for log in (path for path in folder.rglob("*") if path.is_file()):  # Spark 4 rolls its logs
         with open(log) as f:
@@ -204,7 +206,9 @@ def event_log_figures(folder: Path) -> dict[str, Any]:
                 metrics = event.get("Task Metrics") or {}
                 bytes_written = metrics.get("Shuffle Write Metrics", {}).get("Shuffle Bytes Written", 0)
                 written += bytes_written
-                by_stage[event["Stage ID"]] = by_stage.get(event["Stage ID"], 0) + bytes_written
+                stage_id = event["Stage ID"]
+                by_stage[stage_id] = by_stage.get(stage_id, 0) + bytes_written
+                busy[stage_id] = busy.get(stage_id, 0.0) + metrics.get("Executor Run Time", 0) / 1e3
                 read = metrics.get("Shuffle Read Metrics", {}).get("Total Records Read", 0)
                 read += metrics.get("Input Metrics", {}).get("Records Read", 0)
                 if read > most:
@@ -212,11 +216,16 @@ def event_log_figures(folder: Path) -> dict[str, Any]:
     # where the shuffle goes: the stages that wrote most (by job, and its description if set)
     biggest = sorted(by_stage.items(), key=lambda item: -item[1])[:8]
     stages = [{"stage": names.get(stage, str(stage)), "shuffle_bytes": b} for stage, b in biggest if b]
+    longest = [
+        {"stage": names.get(stage, str(stage)), "seconds": seconds}
+        for stage, seconds in sorted(busy.items(), key=lambda item: -item[1])[:8]
+    ]
     return {
         "shuffle_bytes": written,
         "largest_task_records": most,
         "largest_task_stage": names.get(most_stage, str(most_stage)),
         "shuffle_by_stage": stages,
+        "task_seconds_by_stage": longest,
     }
 
 
@@ -326,6 +335,8 @@ def print_end_to_end(e: dict[str, Any]) -> None:
             f"   shuffle {stage['shuffle_bytes'] / e['docs']:,.0f} B a document by {stage['stage']}",
             flush=True,
         )
+    for stage in spark.get("task_seconds_by_stage", []):
+        print(f"   tasks ran {stage['seconds']:,.1f} s in {stage['stage']}", flush=True)
     print(
         f"end to end, Spark / local: {e['ratio']:.2f}x on {e['docs']:,} docs "
         f"({e['input_bytes'] / MB:,.1f} MB); same kept ids: {e['same_kept_ids']}"

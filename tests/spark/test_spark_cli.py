@@ -373,25 +373,27 @@ def test_the_default_radius_serves_against_and_save_index(corpus, tmp_path):
 _HEAP = """
 from neardup.spark.session import connect, local_heap
 cluster = connect("local[1]", "heap")
-print(cluster.sc._jvm.java.lang.Runtime.getRuntime().maxMemory(), local_heap())
+codec = cluster.sc.getConf().get("spark.io.compression.codec")
+print(cluster.sc._jvm.java.lang.Runtime.getRuntime().maxMemory(), local_heap(), codec)
 cluster.stop()
 """
 
 
-def test_a_local_master_gets_a_heap_of_its_own_size(tmp_path):
+def test_a_local_master_gets_a_heap_of_its_own_size_and_zstd(tmp_path):
     """A local context the job starts sizes its JVM from the memory available, not Spark's
-    1 GiB (which ran out at 4M documents), unless the user sized it."""
+    1 GiB (which ran out at 4M documents), and compresses its shuffles with zstd, unless the
+    user said otherwise."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_SUBMIT_ARGS", "SPARK_DRIVER_MEMORY")}
     done = subprocess.run(
         [sys.executable, "-c", _HEAP], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    heap, asked = map(int, done.stdout.split())
-    assert 0.9 * asked <= heap <= 1.05 * asked
-    env["PYSPARK_SUBMIT_ARGS"] = "--driver-memory 700m pyspark-shell"
+    heap, asked, codec = done.stdout.split()
+    assert 0.9 * int(asked) <= int(heap) <= 1.05 * int(asked) and codec == "zstd"
+    env["PYSPARK_SUBMIT_ARGS"] = "--driver-memory 700m --conf spark.io.compression.codec=lz4 pyspark-shell"
     done = subprocess.run(
         [sys.executable, "-c", _HEAP], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    heap, _ = map(int, done.stdout.split())
-    assert heap <= 700 << 20
+    heap, _, codec = done.stdout.split()
+    assert int(heap) <= 700 << 20 and codec == "lz4"

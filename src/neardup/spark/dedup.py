@@ -17,7 +17,8 @@ over a DataFrame, with the same answer as :func:`neardup.dedup` on the same rows
    are named (the leaders the rule moved, and the copies), and they meet the rows by
    position, broadcast while they are few: a row is kept when no one names it, its cluster
    is its representative's rank, and the rows are never shuffled to learn it.
-6. The rows meet their outcome by position in the same way (a few longs a row).
+6. The input rows meet the outcome (a few longs a row) by position, broadcast while it is
+   small.
 
 :func:`dedup_with_pairs` also gives the pairs that rebuild every cluster, as the local
 ``--pairs`` writes them: each pair of distinct fingerprints within the radius between their
@@ -270,11 +271,10 @@ def decide(
         .localCheckpoint()
     )
     leaders = placed.where(F.col("_rank") == F.col("leader")).select(*fp, "leader", "leader_at")
-    near = []  # with against: whether each leader's fingerprint is near the index
-    if against is not None:
+    near = against is not None
+    if against is not None:  # whether each leader's fingerprint is near the index
         source = options.against if options.against is not None else against
         leaders = with_near(leaders, fp, ship(facts.sparkSession, source), k).localCheckpoint()
-        near = [NEAR]
     copies = placed.where(F.col("_rank") != F.col("leader")).select(POSITION, "_rank", "leader", "leader_at")
     if banding is not None:
         edges = bucket_pairs(_leaders_keys(compared, copies, bands), leaders, fp, group_limit)
