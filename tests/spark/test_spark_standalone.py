@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 
@@ -53,12 +54,16 @@ def test_a_standalone_cluster_keeps_what_the_local_engine_keeps(cluster, corpus,
     options = ["--jaccard", "0.7"]
     argv = ["dedup", str(corpus / "pages.jsonl"), "-o", "kept.jsonl", "--clusters", "clusters.parquet"]
     argv += ["--text-field", "body", "--id-field", "url", "--engine", "spark", "--master", cluster]
+    # A cluster's executors run the Python its driver names (as a user's would be told to):
+    # this one, which has neardup, whichever `python3` comes first on the PATH.
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     done = subprocess.run(
         [sys.executable, "-m", "neardup", *argv, *options],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=600,
+        env=env,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"on Spark ({cluster})" in done.stderr

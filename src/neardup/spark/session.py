@@ -58,21 +58,28 @@ def connect(master: str | None, app_name: str) -> Cluster:
         conf.setMaster("local[*]")  # plain `python -m neardup`, not spark-submit
     # A context the caller made is the caller's to stop (pyspark offers no public way to ask).
     owned = SparkContext._active_spark_context is None
-    if owned:  # the checks' shuffle carries texts: zstd makes them half lz4's (Spark's default)
-        conf.setIfMissing("spark.io.compression.codec", SHUFFLE_CODEC)
     if owned and conf.get("spark.master", "").startswith("local"):
         # Local workers run this interpreter, which has neardup, not whichever `python3` is on
         # the PATH (pyspark's default): `.venv/bin/neardup` works without activating the venv.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if not _driver_memory_given(conf):  # the one JVM does all the work: not Spark's 1 GiB
             conf.set("spark.driver.memory", f"{local_heap() >> 20}m")
+    if owned:
+        # The JVM starts (its heap fixed) and holds what spark-submit, PYSPARK_SUBMIT_ARGS and
+        # spark-defaults.conf said; what this conf sets next would override them.
+        SparkContext._ensure_initialized(conf=conf)
+        jvm = SparkContext._jvm
+        assert jvm is not None
+        if jvm.java.lang.System.getProperty(_CODEC) is None:
+            conf.set(_CODEC, SHUFFLE_CODEC)  # the checks' shuffle carries texts
     sc = SparkContext.getOrCreate(conf)
     return Cluster(sc, owned, f"Spark ({sc.master})")
 
 
 SHUFFLE_CODEC = "zstd"
-"""How a context the job makes compresses its shuffles (unless the user says): on the bench
-corpus's texts zstd gives 2.05x, lz4 1.41x, in Spark's 32 KB blocks."""
+"""How a context the job makes compresses its shuffles, unless the user says: on the bench
+corpus's texts zstd gives 2.05x, lz4 (Spark's default) 1.41x, in Spark's 32 KB blocks."""
+_CODEC = "spark.io.compression.codec"
 LOCAL_HEAP_SHARE = 4
 """A local master's JVM takes a quarter of the memory available (the Python workers, which
 fingerprint, and the page cache need the rest), between 1 and 32 GiB: Spark's default 1 GiB
