@@ -88,7 +88,7 @@ class Inputs:
             if errors == "raise" and fmt == "jsonl":  # a clear error before every task meets it
                 _check_first_line(first_record(self.splits), paths, fields)
             self.facts = SplitFacts(sc, self.splits, read, recorded, errors)
-            self.texts = SplitTexts(sc, self.splits, read, errors)
+            self.texts = SplitTexts(sc, self.splits, read)
         elif lines_out:  # at a path only Spark reaches, or over Spark Connect: its text source
             read_lines = cluster.session.read.text(paths).select(F.col("value").alias(LINE))
             self.positioned = numbered(read_lines.where(F.col(LINE).rlike(r"\S")))

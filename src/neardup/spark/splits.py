@@ -238,10 +238,8 @@ def _packed(batch: pa.RecordBatch) -> bytes:
 class SplitTexts:
     """The :class:`~neardup.spark.facts.Texts` of the documents of ``splits``."""
 
-    def __init__(
-        self, sc: SparkContext, splits: list[Split], options: ReadOptions, errors: str = "raise"
-    ) -> None:
-        self.sc, self.splits, self.options, self.errors = sc, splits, options, errors
+    def __init__(self, sc: SparkContext, splits: list[Split], options: ReadOptions) -> None:
+        self.sc, self.splits, self.options = sc, splits, options
 
     def __call__(self, positions: np.ndarray) -> pa.Array:
         """Only the splits that hold the positions asked for are read, only those lines
