@@ -40,12 +40,8 @@ def with_similarity(
 
     def check(batch: pa.RecordBatch, found: pa.Array) -> pa.RecordBatch:
         # Each distinct document of the batch once: a leader may be in many of its pairs.
-        firsts, at_first = np.unique(batch.column(first).to_numpy(), return_index=True, return_inverse=True)[
-            1:
-        ]
-        seconds, at_second = np.unique(
-            batch.column(second).to_numpy(), return_index=True, return_inverse=True
-        )[1:]
+        firsts, at_first = _distinct(batch.column(first))
+        seconds, at_second = _distinct(batch.column(second))
         both = [batch.column(_FIRST_TEXT).take(pa.array(firsts)), found.take(pa.array(seconds))]
         table = FeatureTable.of(pa.concat_arrays([t.cast(pa.large_binary()) for t in both]), config)
         weights = table.weights(config) if cosine else np.zeros(0)
