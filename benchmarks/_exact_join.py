@@ -430,7 +430,7 @@ def _compare(name: str, offsets: np.ndarray, hashes: np.ndarray) -> bool:
 
 def _features(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     from neardup._config import FingerprintConfig
-    from neardup.pipeline.verify import FeatureTable
+    from neardup.decision.verify import FeatureTable
 
     table = FeatureTable.of(texts, FingerprintConfig(features="word-shingles", shingle_size=3))
     return table.doc_offsets, table.hashes

@@ -54,7 +54,7 @@ def real_shape_rows(texts: list[str], peers: bool = True) -> dict[str, Any]:
     from _exact_join import exact_jaccard_pairs
 
     import neardup
-    from neardup.pipeline.verify import FeatureTable
+    from neardup.decision.verify import FeatureTable
 
     n = len(texts)
     config = neardup.FingerprintConfig(features="word-shingles", shingle_size=3)
@@ -104,7 +104,7 @@ def datasketch_rows(texts: list[str], truth: dict[float, np.ndarray]) -> list[di
     except ImportError:
         return []
     import neardup
-    from neardup.pipeline.verify import FeatureTable
+    from neardup.decision.verify import FeatureTable
 
     n = len(texts)
     config = neardup.FingerprintConfig(features="word-shingles", shingle_size=3)

@@ -13,7 +13,7 @@ become candidates; verification then keeps exactly those >= T):
    so the radius that reaches 95% recall at T, and whether the index serves it (8 bits at
    64, 16 at 128); at the largest radius served, the recall reached and the candidate pairs
    per document (the index's self-join over all documents).
-2. MinHash-LSH banded for T (``neardup.pipeline.lsh.banding_for``): recall, candidate pairs per
+2. MinHash-LSH banded for T (``neardup.decision.lsh.banding_for``): recall, candidate pairs per
    document, the theory's chance at T, and seconds for the band keys.
 3. ``neardup.dedup(texts, jaccard=T)`` end to end: seconds, documents/s, pairs checked.
 
@@ -38,8 +38,8 @@ from _real_corpus import cached_corpus
 import neardup
 from _common import finish, machine_info
 from neardup import FingerprintConfig, HammingIndex
-from neardup.pipeline.lsh import banding_for, candidate_pairs
-from neardup.pipeline.verify import FeatureTable, check_verify
+from neardup.decision.lsh import banding_for, candidate_pairs
+from neardup.decision.verify import FeatureTable, check_verify
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
 TARGET_RECALL = 0.95
@@ -211,7 +211,7 @@ def _tables(results: dict[str, Any]) -> None:
                 f"{r['candidates_per_doc']:.1f}", f"{r['seconds']:.2f}",
             )
         )  # fmt: skip
-    print("\nMinHash-LSH banded for T (neardup.pipeline.lsh.banding_for)\n")
+    print("\nMinHash-LSH banded for T (neardup.decision.lsh.banding_for)\n")
     print(
         _row(
             "T",

@@ -196,7 +196,7 @@ def main() -> None:
     ]
     if not args.no_peers:
         from neardup import FingerprintConfig
-        from neardup.pipeline.verify import FeatureTable
+        from neardup.decision.verify import FeatureTable
 
         table = FeatureTable.of(texts, FingerprintConfig())
         offsets = table.doc_offsets

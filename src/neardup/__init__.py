@@ -31,6 +31,8 @@ from ._version import __version__
 from .index.hamming import distance_for_cosine, estimate_cosine, hamming, hamming_many, hamming_pairwise
 
 if TYPE_CHECKING:
+    from .decision.clustering import clusters
+    from .decision.options import DedupOptions
     from .fingerprint.fingerprinter import Fingerprinter, simhash
     from .fingerprint.idf import IdfModel, fit_idf
     from .index.hamming_index import HammingIndex
@@ -39,9 +41,7 @@ if TYPE_CHECKING:
     from .passage.job import passages
     from .passage.matching import PassageOptions
     from .passage.result import PassageResult
-    from .pipeline.clustering import clusters
     from .pipeline.job import dedup
-    from .pipeline.options import DedupOptions
     from .pipeline.result import DedupResult
     from .pipeline.warmup import warmup
     from .report.explain import Explanation, explain
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 # Public name -> the module that defines it, imported on first use.
 _LAZY = {
-    "DedupOptions": "pipeline.options",
+    "DedupOptions": "decision.options",
     "DedupResult": "pipeline.result",
     "Explanation": "report.explain",
     "Fingerprinter": "fingerprint.fingerprinter",
@@ -58,7 +58,7 @@ _LAZY = {
     "IndexPlan": "index.plan",
     "PassageOptions": "passage.matching",
     "PassageResult": "passage.result",
-    "clusters": "pipeline.clustering",
+    "clusters": "decision.clustering",
     "dedup": "pipeline.job",
     "explain": "report.explain",
     "fit_idf": "fingerprint.idf",

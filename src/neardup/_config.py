@@ -13,8 +13,13 @@ FINGERPRINT_VERSION = 1
 """The version of docs/fingerprint-spec.md this release implements. Any change to the bits a
 text gets is a new version, never a silent change."""
 
-FEATURES = ("word-shingles", "words", "char-ngrams")
-WEIGHTINGS = ("uniform", "tf", "sublinear", "tfidf")
+# Each feature kind and weighting by name, with the code the kernels know it by
+# (docs/fingerprint-spec.md): the one table of them. A new feature kind is a row here and its
+# features in ``_kernels/simhash.py``; every command, option and engine reads these.
+FEATURE_KINDS = {"word-shingles": 1, "words": 0, "char-ngrams": 2}
+WEIGHTING_CODES = {"uniform": 0, "tf": 1, "sublinear": 2, "tfidf": 3}
+FEATURES = tuple(FEATURE_KINDS)
+WEIGHTINGS = tuple(WEIGHTING_CODES)
 BITS = (64, 128)
 _MAX_SEED = 2**64 - 1
 

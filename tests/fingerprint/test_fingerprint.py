@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 import neardup
 from neardup import Fingerprinter, hamming
-from neardup.pipeline.lsh import CorpusKeys, banding_for
-from neardup.pipeline.verify import FeatureTable, Verification, check_verify
+from neardup.decision.lsh import CorpusKeys, banding_for
+from neardup.decision.verify import FeatureTable, Verification, check_verify
 
 CAT = "the cat sat on the mat"
 CAT2 = "the cat sat on a mat"

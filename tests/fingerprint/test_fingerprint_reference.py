@@ -367,7 +367,7 @@ def test_block_scan_finds_the_naive_tokens(pieces, lead, inserts, normalize):
     """The block scan (64 bytes a step, then each non-ASCII code point on its own), wherever
     ASCII runs, non-ASCII code points and block edges fall: every token's hash equals the
     spec's."""
-    from neardup.pipeline.verify import FeatureTable
+    from neardup.decision.verify import FeatureTable
 
     text = " " * (lead % 3) + "".join(pieces)
     for position, insert in inserts:

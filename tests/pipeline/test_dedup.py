@@ -219,7 +219,7 @@ def test_bad_items_in_a_list_are_named_or_skipped():
 
 
 def test_summary_sizes_use_a_unit_that_fits():
-    from neardup.pipeline.stats import format_bytes
+    from neardup.decision.stats import format_bytes
 
     assert [format_bytes(n) for n in (0, 812, 3500, 2**20 - 1, 5 * 2**30)] == [
         "0 B",

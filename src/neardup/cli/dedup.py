@@ -11,8 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..io.sources import OUTPUT_FORMATS
-from ..pipeline.choices import CLUSTERINGS, FEATURELESS, KEEP
+from .._config import FEATURES
+from ..decision.choices import CLUSTERINGS, FEATURELESS, KEEP
+from ..io.formats import OUTPUT_FORMATS
 from .options import (
     add_config_arguments,
     add_input_arguments,
@@ -130,7 +131,7 @@ def add_command(commands: Any) -> None:
     )
     match.add_argument(
         "--verify-features",
-        choices=("word-shingles", "words", "char-ngrams"),
+        choices=FEATURES,
         help="with --verify or --jaccard: the features compared (default: the fingerprint's own; "
         "word-shingles for --jaccard); a "
         "threshold stated in 3-shingle Jaccard is checked on 3-shingles whatever the "
@@ -255,7 +256,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
 
 def dedup_options(args: argparse.Namespace, verify: tuple[str, float] | None) -> Any:
     """The :class:`~neardup.DedupOptions` the flags ask for, checked once for either engine."""
-    from ..pipeline.options import DedupOptions
+    from ..decision.options import DedupOptions
 
     return DedupOptions(
         config=config_from_args(args),
@@ -277,11 +278,11 @@ def run(args: argparse.Namespace) -> int:
     verify = _check(args.command_parser, args)
     if args.explain_plan:
         if args.cosine is not None:
-            from ..pipeline.cosine import explain_cosine
+            from ..decision.cosine import explain_cosine
 
             print(explain_cosine(args.cosine, args.bits))
         else:
-            from ..pipeline.lsh import explain_jaccard
+            from ..decision.lsh import explain_jaccard
 
             print(explain_jaccard(args.jaccard, args.verify_features, args.verify_size))
         return 0

@@ -15,7 +15,8 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from .._config import FINGERPRINT_VERSION
-from ..io.sources import INPUT_FORMATS, check_outputs_apart
+from ..io.formats import INPUT_FORMATS
+from ..io.sources import check_outputs_apart
 from .options import (
     add_config_arguments,
     add_input_arguments,

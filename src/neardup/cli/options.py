@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING
 
 from .._config import BITS, FEATURES, WEIGHTINGS, FingerprintConfig
+from ..io.formats import COMPRESSIONS, INPUT_FORMATS
 from ..io.rejects import ERRORS
-from ..io.sources import COMPRESSIONS, INPUT_FORMATS
 
 if TYPE_CHECKING:
     from ..io.batch import ReadOptions
@@ -182,7 +182,7 @@ def corpus_texts(args: argparse.Namespace, wanted: set[str]) -> dict[str, str]:
     from pathlib import Path
 
     from ..io.batch import ReadOptions
-    from ..pipeline.corpus import open_corpus, texts_by_id
+    from ..io.corpus import open_corpus, texts_by_id
 
     options = ReadOptions(text_field=args.text_field, id_field=args.id_field)
     corpus = open_corpus(

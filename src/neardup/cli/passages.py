@@ -9,7 +9,7 @@ import time
 import warnings
 from typing import Any
 
-from ..pipeline.choices import KEEP
+from ..decision.choices import KEEP
 from .options import STDOUT, add_input_arguments, fraction, positive_int
 
 _EPILOG = """\
@@ -112,9 +112,9 @@ def add_command(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from .._progress import Progress
     from ..io.sources import check_outputs_apart
+    from ..io.writers import table_format
     from ..passage.job import passages
     from ..passage.matching import PassageOptions
-    from ..passage.result import table_format
     from .dedup import input_sources
 
     if (args.strip or args.max_copied is not None) and args.documents is None:

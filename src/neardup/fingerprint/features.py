@@ -20,8 +20,6 @@ UNICODE_VERSION = "14.0.0"
 """The Unicode version of the character classes (docs/fingerprint-spec.md)."""
 
 OTHER, WORD, SOLO, SPACE = 0, 1, 2, 3
-FEATURE_KINDS = {"words": 0, "word-shingles": 1, "char-ngrams": 2}
-WEIGHTING_CODES = {"uniform": 0, "tf": 1, "sublinear": 2, "tfidf": 3}
 
 
 def normalize(text: str) -> str:

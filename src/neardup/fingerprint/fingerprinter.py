@@ -10,21 +10,21 @@ from typing import Any, Literal, overload
 import numba
 import numpy as np
 
-from .._config import FingerprintConfig
+from .._config import FEATURE_KINDS, WEIGHTING_CODES, FingerprintConfig
 from .._errors import ConfigError
 from .._kernels import simhash as kernels
 from ..io.encoding import encode_text
 from .features import (
-    FEATURE_KINDS,
     KEEP,
-    WEIGHTING_CODES,
     NormalizationTable,
     char_classes,
     normalization_table_if_built,
 )
 from .text_buffers import (
+    _CHUNK_BYTES,
     UNCHECKED,
     TextBuffer,
+    chunk_bounds,
     prepare,
     prepare_bytes,
     prepare_str,
@@ -35,7 +35,6 @@ from .text_buffers import (
 _NO_IDF_HASHES = np.zeros(0, dtype=np.uint64)
 _NO_IDF_VALUES = np.zeros(0, dtype=np.float64)
 _ASCII_ONLY = stand_in_table(np.full(0x80, KEEP, dtype=np.uint8))  # actions known for ASCII alone
-_CHUNK_BYTES = 256 * 1024
 # Documents the kernels hand back unprepared are prepared and run again this many bytes at a time.
 _REDO_BYTES = 32 << 20
 # Documents of a Python list or iterable encoded at a time: memory stays bounded, and the
@@ -62,18 +61,6 @@ def _threads(n: int) -> Iterator[None]:
             yield
     finally:
         numba.set_num_threads(previous)
-
-
-def chunk_bounds(offsets: np.ndarray, threads: int) -> np.ndarray:
-    """Split documents into chunks of about equal bytes, several per thread (int64, (k + 1,))."""
-    n = offsets.shape[0] - 1
-    if n == 0:
-        return np.zeros(1, dtype=np.int64)
-    total = int(offsets[-1] - offsets[0])
-    n_chunks = int(min(n, max(4 * threads, total // _CHUNK_BYTES)))
-    targets = offsets[0] + total * np.arange(1, n_chunks, dtype=np.float64) / n_chunks
-    inner = np.searchsorted(offsets, targets)
-    return np.unique(np.concatenate(([0], inner, [n]))).astype(np.int64)
 
 
 def _groups(docs: np.ndarray, offsets: np.ndarray, budget: int) -> list[np.ndarray]:

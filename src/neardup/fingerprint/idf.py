@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write
+from .._config import FEATURE_KINDS
 from .._errors import FormatError
 from .._kernels.simhash import feature_counts
-from .features import FEATURE_KINDS, char_classes
+from .features import char_classes
 
 IDF_FORMAT = "neardup-idf"
 IDF_FORMAT_VERSION = 1

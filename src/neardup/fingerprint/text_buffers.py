@@ -127,6 +127,21 @@ def _from_python(texts: list[Any], errors: str) -> TextBuffer:
     return _from_arrow_array(array, errors)
 
 
+_CHUNK_BYTES = 256 * 1024  # a chunk of documents the kernels run on one thread
+
+
+def chunk_bounds(offsets: np.ndarray, threads: int) -> np.ndarray:
+    """Split documents into chunks of about equal bytes, several per thread (int64, (k + 1,))."""
+    n = offsets.shape[0] - 1
+    if n == 0:
+        return np.zeros(1, dtype=np.int64)
+    total = int(offsets[-1] - offsets[0])
+    n_chunks = int(min(n, max(4 * threads, total // _CHUNK_BYTES)))
+    targets = offsets[0] + total * np.arange(1, n_chunks, dtype=np.float64) / n_chunks
+    inner = np.searchsorted(offsets, targets)
+    return np.unique(np.concatenate(([0], inner, [n]))).astype(np.int64)
+
+
 # Where CPython keeps the characters of a compact ASCII ``str`` and the bytes of a ``bytes``,
 # from the object's address (``id``): the size of an empty one, less its terminating NUL.
 _STR_DATA = sys.getsizeof("") - 1
@@ -144,7 +159,6 @@ def _gathered(items: list[Any]) -> Any:
     import pyarrow as pa
 
     from .._kernels.objects import gather
-    from .fingerprinter import chunk_bounds  # here: the fingerprinter imports this module
 
     held = tuple(items)  # alive while the copy runs, whatever happens to the caller's list
     kinds = set(map(type, held))

@@ -9,6 +9,8 @@ record batches of bounded size (pyarrow):
     batch.py              what readers yield
     lines.py              JSONL and lines; tables.py CSV, TSV, Parquet; files.py one-document files
     dispatch.py           read any source; write the kept documents of any source
+    corpus.py             a corpus every engine reads: files read again for each pass, or
+                          texts and tables in memory (open_corpus, read_corpus)
     documents.py          (ids, texts) batches from files, folders or stdin, for the commands
                           that fingerprint documents one by one (fingerprint, pairs, index)
     writers.py            output formats

@@ -17,7 +17,7 @@ from .sources import Source
 from .tables import kept_table_records, read_csv, read_parquet
 from .writers import TableWriter, copy_file
 
-_READERS = {
+READERS = {
     "jsonl": read_jsonl,
     "lines": read_lines,
     "csv": read_csv,
@@ -42,7 +42,7 @@ def read_documents(
             position = end
             continue
         found, before = False, rejects.count
-        for batch in _READERS[source.format](source, options, rejects):
+        for batch in READERS[source.format](source, options, rejects):
             found = True
             yield batch, position
         source.check_unchanged()  # what was read is what a later pass will find

@@ -27,9 +27,10 @@ from .._errors import ConfigError
 from .._prefetch import prefetch
 from .batch import Batch, ReadOptions
 from .dispatch import read_documents
+from .formats import COMPRESSIONS
 from .lines import documents_of_blocks, stream_blocks
 from .rejects import Rejects
-from .sources import COMPRESSIONS, Source, find_sources
+from .sources import Source, find_sources
 
 STDIN = "-"
 """The input that names standard input."""

@@ -11,26 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._errors import ConfigError, FormatError
-
-INPUT_FORMATS = ("jsonl", "parquet", "csv", "tsv", "lines", "text")
-"""``text`` is one document per file; ``lines`` one per line."""
-
-OUTPUT_FORMATS = ("jsonl", "parquet", "csv", "tsv", "lines", "text")
-"""``text`` writes a folder with one file per kept document; ``lines`` one text per line."""
-
-COMPRESSIONS = ("gzip", "zstd", "bz2", "none")
-
-_FORMAT_SUFFIXES = {
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".tab": "tsv",
-}
-_COMPRESSION_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd", ".bz2": "bz2"}
+from .formats import COMPRESSION_SUFFIXES, COMPRESSIONS, FORMATS, INPUT_FORMATS, SUFFIXES
 
 
 @dataclass(frozen=True)
@@ -95,11 +76,11 @@ def split_suffixes(name: str) -> tuple[str | None, str | None]:
     ``pages.jsonl.gz`` is ``("jsonl", "gzip")``."""
     lower = name.lower()
     compression = None
-    for suffix, kind in _COMPRESSION_SUFFIXES.items():
+    for suffix, kind in COMPRESSION_SUFFIXES.items():
         if lower.endswith(suffix):
             compression, lower = kind, lower[: -len(suffix)]
             break
-    fmt = next((kind for suffix, kind in _FORMAT_SUFFIXES.items() if lower.endswith(suffix)), None)
+    fmt = next((kind for suffix, kind in SUFFIXES.items() if lower.endswith(suffix)), None)
     return fmt, compression
 
 
@@ -151,9 +132,9 @@ def _source(
         compression = named_compression
     elif compression == "none":
         compression = None
-    if fmt == "parquet" and compression is not None:
+    if compression is not None and not FORMATS[fmt].compressible:
         raise ConfigError(
-            f"{name}: Parquet compresses its own columns; name the file .parquet, "
+            f"{name}: {FORMATS[fmt].shown} is not compressed as a whole; name the file "
             f"without a {compression} suffix"
         )
     stat = path.stat()

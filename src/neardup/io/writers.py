@@ -17,7 +17,8 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from .._errors import ConfigError, FormatError
-from .sources import OUTPUT_FORMATS, Source, split_suffixes
+from .formats import FORMATS, OUTPUT_FORMATS, TABLE_FORMATS
+from .sources import Source, split_suffixes
 
 
 def output_format(path: str, format: str | None, sources: list[Source]) -> tuple[str, str | None]:
@@ -38,7 +39,7 @@ def output_format(path: str, format: str | None, sources: list[Source]) -> tuple
         chosen = formats[0]
     if chosen not in OUTPUT_FORMATS:
         raise ConfigError(f"output format {chosen!r} is not known; choose one of {', '.join(OUTPUT_FORMATS)}")
-    if chosen in ("parquet", "text") and compression is not None:
+    if compression is not None and (FORMATS[chosen].folder or not FORMATS[chosen].compressible):
         raise ConfigError(
             f"{path}: {chosen} output is not compressed as a whole; drop the .{compression} suffix"
         )
@@ -174,8 +175,16 @@ def copy_file(source: Source, folder: Path, written: set[str]) -> None:
     shutil.copyfile(source.path, target)
 
 
-TABLE_FORMATS = ("parquet", "csv", "tsv", "jsonl")
-"""The formats :func:`write_table` writes."""
+def table_format(path: str | os.PathLike) -> str:
+    """The format a table (clusters, pairs, passages) is written in, named by its suffix: the
+    one rule of every command, checked before a run."""
+    fmt, compression = split_suffixes(Path(path).name)
+    if fmt not in TABLE_FORMATS or compression is not None:
+        raise ConfigError(
+            f"{Path(path).name}: name the table's format by its suffix, uncompressed: "
+            f"{', '.join(FORMATS[name].suffixes[0] for name in TABLE_FORMATS)}"
+        )
+    return fmt
 
 
 def write_table(table: pa.Table, sink: str | os.PathLike | pa.NativeFile, format: str) -> None:

@@ -2,8 +2,8 @@
 passages two documents share and those many share (``matching.py``), the job over a corpus
 (``job.py``) and its result (``result.py``).
 
-May import: ``io``, ``fingerprint``, ``planted``, ``index``, ``pipeline``, the root's shared
-modules and ``_kernels``.
+May import: ``io``, ``fingerprint``, ``index``, ``decision``, the root's shared modules and
+``_kernels``; never another engine (``pipeline``, ``spark``, ``service``).
 This ``__init__`` imports nothing; the public names come from the package root
 (``neardup.passages``: the folder is ``passage``, singular, so that importing it never hides
 that function behind the package of the same name).

@@ -18,15 +18,15 @@ import pyarrow as pa
 
 from .._atomic import atomic_path
 from .._errors import ConfigError
+from ..decision.choices import KEEP
+from ..decision.steps import priority
 from ..io.batch import ReadOptions
+from ..io.corpus import FileCorpus, MemoryCorpus
 from ..io.files import document_bytes
 from ..io.lines import kept_records
 from ..io.sources import Source
 from ..io.tables import kept_table_records
 from ..io.writers import TableWriter, output_format
-from ..pipeline.choices import KEEP
-from ..pipeline.corpus import FileCorpus, MemoryCorpus
-from ..pipeline.steps import priority
 from .words import CorpusWords
 
 

@@ -16,9 +16,9 @@ import pyarrow as pa
 
 from .._progress import Progress
 from ..fingerprint.fingerprinter import _resolve_threads, _threads
+from ..io.corpus import read_corpus
 from ..io.ids import repeated_ids
 from ..io.rejects import Rejects
-from ..pipeline.corpus import read_corpus
 from .documents import Copies, Documents
 from .matching import Common, Matches, PassageOptions, Seeds, find_passages
 from .result import COMMON_COLUMNS, MATCH_COLUMNS, PassageResult

@@ -6,15 +6,13 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from .._atomic import atomic_path
 from .._errors import ConfigError
-from ..io.sources import split_suffixes
-from ..io.writers import TABLE_FORMATS, write_table
+from ..io.writers import table_format, write_table
 
 if TYPE_CHECKING:
     import numpy as np
@@ -112,14 +110,3 @@ class PassageResult:
             for table, path in ((self.matches, output), (self.common, common)):
                 if path is not None:
                     write_table(table, stack.enter_context(atomic_path(path)), table_format(path))
-
-
-def table_format(path: str | os.PathLike) -> str:
-    """The format a table is written in, named by its suffix."""
-    fmt, compression = split_suffixes(Path(path).name)
-    if fmt not in TABLE_FORMATS or compression is not None:
-        raise ConfigError(
-            f"{Path(path).name}: name the table's format by its suffix, uncompressed: "
-            f"{', '.join('.' + f for f in TABLE_FORMATS)}"
-        )
-    return fmt

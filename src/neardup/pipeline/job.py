@@ -23,17 +23,17 @@ import pyarrow.compute as pc
 from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._progress import Progress
+from ..decision.bounded import JoinBudget
+from ..decision.lsh import CorpusKeys
+from ..decision.options import DedupOptions
+from ..decision.stats import DedupStats
+from ..decision.steps import choose_representatives, distances, drop_near_index, priority
+from ..decision.verify import featureless_texts
 from ..fingerprint.fingerprinter import Fingerprinter
+from ..io.corpus import read_corpus
 from ..io.ids import repeated_ids
 from ..io.rejects import Rejects
-from .bounded import JoinBudget
-from .corpus import read_corpus
-from .lsh import CorpusKeys
-from .options import DedupOptions
 from .result import DedupResult
-from .stats import DedupStats
-from .steps import choose_representatives, distances, drop_near_index, priority
-from .verify import featureless_texts
 
 
 def dedup(

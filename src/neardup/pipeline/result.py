@@ -18,18 +18,17 @@ from .._atomic import atomic_dir, atomic_path
 from .._config import FingerprintConfig
 from .._errors import ConfigError, TooManyPairsError
 from .._progress import Progress
+from ..decision.bounded import JoinBudget
+from ..decision.lsh import Banding
+from ..decision.pairs import Pairs
+from ..decision.selection import Collapsed
+from ..decision.stats import DedupStats
+from ..decision.steps import index_to_save, near_pairs
+from ..decision.verify import DocumentFeatures, Verification
 from ..index.hamming_index import PAIRS_CHUNK, HammingIndex, pairs_memory_limit
+from ..io.corpus import MemoryCorpus
 from ..io.dispatch import write_kept as _write_kept
-from ..io.sources import split_suffixes
-from ..io.writers import TableWriter, output_format, write_table
-from .bounded import JoinBudget
-from .corpus import MemoryCorpus
-from .lsh import Banding
-from .pairs import Pairs
-from .selection import Collapsed
-from .stats import DedupStats
-from .steps import index_to_save, near_pairs
-from .verify import DocumentFeatures, Verification
+from ..io.writers import TableWriter, output_format, table_format, write_table
 
 
 @dataclass
@@ -235,7 +234,7 @@ class DedupResult:
         Args:
             output: the kept documents, every field as it was, in ``format`` (default: named
                 by the suffix, else the inputs' format; a folder for one-document files).
-            clusters: the clusters table (:meth:`clusters_table`), .parquet, .csv or .tsv.
+            clusters: the clusters table (:meth:`clusters_table`), .parquet, .csv, .tsv or .jsonl.
             pairs: the pairs of :meth:`iter_pairs` (``id_a``, ``id_b``, ``distance``, and
                 ``similarity`` with ``verify``), likewise, streamed a chunk at a time.
             every_pair: write every pair of documents to ``pairs``, not just those that
@@ -253,10 +252,10 @@ class DedupResult:
             if clusters is not None:
                 with progress.stage(f"write {Path(clusters).name}", unit="rows"):
                     target = stack.enter_context(atomic_path(clusters))
-                    write_table(self.clusters_table(), target, _table_format(clusters))
+                    write_table(self.clusters_table(), target, table_format(clusters))
             if pairs is not None:
                 with progress.stage(f"write {Path(pairs).name}", unit="pairs") as stage:
-                    fmt = _table_format(pairs)
+                    fmt = table_format(pairs)
                     writer = TableWriter(stack.enter_context(atomic_path(pairs)), fmt, name=Path(pairs).name)
                     for chunk in self.iter_pairs(every_pair):  # never empty
                         writer.write(self._pairs_batch(chunk))
@@ -326,11 +325,3 @@ class DedupResult:
                     stage.update(done, int(bounds[position + 1] - bounds[position]))
             if writer is not None:
                 writer.close()
-
-
-def _table_format(path: str | os.PathLike) -> str:
-    """The format a clusters or pairs table is written in, named by its suffix (CSV if none)."""
-    fmt = split_suffixes(Path(path).name)[0] or "csv"
-    if fmt not in ("parquet", "csv", "tsv"):
-        raise ConfigError(f"{Path(path).name}: write clusters and pairs as .parquet, .csv or .tsv, not {fmt}")
-    return fmt

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 
 from .._kernels._jit import mark_warm
+from ..decision.clustering import clusters
+from ..decision.selection import keep_greedy
 from ..fingerprint.fingerprinter import _CHUNK_BYTES, Fingerprinter
 from ..index.components import component_roots
 from ..index.hamming_index import HammingIndex
 from ..index.self_join import self_join
-from .clustering import clusters
-from .selection import keep_greedy
 
 
 def warmup() -> None:

@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from .._config import FingerprintConfig
+from .._config import FEATURE_KINDS, FingerprintConfig
 from .._errors import ConfigError
 from .._kernels.simhash import feature_spans
-from ..fingerprint.features import FEATURE_KINDS, char_classes
+from ..decision.verify import feature_weights as weigh
+from ..fingerprint.features import char_classes
 from ..fingerprint.text_buffers import prepare_bytes, prepare_str
 from ..index.hamming import estimate_cosine
-from ..pipeline.verify import feature_weights as weigh
 
 
 @dataclass(frozen=True)

@@ -6,5 +6,6 @@ index rebuilt from it at start, with their locks; ``app.py`` makes the HTTP API 
 ``/query`` lane, body limits, requests counted) and ``metrics.py`` (the Prometheus counters);
 ``client.py`` is the Python client.
 
-May import anything but ``cli``. This ``__init__`` imports nothing.
+May import ``io``, ``fingerprint``, ``index``, ``decision`` and the root's shared modules;
+never another engine (``pipeline``, ``passage``, ``spark``). This ``__init__`` imports nothing.
 """

@@ -19,8 +19,9 @@ same near-duplicate pairs as the local engine, computed on a cluster.
   themselves, a byte range each; ``folders.py`` writes folders of part files through
   pyarrow's file systems.
 
-May import anything but ``service`` and ``cli``; pyspark is imported here, so only a caller
-of ``neardup.spark`` needs it.
+May import ``io``, ``fingerprint``, ``index``, ``decision`` and the root's shared modules;
+never another engine (``pipeline``, ``passage``, ``service``). pyspark is imported here, so
+only a caller of ``neardup.spark`` needs it.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import BinaryType, DoubleType, StructField, StructType
 
 from .._kernels.similarity import pair_similarity
-from ..pipeline.verify import FeatureTable, Verification
+from ..decision.verify import FeatureTable, Verification
 from .facts import Texts
 
 SIMILARITY = "similarity"

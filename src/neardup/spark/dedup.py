@@ -41,9 +41,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from .._errors import ConfigError
+from ..decision.options import DedupOptions
 from ..index.hamming_index import HammingIndex
 from ..index.plan import MAX_DISTANCE
-from ..pipeline.options import DedupOptions
 from .against import NEAR, ship, with_near
 from .buckets import bucket_pairs
 from .checks import SIMILARITY, with_similarity

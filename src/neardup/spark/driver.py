@@ -4,10 +4,10 @@ A distributed decision costs Spark about thirty jobs (ranks, copies, the join, r
 rule, the outcome), each a fixed fraction of a second, whatever the data: on half a million
 rows they took 13 of 36 seconds. Below ``DRIVER_ROWS`` the facts (a few longs a row) are
 collected instead and the local job's own step decides
-(:func:`neardup.pipeline.steps.choose_representatives`: copies collapsed, the distinct
+(:func:`neardup.decision.steps.choose_representatives`: copies collapsed, the distinct
 fingerprints joined by a :class:`~neardup.HammingIndex`, Manku's rule or components, or under
 ``jaccard`` MinHash buckets, and with ``verify`` the similarity of the pairs it needs), with
-the same answer; the pairs are the local engine's too (:func:`~neardup.pipeline.steps.near_pairs`).
+the same answer; the pairs are the local engine's too (:func:`~neardup.decision.steps.near_pairs`).
 With a check of each pair, and what only the driver can decide, it decides up to
 :func:`driver_capacity` rows. Texts come to the driver only for ``verify``, and only those of
 documents with a neighbour (:class:`_FetchedCorpus`).
@@ -27,9 +27,9 @@ import pyarrow.compute as pc
 from .._errors import TooManyPairsError
 from .._progress import Progress
 from .._system import available_memory
+from ..decision.options import DedupOptions
+from ..decision.steps import choose_representatives, drop_near_index, near_pairs
 from ..index.hamming_index import HammingIndex, pairs_memory_limit
-from ..pipeline.options import DedupOptions
-from ..pipeline.steps import choose_representatives, drop_near_index, near_pairs
 from .facts import POSITION, Texts, band_columns
 from .fingerprints import fingerprints_of
 
@@ -74,7 +74,7 @@ def decide_on_driver(
     """The outcome, the pairs (or None) and the counts of pairs checked and of documents near
     ``against`` of ``decide`` from the collected ``facts``, as the distributed steps give them
     (``cluster`` values: the representative's rank in ``keep`` order, the position itself for
-    ``"first"``). The pairs are the local engine's (:func:`neardup.pipeline.steps.near_pairs`):
+    ``"first"``). The pairs are the local engine's (:func:`neardup.decision.steps.near_pairs`):
     those that rebuild the clusters, or with ``every_pair`` every pair, with their
     ``similarity`` where checked; held, up to what the driver's memory holds. A document
     near ``against`` is not kept, as the local job decides.

@@ -31,8 +31,8 @@ from pyspark.sql.types import BooleanType, DataType, LongType, StringType, Struc
 from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._kernels.lines import gather
-from ..pipeline.lsh import Banding
-from ..pipeline.verify import Verification, featureless_texts
+from ..decision.lsh import Banding
+from ..decision.verify import Verification, featureless_texts
 from .fingerprints import _fingerprinter, fingerprint_columns, non_null
 
 POSITION = "_position"

@@ -25,8 +25,8 @@ from pyspark.sql.types import BooleanType, LongType, StructField, StructType
 
 from .._config import FingerprintConfig
 from .._errors import ConfigError
+from ..decision.verify import featureless_texts
 from ..fingerprint.fingerprinter import Fingerprinter
-from ..pipeline.verify import featureless_texts
 
 
 def fingerprint_columns(config: FingerprintConfig | None = None, name: str = "fingerprint") -> list[str]:

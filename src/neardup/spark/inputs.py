@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from .._atomic import atomic_dir
 from .._errors import ConfigError
 from ..io.batch import ReadOptions
+from ..io.formats import FORMATS, SPARK_FORMATS
 from ..io.rejects import Rejects
 from ..io.sources import regular_files, split_suffixes
 from .dedup import Decision, numbered, rows_with
@@ -30,7 +31,6 @@ from .folders import file_system, write_table
 from .session import Cluster
 from .splits import SplitFacts, SplitTexts, first_record, plan_splits, write_kept_lines
 
-FORMATS = ("jsonl", "parquet", "csv", "tsv")
 """What the Spark job reads and writes."""
 LINE = "_line"
 """The column of an input line, on the JSONL-to-JSONL path."""
@@ -148,17 +148,16 @@ def folder_format(path: str, given: str | None = None, lines: bool = False) -> s
     ``given``, else named by its suffix; with ``lines`` a name that names no format is
     ``"lines"``, text of one document a line."""
     if given:
-        if given not in FORMATS and not (lines and given == "lines"):
-            raise ConfigError(f"--engine spark writes {', '.join(FORMATS)}, not {given}")
+        if given not in SPARK_FORMATS and not (lines and given == "lines"):
+            raise ConfigError(f"--engine spark writes {', '.join(SPARK_FORMATS)}, not {given}")
         return given
     fmt, _ = split_suffixes(path.rstrip("/"))
     if lines and fmt is None:
         return "lines"
-    if fmt not in FORMATS:
+    if fmt not in SPARK_FORMATS:
         raise ConfigError(
-            f"{path}: --engine spark reads and writes JSONL (.jsonl, .json, .ndjson), Parquet "
-            f"(.parquet, .pq), CSV (.csv) or TSV (.tsv), named by suffix; name the files so, or "
-            f"give --input-format/--format"
+            f"{path}: --engine spark reads and writes {_shown(SPARK_FORMATS)}, named by suffix; "
+            f"name the files so, or give --input-format/--format"
         )
     return fmt
 
@@ -179,7 +178,7 @@ def input_format(paths: list[str], lines: bool = False) -> str:
 def _format_inside(folder: str, lines: bool) -> str:
     names = regular_files(Path(folder))  # the files the local engine finds there
     found = [fmt or ("lines" if lines else "text") for fmt, _ in map(split_suffixes, names)]
-    formats = {fmt for fmt in found if fmt in FORMATS or fmt == "lines"}
+    formats = {fmt for fmt in found if fmt in SPARK_FORMATS or fmt == "lines"}
     if len(formats) != 1:
         text = " (text files: --lines reads one document a line; one a file does not run on Spark)"
         raise ConfigError(
@@ -190,11 +189,21 @@ def _format_inside(folder: str, lines: bool) -> str:
 
 
 def _read(spark: Any, paths: list[str], fmt: str) -> DataFrame:
-    if fmt == "jsonl":
-        return spark.read.json(paths)
-    if fmt == "parquet":
-        return spark.read.parquet(*paths)
-    return spark.read.option("header", True).option("sep", "\t" if fmt == "tsv" else ",").csv(paths)
+    name, options = _spark_source(fmt)
+    return spark.read.format(name).options(**options).load(paths)
+
+
+def _spark_source(fmt: str) -> tuple[str, dict[str, str]]:
+    """The Spark data source that reads and writes ``fmt`` (``io/formats.py``), and its options."""
+    source = FORMATS[fmt]
+    assert source.spark is not None, f"{fmt} has no Spark source: folder_format refuses it first"
+    return source.spark, dict(source.spark_options)
+
+
+def _shown(names: tuple[str, ...]) -> str:
+    """``names`` as messages show them: ``JSONL (.jsonl, ...), Parquet (...) or TSV (...)``."""
+    shown = [FORMATS[name].shown for name in names]
+    return f"{', '.join(shown[:-1])} or {shown[-1]}"
 
 
 def write_frame(df: DataFrame, path: str, given: str | None = None) -> None:
@@ -205,12 +214,9 @@ def write_frame(df: DataFrame, path: str, given: str | None = None) -> None:
         writer = df.write.mode("overwrite")
         if df.columns == [LINE]:  # the input's lines, as read
             writer.text(target)
-        elif fmt == "jsonl":
-            writer.json(target)
-        elif fmt == "parquet":
-            writer.parquet(target)
         else:
-            writer.option("header", True).option("sep", "\t" if fmt == "tsv" else ",").csv(target)
+            name, options = _spark_source(fmt)
+            writer.format(name).options(**options).save(target)
 
 
 def write_held(table: pa.Table, path: str) -> bool:

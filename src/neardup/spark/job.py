@@ -23,10 +23,10 @@ from pyspark.errors import PythonException
 
 from .._atomic import atomic_path
 from .._errors import ConfigError
+from ..decision.options import DedupOptions
+from ..decision.stats import DedupStats
+from ..decision.steps import index_to_save
 from ..io.batch import ReadOptions
-from ..pipeline.options import DedupOptions
-from ..pipeline.stats import DedupStats
-from ..pipeline.steps import index_to_save
 from .dedup import Decision, decide
 from .facts import POSITION, Facts
 from .fingerprints import fingerprint_columns, fingerprints_of

@@ -25,8 +25,8 @@ from pyspark.sql import functions as F
 
 from .._errors import ConfigError
 from .._kernels.pair_graph import components as local_components
-from ..pipeline.choices import CLUSTERINGS
-from ..pipeline.selection import keep_greedy_pairs
+from ..decision.choices import CLUSTERINGS
+from ..decision.selection import keep_greedy_pairs
 
 LOCAL_LIMIT = 5_000_000
 """Edges under which the rest of a graph is collected and finished on the driver (three longs

@@ -19,7 +19,7 @@ from neardup._kernels.buckets import components_in_buckets, greedy_in_buckets
 from neardup._kernels.minhash import band_keys
 from neardup._kernels.pair_graph import KEPT, UNDECIDED
 from neardup._kernels.similarity import BELOW, pair_similarity
-from neardup.pipeline.lsh import (
+from neardup.decision.lsh import (
     MEASURED,
     Banding,
     CorpusKeys,
@@ -29,7 +29,7 @@ from neardup.pipeline.lsh import (
     explain_jaccard,
     measured_recall,
 )
-from neardup.pipeline.verify import FeatureTable, check_verify
+from neardup.decision.verify import FeatureTable, check_verify
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 
@@ -402,7 +402,7 @@ def test_jaccard_on_other_features(corpus):
 
 def test_features_held_or_read_again_give_the_same_run(corpus, monkeypatch):
     held = neardup.dedup(corpus, jaccard=0.6, cluster="components")
-    monkeypatch.setattr("neardup.pipeline.lsh.available_memory", lambda: 0)  # nothing fits
+    monkeypatch.setattr("neardup.decision.lsh.available_memory", lambda: 0)  # nothing fits
     read = neardup.dedup(corpus, jaccard=0.6, cluster="components")
     assert (held._keys == read._keys).all()
     # Held, the fingerprints come from the features; read again, from the texts: the same bits.

@@ -19,14 +19,15 @@ from typing import Any
 import numba
 import numpy as np
 
+from .._config import FEATURE_KINDS
 from .._errors import ConfigError
 from .._kernels.buckets import components_in_buckets, greedy_in_buckets, pairs_in_runs
 from .._kernels.minhash import features_and_keys, text_band_keys
 from .._progress import Progress
 from .._system import available_memory
-from ..fingerprint.features import FEATURE_KINDS, char_classes
-from ..fingerprint.fingerprinter import Fingerprinter, chunk_bounds
-from ..fingerprint.text_buffers import iter_buffers
+from ..fingerprint.features import char_classes
+from ..fingerprint.fingerprinter import Fingerprinter
+from ..fingerprint.text_buffers import chunk_bounds, iter_buffers
 from .pairs import Pairs
 from .selection import Collapsed, undecided
 from .verify import DocumentFeatures, FeatureTable, Verification, check_verify, map_pieces
@@ -429,7 +430,7 @@ def stream_bucket_pairs(
     chunk_size: int,
     features: DocumentFeatures | None = None,
 ) -> Iterator[Pairs]:
-    """The verified pairs of a ``--jaccard`` dedup, as :func:`neardup.pipeline.pairs.stream_pairs`
+    """The verified pairs of a ``--jaccard`` dedup, as :func:`neardup.decision.pairs.stream_pairs`
     gives a radius's: by default each candidate pair of distinct fingerprints (between their
     leaders) at least the threshold similar, and each copy's link to its leader that passes;
     ``every``: every pair of documents sharing a band key and passing. Streamed: the candidates

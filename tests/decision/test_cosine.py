@@ -10,7 +10,7 @@ import pytest
 
 import neardup
 from neardup._errors import ConfigError
-from neardup.pipeline.cosine import cosine_radius, explain_cosine, lowest_served, within
+from neardup.decision.cosine import cosine_radius, explain_cosine, lowest_served, within
 
 
 def test_within_is_the_binomial_tail():

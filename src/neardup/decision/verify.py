@@ -17,13 +17,12 @@ from typing import Any, TypeVar
 import numba
 import numpy as np
 
-from .._config import FingerprintConfig
+from .._config import FEATURE_KINDS, FingerprintConfig
 from .._errors import ConfigError
 from .._kernels.simhash import feature_counts
 from .._kernels.similarity import pair_similarity
-from ..fingerprint.features import FEATURE_KINDS, char_classes
-from ..fingerprint.fingerprinter import chunk_bounds
-from ..fingerprint.text_buffers import iter_buffers
+from ..fingerprint.features import char_classes
+from ..fingerprint.text_buffers import chunk_bounds, iter_buffers
 from ..io.rejects import Rejects
 
 T = TypeVar("T")

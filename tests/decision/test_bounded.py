@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import neardup
+from neardup.decision import bounded
+from neardup.decision.bounded import PAIR_BYTES, JoinBudget, keep_greedy_streamed
 from neardup.index import disk_join, self_join
-from neardup.pipeline import bounded
-from neardup.pipeline.bounded import PAIR_BYTES, JoinBudget, keep_greedy_streamed
 
 K = 8
 
@@ -186,7 +186,7 @@ def test_a_budget_is_refused_where_it_cannot_hold(tmp_path, skewed):
 def test_past_the_held_pairs_the_greedy_rule_searches_an_index_instead(skewed, verify):
     """A family's pairs past ``HELD_PAIRS`` stop the join: the rule searches for the kept
     fingerprints (``selection.keep_greedy``), with the same answer."""
-    from neardup.pipeline import selection
+    from neardup.decision import selection
 
     want = neardup.dedup(skewed, max_distance=K, verify=verify)
     searched = []

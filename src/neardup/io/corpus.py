@@ -13,10 +13,10 @@ import pyarrow as pa
 
 from .._errors import ConfigError
 from .._prefetch import prefetch
-from ..io.batch import Batch, MiB, ReadOptions
-from ..io.dispatch import read_documents
-from ..io.rejects import Rejects
-from ..io.sources import Source, check_outputs_apart, find_sources
+from .batch import Batch, MiB, ReadOptions
+from .dispatch import read_documents
+from .rejects import Rejects
+from .sources import Source, check_outputs_apart, find_sources
 
 _MEMORY_BATCH = 65536
 _PATHS_CHECKED = 100

@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_index
+from neardup.decision import selection
+from neardup.decision.selection import keep_greedy
 from neardup.index.components import collapse, component_roots
 from neardup.index.hamming_index import distinct_index
-from neardup.pipeline import selection
-from neardup.pipeline.selection import keep_greedy
 
 K = 3
 

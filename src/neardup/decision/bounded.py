@@ -96,7 +96,7 @@ class DistinctJoin:
     """The join of a dedup's ``distinct`` fingerprints (ranked; rows are ranks).
 
     By default :func:`neardup.self_join` in memory (the fingerprints and one table), and the
-    greedy rule over its pairs while they are few (:data:`~neardup.pipeline.selection.HELD_PAIRS`);
+    greedy rule over its pairs while they are few (:data:`~neardup.decision.selection.HELD_PAIRS`);
     past that a near-identical family would make the pairs quadratic, so the join stops and the
     rule searches an index of the fingerprints for the kept ones instead (``selection.py``).
     In a ``budget``, no index: out of core past it, the rule over spilled pairs."""
@@ -164,7 +164,7 @@ def keep_greedy_streamed(
 ) -> Greedy:
     """Manku's rule over ranks ``0 .. m - 1`` and the pairs of ``chunks`` (``(first, second,
     distance)``, ``first < second``, each pair once): the answer of
-    :func:`~neardup.pipeline.selection.keep_greedy` on the same fingerprints, in ``budget``.
+    :func:`~neardup.decision.selection.keep_greedy` on the same fingerprints, in ``budget``.
 
     A rank removes the later ranks it pairs with once it is kept, so the pairs are needed
     grouped by their first rank, in rank order. They are held while they fit in the budget;
