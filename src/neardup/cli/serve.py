@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .options import add_config_arguments, config_from_args, non_negative_float, positive_float
@@ -108,6 +109,14 @@ def run(args: argparse.Namespace) -> int:
 
     # The address first: a busy port fails at once, not after the index has loaded.
     sockets = server.bind(args.host, args.port)
+    if not args.token and not server.loopback(sockets):
+        where = server.url(args.host, sockets[0].getsockname()[1])
+        print(
+            f"neardup: warning: {where} is reachable from other machines and no --token is set: "
+            "anyone who reaches it can read, store and delete documents; set --token (or "
+            "$NEARDUP_TOKEN)",
+            file=sys.stderr,
+        )
     with contextlib.ExitStack() as stack:
         # Each closed at the end: after a clean stop, closed already (a no-op).
         for sock in sockets:

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import copy
 import errno
+import ipaddress
 import logging
 import socket
 from typing import Any
@@ -178,6 +179,12 @@ def bind(host: str, port: int) -> list[socket.socket]:
             f"cannot listen on {where}: {error.strerror or error}{f'; {hint}' if hint else ''}"
         ) from None
     return bound
+
+
+def loopback(sockets: list[socket.socket]) -> bool:
+    """Whether every one of ``sockets`` is bound to a loopback address (reachable from this
+    machine only)."""
+    return all(ipaddress.ip_address(sock.getsockname()[0]).is_loopback for sock in sockets)
 
 
 def url(host: str, port: int) -> str:
