@@ -255,8 +255,11 @@ def _parsed_then(answer: Callable[[Batch], bytes], body: bytes) -> bytes:
 
 
 def token_ok(given: str, token: str) -> bool:
-    """Whether an ``Authorization`` header carries the bearer ``token`` (in constant time)."""
-    return hmac.compare_digest(given.encode(), f"Bearer {token}".encode())
+    """Whether an ``Authorization`` header carries the bearer ``token`` (compared in constant
+    time), its scheme in any case (RFC 7235, sec. 2.1: ``bearer`` is ``Bearer``)."""
+    scheme, _, credentials = given.partition(" ")
+    given_token = credentials.lstrip(" ")  # RFC 7235: one space or more
+    return scheme.lower() == "bearer" and hmac.compare_digest(given_token.encode(), token.encode())
 
 
 def json_media_type(content_type: bytes | None) -> bool:
