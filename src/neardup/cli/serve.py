@@ -93,7 +93,7 @@ def add_command(commands: Any) -> None:
         "held, as PostgreSQL's commit_delay (0: never; a lone writer never waits; default: "
         "%(default)s)",
     )
-    add_config_arguments(serve)
+    add_config_arguments(serve, or_else="the data folder's")
     # None marks an option not given: a start on an existing folder compares only what was given.
     serve.set_defaults(**dict.fromkeys(_CONFIG_OPTIONS))
 
