@@ -34,7 +34,8 @@ def test_require_names_the_extra_and_the_missing_module(monkeypatch):
     with pytest.raises(MissingExtraError) as raised:
         require("serve", "fastapi", "uvicorn", needed_by="neardup serve")
     assert str(raised.value) == (
-        'neardup serve needs the "serve" extra (uvicorn is not installed): pip install "neardup[serve]"'
+        'neardup serve needs the "serve" extra (uvicorn is not installed): pip install "neardup[serve]", or '
+        'pip install ".[serve]" in a checkout of neardup'
     )
     assert isinstance(raised.value, ImportError) and isinstance(raised.value, NeardupError)
     assert isinstance(raised.value.__cause__, ModuleNotFoundError)
@@ -78,7 +79,7 @@ def test_serve_without_uvicorn(tmp_path, monkeypatch, capsys):
     assert main(["serve", "--data", str(tmp_path / "data")]) == 1
     assert capsys.readouterr().err == (
         'MissingExtraError: neardup serve needs the "serve" extra (uvicorn is not installed): '
-        'pip install "neardup[serve]"\n'
+        'pip install "neardup[serve]", or pip install ".[serve]" in a checkout of neardup\n'
     )
     assert not (tmp_path / "data").exists()  # checked before anything is made
 
@@ -88,7 +89,7 @@ def test_client_without_httpx(monkeypatch, capsys):
     assert main(["client", "query", "some text"]) == 1
     assert capsys.readouterr().err == (
         'MissingExtraError: neardup client needs the "serve" extra (httpx is not installed): '
-        'pip install "neardup[serve]"\n'
+        'pip install "neardup[serve]", or pip install ".[serve]" in a checkout of neardup\n'
     )
 
 
@@ -99,7 +100,8 @@ def test_report_without_matplotlib(tmp_path, monkeypatch, capsys):
     assert main(["report", "--clusters", str(clusters), "-o", str(tmp_path / "report")]) == 1
     assert capsys.readouterr().err == (
         'MissingExtraError: the report (neardup report, neardup.write_report) needs the "report" extra '
-        '(matplotlib is not installed): pip install "neardup[report]"\n'
+        '(matplotlib is not installed): pip install "neardup[report]", or '
+        'pip install ".[report]" in a checkout of neardup\n'
     )
 
 
@@ -109,7 +111,8 @@ def test_import_neardup_spark_without_pyspark(monkeypatch):
     with pytest.raises(MissingExtraError) as raised:
         import neardup.spark  # noqa: F401
     assert str(raised.value) == (
-        'neardup.spark needs the "spark" extra (pyspark is not installed): pip install "neardup[spark]"'
+        'neardup.spark needs the "spark" extra (pyspark is not installed): pip install "neardup[spark]", or '
+        'pip install ".[spark]" in a checkout of neardup'
     )
 
 
@@ -121,7 +124,7 @@ def test_dedup_on_spark_without_pyspark(tmp_path, monkeypatch, capsys):
     assert main(argv) == 1
     assert capsys.readouterr().err == (
         'MissingExtraError: neardup.spark needs the "spark" extra (pyspark is not installed): '
-        'pip install "neardup[spark]"\n'
+        'pip install "neardup[spark]", or pip install ".[spark]" in a checkout of neardup\n'
     )
     assert not (tmp_path / "kept.jsonl").exists()
 
@@ -131,6 +134,6 @@ def test_the_cli_names_the_extra_of_an_optional_import_anywhere():
     error = ModuleNotFoundError("No module named 'pyspark.sql'", name="pyspark.sql")
     assert for_people(error, "neardup dedup") == (
         'MissingExtraError: neardup dedup needs the "spark" extra (pyspark is not installed): '
-        'pip install "neardup[spark]"'
+        'pip install "neardup[spark]", or pip install ".[spark]" in a checkout of neardup'
     )
     assert for_people(ModuleNotFoundError("No module named 'nope'", name="nope"), "neardup dedup") is None

@@ -33,7 +33,10 @@ def missing(extra: str, error: ImportError, needed_by: str) -> MissingExtraError
         why = f"{error.name.split('.')[0]} is not installed"
     else:  # installed but broken: its own message says how
         why = str(error)
-    return MissingExtraError(f'{needed_by} needs the "{extra}" extra ({why}): pip install "neardup[{extra}]"')
+    return MissingExtraError(
+        f'{needed_by} needs the "{extra}" extra ({why}): pip install "neardup[{extra}]", or '
+        f'pip install ".[{extra}]" in a checkout of neardup'
+    )
 
 
 def extra_of(error: ModuleNotFoundError) -> str | None:

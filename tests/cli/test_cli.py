@@ -271,3 +271,29 @@ def test_example_reports_its_near_duplicates(tmp_path, run):
     assert reported == {(i + 1, j + 1, int(distances[i, j])) for i, j in close}
     # Copies that differ only in case and punctuation are the same text once normalised.
     assert {(1, 2, 0), (10, 11, 0)} <= reported
+
+
+def test_explain_json_gives_fingerprints_as_hex(tmp_path, run):
+    a, b = "the cat sat on the mat today", "the cat sat on a mat today"
+    shown = run("explain", a, b, "--json", "--bits", "128", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    answer = json.loads(shown.stdout)
+    fingerprinter = neardup.Fingerprinter(bits=128)
+    assert answer["fingerprint_a"] == f"{fingerprinter.fingerprint(a):032x}"
+    assert answer["fingerprint_b"] == f"{fingerprinter.fingerprint(b):032x}"
+    assert all(isinstance(f["hash"], str) and len(f["hash"]) == 16 for f in answer["differing"])
+
+
+def test_serve_help_says_the_real_defaults(tmp_path, run):
+    # serve's fingerprint options default to None, so that a data folder's recorded ones win.
+    shown = run("serve", "--help", cwd=tmp_path)
+    text = " ".join(shown.stdout.split())
+    assert shown.returncode == 0 and "None" not in text
+    for said in (
+        "fingerprint width (default: 64, or the data folder's)",
+        "words per shingle, for word-shingles (default: 3, or the data folder's)",
+        "feature weights (default: tf, or tfidf with --idf, or the data folder's)",
+        "0 <= seed < 2**64 (default: 0, or the data folder's)",
+    ):
+        assert said in text, said
+    assert "fingerprint width (default: 64)" in " ".join(run("dedup", "--help", cwd=tmp_path).stdout.split())

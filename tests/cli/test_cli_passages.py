@@ -56,7 +56,12 @@ def test_writes_each_shared_passage_with_its_place(tmp_path, run):
     (common,) = [json.loads(line) for line in (tmp_path / "common.jsonl").read_text().splitlines()]
     assert common["documents"] == 12 and common["id"] == "https://a.example/0"
     assert pages[0]["text"][common["start"] : common["end"]] == pages[0]["text"].split("\n")[1]
-    assert "1 shared passages between 1 pairs" in ran.stderr and "1 common passages" in ran.stderr
+    summary = ran.stderr.splitlines()[-4:]
+    assert summary[0].startswith("neardup: read 12 documents (") and summary[3].startswith("neardup: in ")
+    assert summary[1:3] == [
+        "neardup: 1 shared passages between 1 pairs of documents",
+        "neardup: 1 common passages, each in 12 documents (listed once, not as pairs)",
+    ]
 
 
 def test_stdout_parquet_and_stdin_agree(tmp_path, run):

@@ -226,7 +226,7 @@ def test_summary_says_what_was_read_and_found(result):
     assert result.summary() == (
         f"read 8 documents ({sum(len(naive_words(t)) for t in TEXTS):,} words, 0.0 MiB)\n"
         "1 shared passages between 1 pairs of documents\n"
-        "1 common passages, each in 5 to 5 documents (listed once, not as pairs)"
+        "1 common passages, each in 5 documents (listed once, not as pairs)"
     )
     assert result.bytes == sum(len(t.encode()) for t in TEXTS)
 

@@ -268,3 +268,22 @@ def test_a_shared_passage_is_shown_where_the_wholes_are_far_apart():
     assert "'quoted0 quoted1" in shown and json.loads(json.dumps(e.to_dict()))["passages"][0]["words"] == 60
     assert explain(a, b, passage_words=80).passages == ()
     assert "shared passages of 80 words or more: none" in explain(a, b, passage_words=80).format()
+
+
+def _integers(value: object) -> list[int]:
+    if isinstance(value, dict):
+        return [n for item in value.values() for n in _integers(item)]
+    if isinstance(value, list):
+        return [n for item in value for n in _integers(item)]
+    return [value] if isinstance(value, int) and not isinstance(value, bool) else []
+
+
+@pytest.mark.parametrize("bits", [64, 128])
+def test_its_json_gives_fingerprints_and_hashes_as_hex(bits):
+    # JavaScript reads a JSON number as a double: an integer above 2**53 loses its last digits.
+    e = explain("the cat sat on the mat", "the cat sat on a mat", features="words", bits=bits)
+    d = json.loads(json.dumps(e.to_dict()))
+    assert d["fingerprint_a"] == f"{e.fingerprint_a:0{bits // 4}x}" and d["fingerprint_a"] in e.format()
+    assert d["fingerprint_b"] == f"{e.fingerprint_b:0{bits // 4}x}" and d["fingerprint_b"] in e.format()
+    assert [f["hash"] for f in d["differing"]] == [f"{f.hash:016x}" for f in e.differing]
+    assert max(_integers(d)) <= 2**53

@@ -100,6 +100,26 @@ def test_bad_requests_get_a_clear_4xx(server_factory, body, status, words):
             assert words.lower() in response.text.lower(), route
 
 
+def test_booleans_are_not_numbers_nor_numbers_booleans(server_factory):
+    server = server_factory()
+    document = {"documents": [{"id": "a", "text": "x"}]}
+    wrong = [
+        ("max_distance", True, "valid integer"),
+        ("max_distance", "1", "valid integer"),
+        ("bits", True, "valid integer"),
+        ("store", 1, "valid boolean"),
+        ("skip_if_duplicate", "yes", "valid boolean"),
+    ]
+    with server.client() as client:
+        for route in ("/documents", "/query"):
+            for field, value, words in wrong:
+                answer = client.post(route, json={**document, field: value})
+                assert answer.status_code == 422, (route, field, value, answer.text)
+                detail = answer.json()["detail"][0]
+                assert detail["loc"] == ["body", field] and words in detail["msg"], detail
+        assert client.get("/stats").json()["documents"] == 0
+
+
 def test_token_settings_metrics_and_openapi(server_factory, tmp_path):
     server = server_factory("--bits", "128", "-k", "10", token="s3cret")
     with server.client() as client:

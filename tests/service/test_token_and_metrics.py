@@ -1,5 +1,6 @@
-"""With ``--token``, the OpenAPI schema needs it too; ``/metrics`` keeps one label for every
-path no route serves. Against real ``neardup serve`` processes."""
+"""With ``--token``, the OpenAPI schema needs it too, and its scheme ``Bearer`` may be in any
+case; ``/metrics`` keeps one label for every path no route serves. Against real ``neardup
+serve`` processes."""
 
 from __future__ import annotations
 
@@ -48,3 +49,17 @@ def test_every_route_of_the_app_has_a_label_of_its_own(tmp_path):
     finally:
         store.close()
     assert {route_label(p) for p in ("/", "/x", "/documentsx", "//documents", "")} == {"other"}
+
+
+def test_the_bearer_scheme_is_in_any_case(server_factory):
+    server = server_factory(token="s3cret")
+    body = {"documents": [{"text": "x"}]}
+    # /query is answered by asgi.Lane, /stats by FastAPI's route: one check for both.
+    for given in ("bearer s3cret", "BEARER s3cret", "bEaReR s3cret", "Bearer  s3cret"):
+        headers = {"authorization": given}
+        assert httpx.post(f"{server.url}/query", json=body, headers=headers).status_code == 200, given
+        assert httpx.get(f"{server.url}/stats", headers=headers).status_code == 200, given
+    for given in ("Basic s3cret", "bearer", "bearers3cret", "bearer S3CRET", "bearer s3cret2", "s3cret"):
+        headers = {"authorization": given}
+        assert httpx.post(f"{server.url}/query", json=body, headers=headers).status_code == 401, given
+        assert httpx.get(f"{server.url}/stats", headers=headers).status_code == 401, given

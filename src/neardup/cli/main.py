@@ -4,7 +4,8 @@ Command handlers import the library, so ``neardup --help`` and ``neardup --versi
 import numba or pyarrow.
 
 Exit status: 0 done; 1 an error in what was asked or in the inputs (neardup's own errors, a
-file that cannot be opened or written, a missing optional dependency), shown as one line
+file that cannot be opened or written, an address ``serve`` cannot listen on, a missing
+optional dependency), shown as one line
 ``ErrorName: message``; 2 a usage error (argparse's); 70 (``EX_SOFTWARE``) a bug in neardup,
 shown with its traceback; 130 interrupted. ``--debug`` shows the traceback of any error.
 """

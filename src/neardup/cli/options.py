@@ -210,48 +210,54 @@ def open_output(path: str | None) -> Iterator[IO[bytes]]:
         yield f
 
 
-def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+def add_config_arguments(parser: argparse.ArgumentParser, or_else: str = "") -> None:
     """The options of ``FingerprintConfig``, as a group of ``parser``; the parser must set
-    ``command_parser`` so that ``check_config_args`` can report misuse."""
+    ``command_parser`` so that ``check_config_args`` can report misuse. ``or_else`` names what
+    wins over a default where the command keeps one (``serve``: "the data folder's"), said
+    after each default in the help."""
     config = parser.add_argument_group("fingerprint (see FingerprintConfig)")
+
+    def default(value: object) -> str:
+        return f"(default: {value}{f', or {or_else}' if or_else else ''})"
+
     config.add_argument(
         "--bits",
         type=int,
         choices=BITS,
         default=_DEFAULTS.bits,
-        help="fingerprint width (default: %(default)s)",
+        help=f"fingerprint width {default(_DEFAULTS.bits)}",
     )
     config.add_argument(
         "--features",
         choices=FEATURES,
         default=_DEFAULTS.features,
-        help="what a text is made of (default: %(default)s)",
+        help=f"what a text is made of {default(_DEFAULTS.features)}",
     )
     config.add_argument(
         "--shingle-size",
         type=int,
         default=_DEFAULTS.shingle_size,
         metavar="N",
-        help="words per shingle, for word-shingles (default: %(default)s)",
+        help=f"words per shingle, for word-shingles {default(_DEFAULTS.shingle_size)}",
     )
     config.add_argument(
         "--ngram-size",
         type=int,
         default=_DEFAULTS.ngram_size,
         metavar="N",
-        help="code points per n-gram, for char-ngrams (default: %(default)s)",
+        help=f"code points per n-gram, for char-ngrams {default(_DEFAULTS.ngram_size)}",
     )
     config.add_argument(
         "--no-normalize",
         dest="normalize",
         action="store_false",
-        help="do not NFKC-normalise and casefold texts",
+        help="do not NFKC-normalise and casefold texts" + (f" {default('normalised')}" if or_else else ""),
     )
     config.add_argument(
         "--weighting",
         choices=WEIGHTINGS,
         default=None,
-        help=f"feature weights (default: {_DEFAULTS.weighting}, or tfidf with --idf)",
+        help=f"feature weights {default(f'{_DEFAULTS.weighting}, or tfidf with --idf')}",
     )
     config.add_argument(
         "--idf",
@@ -262,7 +268,7 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed",
         type=int,
         default=_DEFAULTS.seed,
-        help="seed of the feature hash, 0 <= seed < 2**64 (default: %(default)s)",
+        help=f"seed of the feature hash, 0 <= seed < 2**64 {default(_DEFAULTS.seed)}",
     )
 
 

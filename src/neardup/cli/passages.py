@@ -172,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
                 if args.max_copied is not None
                 else ""
             )
-        print(f"{summary}\nin {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        summary += f"\nin {time.perf_counter() - started:.1f} s"
+        print("neardup: " + summary.replace("\n", "\nneardup: "), file=sys.stderr)
     return 0
 
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 from .options import add_config_arguments, config_from_args, non_negative_float, positive_float
+
+if TYPE_CHECKING:
+    from ..service.store import Settings
 
 _CONFIG_OPTIONS = ("bits", "features", "shingle_size", "ngram_size", "normalize", "weighting", "idf", "seed")
 
@@ -88,7 +93,7 @@ def add_command(commands: Any) -> None:
         "held, as PostgreSQL's commit_delay (0: never; a lone writer never waits; default: "
         "%(default)s)",
     )
-    add_config_arguments(serve)
+    add_config_arguments(serve, or_else="the data folder's")
     # None marks an option not given: a start on an existing folder compares only what was given.
     serve.set_defaults(**dict.fromkeys(_CONFIG_OPTIONS))
 
@@ -98,28 +103,29 @@ def run(args: argparse.Namespace) -> int:
 
     require("serve", "fastapi", "uvicorn", "httptools", needed_by="neardup serve")
 
-    from .._config import FingerprintConfig
     from ..service import server
     from ..service.app import Limits, create_app
-    from ..service.store import Settings, Store
+    from ..service.store import Store
 
-    given = {name: getattr(args, name) for name in _CONFIG_OPTIONS if getattr(args, name) is not None}
-    settings = None
-    if given or args.max_distance is not None:
-        defaults = FingerprintConfig()
-        full = argparse.Namespace(**{name: getattr(defaults, name, None) for name in _CONFIG_OPTIONS})
-        full.weighting = None if "idf" in given else defaults.weighting
-        vars(full).update(given)
-        config = config_from_args(full)
-        k = args.max_distance if args.max_distance is not None else 3 * config.bits // 64
-        settings = Settings(config, k)
-    store = Store(args.data, settings)
-    limits = Limits(max_batch=args.max_batch, max_body_bytes=int(args.max_body_mb * 2**20))
-    try:
+    # The address first: a busy port fails at once, not after the index has loaded.
+    sockets = server.bind(args.host, args.port)
+    if not args.token and not server.loopback(sockets):
+        where = server.url(args.host, sockets[0].getsockname()[1])
+        print(
+            f"neardup: warning: {where} is reachable from other machines and no --token is set: "
+            "anyone who reaches it can read, store and delete documents; set --token (or "
+            "$NEARDUP_TOKEN)",
+            file=sys.stderr,
+        )
+    with contextlib.ExitStack() as stack:
+        # Each closed at the end: after a clean stop, closed already (a no-op).
+        for sock in sockets:
+            stack.enter_context(sock)
+        store = stack.enter_context(contextlib.closing(Store(args.data, _settings(args))))
         app = create_app(
             store,
             token=args.token or None,
-            limits=limits,
+            limits=Limits(max_batch=args.max_batch, max_body_bytes=int(args.max_body_mb * 2**20)),
             body_timeout=args.body_timeout,
             commit_delay=args.commit_delay / 1000,
             access_log=args.access_log,
@@ -128,12 +134,28 @@ def run(args: argparse.Namespace) -> int:
         # the end (uvicorn re-raises SIGTERM once it has stopped: nothing after this line runs).
         server.run(
             app,
+            sockets,
             host=args.host,
-            port=args.port,
             header_timeout=args.header_timeout,
             keep_alive_timeout=args.keep_alive,
             max_connections=args.max_connections,
         )
-    finally:
-        store.close()  # a start that failed; after a clean stop, closed already (a no-op)
     return 0
+
+
+def _settings(args: argparse.Namespace) -> Settings | None:
+    """The settings of a new data folder the options give; None when they give none (a
+    folder's recorded settings, or the defaults for a new one)."""
+    from .._config import FingerprintConfig
+    from ..service.store import Settings
+
+    given = {name: getattr(args, name) for name in _CONFIG_OPTIONS if getattr(args, name) is not None}
+    if not given and args.max_distance is None:
+        return None
+    defaults = FingerprintConfig()
+    full = argparse.Namespace(**{name: getattr(defaults, name, None) for name in _CONFIG_OPTIONS})
+    full.weighting = None if "idf" in given else defaults.weighting
+    vars(full).update(given)
+    config = config_from_args(full)
+    k = args.max_distance if args.max_distance is not None else 3 * config.bits // 64
+    return Settings(config, k)

@@ -60,9 +60,10 @@ class PassageResult:
             f"{len(self.matches):,} shared passages between {pairs:,} pairs of documents",
         ]
         if common:
+            fewest, most = min(common), max(common)
+            spread = f"{fewest:,}" if fewest == most else f"{fewest:,} to {most:,}"
             lines.append(
-                f"{len(common):,} common passages, each in {min(common):,} to {max(common):,} documents "
-                f"(listed once, not as pairs)"
+                f"{len(common):,} common passages, each in {spread} documents (listed once, not as pairs)"
             )
         return "\n".join(lines)
 

@@ -75,10 +75,14 @@ class Explanation:
     passages: tuple[SharedPassage, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-able form (the config as ``FingerprintConfig.to_dict`` writes it)."""
+        """A JSON-able form (the config as ``FingerprintConfig.to_dict`` writes it), the
+        fingerprints (as the text shows them) and the features' hashes as hex strings: JSON
+        integers above 2**53 lose digits in JavaScript."""
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "differing"}
         d["config"] = self.config.to_dict()
-        d["differing"] = [vars(f).copy() for f in self.differing]
+        d["fingerprint_a"] = f"{self.fingerprint_a:0{self.bits // 4}x}"
+        d["fingerprint_b"] = f"{self.fingerprint_b:0{self.bits // 4}x}"
+        d["differing"] = [{**vars(f), "hash": f"{f.hash:016x}"} for f in self.differing]
         d["passages"] = [vars(p).copy() for p in self.passages]
         return d
 

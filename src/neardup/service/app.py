@@ -21,10 +21,11 @@ import functools
 import logging
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 
 from .asgi import AccessLog, Lane, Measured
 from .metrics import Metrics
@@ -89,8 +90,26 @@ def create_app(
     add = functools.partial(answer_add, service, metrics, limits)
     add_soon = functools.partial(answer_add_soon, service, metrics, limits)
     lane = Lane(app.fastapi, query=query, add=add, add_soon=add_soon, token=token, limits=limits)
-    app.front = Measured(lane, limits=limits, metrics=metrics, body_timeout=body_timeout, access_log=log)
+    app.front = Measured(
+        lane,
+        limits=limits,
+        metrics=metrics,
+        body_timeout=body_timeout,
+        access_log=log,
+        takes_json=_takes_json(app),
+    )
     return app
+
+
+def _takes_json(app: FastAPI) -> Callable[[str, str], bool]:
+    """Whether a request (method, path) goes to a route of ``app`` that reads a JSON body: one
+    rule, in ``asgi.Measured``, for the routes ``asgi.Lane`` answers and FastAPI's alike."""
+    routes = [
+        (route.methods or set(), route.path_regex)
+        for route in app.routes
+        if isinstance(route, APIRoute) and route.body_field is not None
+    ]
+    return lambda method, path: any(method in methods and regex.match(path) for methods, regex in routes)
 
 
 class _App(FastAPI):

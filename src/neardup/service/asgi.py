@@ -1,7 +1,7 @@
 """The service's plain ASGI layer, in front of FastAPI: every body read under a size limit and
-a deadline, ``POST /query`` and ``POST /documents`` answered straight from ASGI (the crawler's
-hot paths, their bodies parsed off the event loop), every request counted and timed, and the
-bodies of the errors both layers send."""
+a deadline, and refused unless it is JSON; ``POST /query`` and ``POST /documents`` answered
+straight from ASGI (the crawler's hot paths, their bodies parsed off the event loop), every
+request counted and timed, and the bodies of the errors both layers send."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import functools
 import hmac
 import http
 import json
+import re
 import sys
 import time
 import urllib.parse
@@ -32,6 +33,9 @@ _CHEAP_BODY_BYTES = 16 * 1024
 """A body at most this large is parsed on the event loop (at most a few hundred documents:
 microseconds); a larger one in a thread, so that a million tiny documents, refused once
 counted, never stall the loop (measured: /healthz waited 3-4.5 s)."""
+
+_JSON_MEDIA_TYPE = re.compile(r"application/([^/\s]+\+)?json", re.IGNORECASE)
+"""``application/json``, or a type with RFC 6839's ``+json`` suffix (``application/merge-patch+json``)."""
 
 _CLOSE = [(b"connection", b"close")]
 """On an answer sent before the body was read whole: the rest is not read, the connection goes."""
@@ -151,7 +155,12 @@ class Measured:
     the size limit (counted as it arrives, so a chunked body cannot pass it: 413) and the body
     deadline (408); and every request counted and timed for ``/metrics`` (a plain ASGI wrapper:
     Starlette's ``BaseHTTPMiddleware`` costs a task and a stream per request), and logged to
-    ``access_log`` when one is given."""
+    ``access_log`` when one is given.
+
+    A request to a route that reads a JSON body (``takes_json(method, path)``) whose content
+    type is not JSON is refused (415) before its body is read: a web page can send a form or
+    ``text/plain`` to another site without asking it first (a CORS "simple request"), but not
+    JSON, so a page the user visits cannot store documents in a service on their machine."""
 
     def __init__(
         self,
@@ -160,9 +169,10 @@ class Measured:
         metrics: Metrics,
         body_timeout: float = 60.0,
         access_log: AccessLog | None = None,
+        takes_json: Callable[[str, str], bool] = lambda method, path: False,
     ) -> None:
         self.app, self.limits, self.metrics, self.body_timeout = app, limits, metrics, body_timeout
-        self.access_log = access_log
+        self.access_log, self.takes_json = access_log, takes_json
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -179,6 +189,11 @@ class Measured:
             await send(message)
 
         try:
+            if self.takes_json(scope["method"], scope["path"]):
+                content_type = dict(scope["headers"]).get(b"content-type")
+                if not json_media_type(content_type):
+                    await _refuse(sent, 415, _not_json(content_type))
+                    return
             body = await self._body(scope, receive, sent)
             if body is not None:
                 await self.app(scope, _replay(body, receive), sent)
@@ -240,8 +255,22 @@ def _parsed_then(answer: Callable[[Batch], bytes], body: bytes) -> bytes:
 
 
 def token_ok(given: str, token: str) -> bool:
-    """Whether an ``Authorization`` header carries the bearer ``token`` (in constant time)."""
-    return hmac.compare_digest(given.encode(), f"Bearer {token}".encode())
+    """Whether an ``Authorization`` header carries the bearer ``token`` (compared in constant
+    time), its scheme in any case (RFC 7235, sec. 2.1: ``bearer`` is ``Bearer``)."""
+    scheme, _, credentials = given.partition(" ")
+    given_token = credentials.lstrip(" ")  # RFC 7235: one space or more
+    return scheme.lower() == "bearer" and hmac.compare_digest(given_token.encode(), token.encode())
+
+
+def json_media_type(content_type: bytes | None) -> bool:
+    """Whether a ``content-type`` header says JSON, whatever its parameters (``; charset=utf-8``)."""
+    media = (content_type or b"").split(b";", 1)[0].strip().decode("latin-1")
+    return _JSON_MEDIA_TYPE.fullmatch(media) is not None
+
+
+def _not_json(content_type: bytes | None) -> str:
+    given = "none" if content_type is None else repr(content_type.decode("latin-1")[:100])
+    return f"the body must be JSON sent with content-type: application/json (got {given})"
 
 
 def invalid_json(errors: Any, prefix: tuple[str, ...] = ()) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 from fastapi import HTTPException
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
 
 from ..io.fingerprint_files import format_hex, parse_hex
 
@@ -73,10 +73,11 @@ class Batch(BaseModel):
                 seen[d.id] = p
         return self
 
-    store: bool = True
-    skip_if_duplicate: bool = False
-    max_distance: int | None = Field(default=None, ge=0)
-    bits: int | None = Field(default=None, description="if given, must be the folder's")
+    # Strict: true is not 1, nor "1" a number, nor 0 false (pydantic's lax mode takes them).
+    store: StrictBool = True
+    skip_if_duplicate: StrictBool = False
+    max_distance: StrictInt | None = Field(default=None, ge=0)
+    bits: StrictInt | None = Field(default=None, description="if given, must be the folder's")
 
 
 class Duplicate(BaseModel):

@@ -7,13 +7,20 @@ headers slowly or not at all: every such connection is held until the client goe
 a deadline from the connection's start, or from the end of the previous response, as nginx's
 ``client_header_timeout`` does (408, then the connection closed), and caps their size (400).
 The body's deadline and size are the ASGI layer's (``asgi.Measured``).
+
+:func:`bind` takes the address before anything is loaded (a busy port fails in a moment, not
+after the index has loaded); :func:`run` listens on it once the kernels are loaded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
+import errno
+import ipaddress
 import logging
+import socket
 from typing import Any
 
 import uvicorn
@@ -136,24 +143,84 @@ class _OneWrite:
         return getattr(self._transport, name)
 
 
+_BIND_HINTS = {
+    errno.EADDRINUSE: "another process listens there (a neardup serve already running?): stop it, "
+    "or choose another --port",
+    errno.EADDRNOTAVAIL: "--host must be an address of this machine (127.0.0.1; 0.0.0.0 for all)",
+    errno.EACCES: "ports below 1024 need privileges: choose another --port",
+}
+
+
+def bind(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound to each address ``host`` names, on ``port``, as uvicorn would bind them
+    (asyncio's ``create_server``: SO_REUSEADDR, IPv6 sockets IPv6 only), not yet listening: a
+    connection is refused until :func:`run` listens, once the kernels are loaded. Raises
+    OSError naming the address and what to do when it cannot be had."""
+    where = url(host, port)
+    try:
+        addresses = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        fix = "give --host an address of this machine"
+        raise OSError(f"cannot listen on {where}: {error.strerror}; {fix}") from None
+    bound: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(addresses):
+            sock = socket.socket(family, kind, proto)
+            bound.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+    except OSError as error:
+        for sock in bound:
+            sock.close()
+        hint = _BIND_HINTS.get(error.errno or 0)
+        raise OSError(
+            f"cannot listen on {where}: {error.strerror or error}{f'; {hint}' if hint else ''}"
+        ) from None
+    return bound
+
+
+def loopback(sockets: list[socket.socket]) -> bool:
+    """Whether every one of ``sockets`` is bound to a loopback address (reachable from this
+    machine only)."""
+    return all(ipaddress.ip_address(sock.getsockname()[0]).is_loopback for sock in sockets)
+
+
+def url(host: str, port: int) -> str:
+    """The address as a URL, as uvicorn logs it (an IPv6 address in brackets)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host or '0.0.0.0'}:{port}"
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server on sockets bound already, logging the address once it listens (uvicorn
+    logs it only for the sockets it binds itself)."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if sockets:
+            where = url(self.config.host, sockets[0].getsockname()[1])
+            logging.getLogger("uvicorn.error").info("Uvicorn running on %s (Press CTRL+C to quit)", where)
+
+
 def run(
     app: Any,
+    sockets: list[socket.socket],
     *,
     host: str,
-    port: int,
     header_timeout: float = 10.0,
     keep_alive_timeout: int = 5,
     max_connections: int | None = None,
 ) -> None:
-    """Serve ``app`` on uvicorn until SIGINT or SIGTERM, logging its address and shutdown to
-    stderr (each request is the app's to log: ``create_app(access_log=True)``)."""
+    """Serve ``app`` on uvicorn, listening on ``sockets`` (from :func:`bind` of ``host``),
+    until SIGINT or SIGTERM, logging its address and shutdown to stderr (each request is the
+    app's to log: ``create_app(access_log=True)``)."""
     protocol = type("HeaderDeadline", (_HeaderDeadline,), {"header_timeout": header_timeout})
     log_config = copy.deepcopy(LOGGING_CONFIG)
     log_config["loggers"]["neardup"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
-        port=port,
         http=protocol,
         log_config=log_config,
         log_level="info",
@@ -161,3 +228,5 @@ def run(
         timeout_keep_alive=keep_alive_timeout,
         limit_concurrency=max_connections,
     )
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises SIGINT again once stopped
+        _Server(config).run(sockets=sockets)

@@ -1,0 +1,18 @@
+"""``neardup serve``'s address: taken before anything is loaded, so a busy port fails at once
+and names itself."""
+
+from __future__ import annotations
+
+import socket
+
+from neardup.cli.main import main
+
+
+def test_a_busy_port_fails_at_once_naming_the_address(tmp_path, capsys):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        status = main(["serve", "--data", str(tmp_path / "data"), "--port", str(port)])
+    assert status == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"OSError: cannot listen on http://127.0.0.1:{port}: ") and "--port" in err, err
+    assert not (tmp_path / "data").exists()  # refused before the data folder was opened
