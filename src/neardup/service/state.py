@@ -4,12 +4,10 @@ of what it holds, rebuilt from it (or from the last snapshot) at start."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,6 +17,7 @@ from .._errors import FormatError
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..index.hamming_index import HammingIndex
 from .batch_duplicates import SCAN_MAX, keep_first_of_near_copies
+from .group_commit import GroupView, Write, answer, search
 from .models import Batch, DocumentIn, Limits, parse_fingerprint
 from .store import Store
 
@@ -47,7 +46,7 @@ class Service:
     first, ending when idle), which takes them a group at a time: the batches that arrive
     while one commit is on its way to disk wait for it (and, when the last groups held
     several, up to ``commit_delay`` seconds for as many), and then the committer fingerprints
-    the texts they left to it in one call, looks each batch up in turn (``_GroupView``: each
+    the texts they left to it in one call, looks each batch up in turn (``GroupView``: each
     sees the batches before it) and commits them all in one transaction, one fsync (group
     commit: one fsync per batch held 8 concurrent writers of single documents to 350
     acknowledged adds a second). A writer waits on an event (:meth:`add`), or on a future
@@ -75,7 +74,7 @@ class Service:
         self.write_lock = threading.RLock()
         # The batches waiting to be committed, in order, the group being committed first; the
         # committer thread (while there is anything to commit) commits them.
-        self._queued: list[_Write] = []
+        self._queued: list[Write] = []
         self._queue_changed = threading.Condition()
         self._recent_groups = (0, 0)  # the batches of the last two groups
         self._committer: threading.Thread | None = None
@@ -292,7 +291,7 @@ class Service:
         Concurrent calls share one commit (group commit): each answer is what it would be had
         the batches of a group come one at a time, in the order they queued."""
         answered = threading.Event()
-        write = _Write(batch, fps, k, [], answered)
+        write = Write(batch, fps, k, [], answered)
         self._submit(write)
         answered.wait()
         return write.outcome()
@@ -305,12 +304,12 @@ class Service:
         the committer, with every other text of the group in one call."""
         loop = asyncio.get_running_loop()
         answered = loop.create_future()
-        write = _Write(batch, fps, k, texts, answered, loop)
+        write = Write(batch, fps, k, texts, answered, loop)
         self._submit(write)
         await answered
         return write.outcome()
 
-    def _submit(self, write: _Write) -> None:
+    def _submit(self, write: Write) -> None:
         """Queue ``write`` for the committer thread, starting one if none is running."""
         with self._queue_changed:
             self._queued.append(write)
@@ -332,7 +331,7 @@ class Service:
                 if self._committer is threading.current_thread():
                     self._committer = None
 
-    def _next_group(self) -> list[_Write] | None:
+    def _next_group(self) -> list[Write] | None:
         """The batches queued first, once there is one, up to ``_GROUP_DOCUMENTS`` documents
         (at least one batch); None (and the committer ends) when none came."""
         with self._queue_changed:
@@ -345,7 +344,7 @@ class Service:
             deadline = time.monotonic() + self.commit_delay  # no wait at 0
             while len(self._queued) < expected and (left := deadline - time.monotonic()) > 0:
                 self._queue_changed.wait(left)
-            group: list[_Write] = []
+            group: list[Write] = []
             documents = 0
             for write in self._queued:
                 documents += len(write.fps)
@@ -355,7 +354,7 @@ class Service:
             self._recent_groups = (self._recent_groups[1], len(group))
             return group
 
-    def _commit_group(self, group: list[_Write]) -> None:
+    def _commit_group(self, group: list[Write]) -> None:
         """Commit ``group``, then answer each of its writers, with its result or its error."""
         try:
             with self.write_lock:
@@ -367,16 +366,21 @@ class Service:
         finally:
             with self._queue_changed:
                 del self._queued[: len(group)]
-            _answer(group)
+            answer(group)
 
-    def _commit(self, group: list[_Write]) -> None:
+    def _commit(self, group: list[Write]) -> None:
         """Decide each batch of ``group`` in turn, each seeing those before it, then commit
         them all in one transaction and make them visible. Call with ``write_lock`` held."""
         self._fingerprint_group(group)
-        view = _GroupView(self, [write for write in group if write.error is None])
+        view = GroupView(
+            self.index,
+            self.store,
+            self.settings.config.bits,
+            [write for write in group if write.error is None],
+        )
         rows: list[tuple[str, tuple[int, ...], Any]] = []
         added: list[np.ndarray] = []
-        decided: list[_Write] = []
+        decided: list[Write] = []
         for write in group:
             if write.error is not None:
                 continue
@@ -406,7 +410,7 @@ class Service:
                 np.array(keys, dtype=np.int64),
             )
 
-    def _fingerprint_group(self, group: list[_Write]) -> None:
+    def _fingerprint_group(self, group: list[Write]) -> None:
         """The texts the group's batches left to the commit, in one call: its fixed cost
         (about 30 us, as much as a 2 KB text) is paid once a group, not once a request."""
         waiting = [write for write in group if write.texts]
@@ -426,7 +430,7 @@ class Service:
             start += len(write.texts)
 
     def _decide(
-        self, write: _Write, found: list[list[dict[str, Any]]]
+        self, write: Write, found: list[list[dict[str, Any]]]
     ) -> tuple[tuple[list[list[dict[str, Any]]], list[bool]], list[int]]:
         """((each document's near-duplicates, ``found`` before the batch, whether to store it),
         the positions to store) for one batch of a group."""
@@ -451,137 +455,13 @@ class Service:
     def lookup(self, fps: np.ndarray, k: int) -> list[list[dict[str, Any]]]:
         """Each fingerprint's stored near-duplicates (id, distance), nearest first, in the index
         visible now (a reader takes no lock)."""
-        offsets, found, distance = _search(self.index, fps, k)
+        offsets, found, distance = search(self.index, fps, k)
         names = self.store.by_keys(sorted(set(found.tolist())))
         found_ids, found_distances = found.tolist(), distance.tolist()
         return [
             [{"id": names[f], "distance": d} for f, d in zip(found_ids[a:b], found_distances[a:b])]
             for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())
         ]
-
-
-_STAGED_BLOCK = 1024
-"""A group's rows compared with a batch this many at a time: a table of at most max_batch x
-this many distances."""
-
-
-class _GroupView:
-    """What each batch of a group sees, in turn, as though the batches before it had been
-    committed one at a time: the index as the group found it, searched once for all of their
-    fingerprints, less the rows that earlier batches replaced (by storing their ids again),
-    plus the rows that earlier batches stored, compared directly (a group's rows are few). At
-    a tie in distance, rows stored before the group come first, then the group's in order."""
-
-    def __init__(self, service: Service, writes: list[_Write]) -> None:
-        self._writes = {id(write): n for n, write in enumerate(writes)}
-        words = service.settings.config.bits // 64
-        fps = np.concatenate([w.fps for w in writes]) if writes else np.zeros((0, words), np.uint64)
-        k = max((w.k for w in writes), default=0)
-        offsets, keys, distances = _search(service.index, fps, k)
-        self._keys, self._distances = keys.tolist(), distances.tolist()
-        self._offsets = offsets.tolist()
-        self._first = np.cumsum([0] + [len(w.fps) for w in writes]).tolist()  # each batch's row
-        self._names = service.store.by_keys(sorted(set(self._keys)))
-        storing = [d.id for w in writes if w.batch.store for d in w.batch.documents if d.id is not None]
-        self._stored = service.store.keys_of(storing)  # id -> key, before the group
-        self._replaced: set[int] = set()  # keys of those the group's rows so far replace
-        self._ids: list[str] = []  # the group's rows so far, in order
-        self._fps = np.zeros((0, words), np.uint64)  # their fingerprints
-        self._alive: list[bool] = []  # False once a later row of the group replaced it
-        self._latest: dict[str, int] = {}  # id -> its last row in the group
-
-    def found(self, write: _Write) -> list[list[dict[str, Any]]]:
-        """Each of ``write``'s documents' near-duplicates within its radius, nearest first."""
-        first, k = self._first[self._writes[id(write)]], write.k
-        near = self._near_staged(write.fps, k)
-        out = []
-        for p in range(len(write.fps)):
-            a, b = self._offsets[first + p], self._offsets[first + p + 1]
-            hits = [
-                (d, 0, key)
-                for key, d in zip(self._keys[a:b], self._distances[a:b])
-                if d <= k and key not in self._replaced
-            ]
-            if near[p]:
-                hits = sorted(hits + near[p])
-            out.append([{"id": self._name(tier, key), "distance": d} for d, tier, key in hits])
-        return out
-
-    def stage(self, ids: list[str], fps: np.ndarray) -> None:
-        """The rows a batch stores, seen by the batches after it."""
-        for doc_id in ids:
-            row = self._latest.get(doc_id)
-            if row is not None:
-                self._alive[row] = False
-            elif (key := self._stored.get(doc_id)) is not None:
-                self._replaced.add(key)
-        self._latest.update(zip(ids, range(len(self._ids), len(self._ids) + len(ids))))
-        self._ids += ids
-        self._fps = np.concatenate([self._fps, fps])
-        self._alive += [True] * len(ids)
-
-    def _near_staged(self, fps: np.ndarray, k: int) -> list[list[tuple[int, int, int]]]:
-        """Each fingerprint's (distance, 1, row) of the group's live rows within ``k``."""
-        near: list[list[tuple[int, int, int]]] = [[] for _ in range(len(fps))]
-        for start in range(0, len(self._ids), _STAGED_BLOCK):
-            staged = self._fps[start : start + _STAGED_BLOCK]
-            distance = np.zeros((len(fps), len(staged)), dtype=np.int64)
-            for word in range(fps.shape[1]):
-                distance += np.bitwise_count(fps[:, word, None] ^ staged[None, :, word])
-            for p, j in zip(*np.nonzero(distance <= k)):
-                if self._alive[start + j]:
-                    near[p].append((int(distance[p, j]), 1, start + int(j)))
-        return near
-
-    def _name(self, tier: int, key: int) -> str:
-        return self._names[key] if tier == 0 else self._ids[key]
-
-
-def _search(index: HammingIndex, fps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``index.query_batch`` of fingerprints of shape (n, words)."""
-    query = fps if fps.shape[1] == 2 else fps[:, 0]
-    return index.query_batch(np.ascontiguousarray(query), max_distance=k)
-
-
-@dataclass
-class _Write:
-    """One batch waiting for a group commit, and, once committed, its result or its error.
-    ``waiter`` is set (an event) or resolved (a future of ``loop``) once it is answered."""
-
-    batch: Batch
-    fps: np.ndarray
-    k: int
-    texts: list[int]  # positions whose fingerprints the committer computes
-    waiter: threading.Event | asyncio.Future[None]
-    loop: asyncio.AbstractEventLoop | None = None
-    result: tuple[list[list[dict[str, Any]]], list[bool]] | None = None
-    error: BaseException | None = None
-
-    def outcome(self) -> tuple[list[list[dict[str, Any]]], list[bool]]:
-        if self.error is not None:
-            raise self.error
-        assert self.result is not None
-        return self.result
-
-
-def _answer(group: list[_Write]) -> None:
-    """Wake the writers of a committed group: an event each, and one call into each event
-    loop for all of its writers (a wake-up of a loop costs a system call)."""
-    waiting: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
-    for write in group:
-        if write.loop is None:
-            write.waiter.set()  # type: ignore[union-attr]
-        else:
-            waiting.setdefault(write.loop, []).append(write.waiter)  # type: ignore[arg-type]
-    for loop, futures in waiting.items():
-        with contextlib.suppress(RuntimeError):  # the loop has closed: no one waits
-            loop.call_soon_threadsafe(_resolve, futures)
-
-
-def _resolve(futures: list[asyncio.Future[None]]) -> None:
-    for future in futures:
-        if not future.done():  # not cancelled (a server stopping)
-            future.set_result(None)
 
 
 def _words(fp: np.ndarray) -> tuple[int, ...]:
