@@ -73,6 +73,12 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     _fsync_dir(target.parent)
 
 
+def folder_taken(path: Path) -> bool:
+    """Whether ``path`` exists and is not an empty folder: where :func:`atomic_dir` writes a
+    new folder only with ``replace``."""
+    return path.exists() and (not path.is_dir() or any(path.iterdir()))
+
+
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike, *, replace: bool = False) -> Iterator[Path]:
     """A temporary folder beside ``path``, renamed to ``path`` once the block ends without
@@ -83,7 +89,7 @@ def atomic_dir(path: str | os.PathLike, *, replace: bool = False) -> Iterator[Pa
     folder of part files, which ``-o kept.parquet`` names), an existing one is replaced as a
     file would be: swapped out only once the new one is complete."""
     target = Path(path)
-    if not replace and target.exists() and (not target.is_dir() or any(target.iterdir())):
+    if not replace and folder_taken(target):
         raise FileExistsError(f"{target} exists and is not an empty folder; remove it or write elsewhere")
     tmp = _create(target, lambda name: os.mkdir(name, 0o777))
     try:

@@ -83,7 +83,7 @@ class DocumentReader:
         for given in inputs:
             if given == STDIN:
                 self._stdin_at = len(self.sources)
-                self.sources.append(_stdin_source(input_format, compression))
+                self.sources.append(stdin_source(input_format, compression))
                 continue
             self.sources += find_sources([given], format=input_format, compression=compression, lines=lines)
 
@@ -162,7 +162,7 @@ def save_stdin(stdin: IO[bytes], folder: Path, input_format: str | None, compres
     """Stdin copied to a file in ``folder``, as the source of a command that reads its input
     more than once (``dedup`` copies the kept lines in a second pass): read as ``-`` is read
     everywhere, its documents named ``<stdin>:LINE``."""
-    stream = _stdin_source(input_format, compression)
+    stream = stdin_source(input_format, compression)
     path = folder / "stdin"
     with open(path, "wb") as f:
         shutil.copyfileobj(stdin, f, 2**20)
@@ -172,7 +172,9 @@ def save_stdin(stdin: IO[bytes], folder: Path, input_format: str | None, compres
     )
 
 
-def _stdin_source(input_format: str | None, compression: str | None) -> Source:
+def stdin_source(input_format: str | None, compression: str | None) -> Source:
+    """Stdin (``-``) as a source read as ``input_format`` (``lines`` by default) and
+    ``compression`` say, not yet read: its path is ``-``."""
     fmt = input_format or "lines"
     if fmt not in STDIN_FORMATS:
         raise ConfigError(

@@ -24,6 +24,7 @@ from pyspark.errors import PythonException
 from .._atomic import atomic_path
 from .._errors import ConfigError
 from ..io.batch import ReadOptions
+from ..io.sources import check_outputs
 from ..pipeline.options import DedupOptions
 from ..pipeline.stats import DedupStats
 from ..pipeline.steps import index_to_save
@@ -78,6 +79,9 @@ def run(
     read = read or ReadOptions()
     if pairs and not read.id_field:
         raise ConfigError("--pairs on --engine spark names the documents by --id-field; give it")
+    outputs = {"-o": output, "--clusters": clusters, "--pairs": pairs, "--save-index": save_index}
+    # Before anything is read; each but the index is a folder of part files, replaced whole.
+    check_outputs(outputs, paths, folders=("-o", "--clusters", "--pairs"), replace=True)
     against = options.open_against()
     # Spark resolves a relative path in its own working directory: a Connect server's is not ours.
     paths = [_absolute(p) for p in paths]
