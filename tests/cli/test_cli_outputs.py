@@ -1,11 +1,13 @@
-"""Results are never lost or hidden: two outputs on one path are refused, and an output that
-cannot be written is refused before anything is read (stdin left unread)."""
+"""Results are never lost or hidden: two outputs on one path are refused, an output that
+cannot be written is refused before anything is read (stdin left unread), and the temporary
+outputs a killed run left are removed by the next run."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -144,3 +146,34 @@ def test_a_folder_not_writable_is_refused_before_reading(tmp_path, run):
     stderr = _unread(run, "dedup", "-", "-o", "locked/kept.jsonl", cwd=tmp_path)
     assert "-o locked/kept.jsonl: the folder locked is not writable" in stderr
     assert not any((tmp_path / "locked").iterdir())
+
+
+def _ended_pid() -> int:
+    """The id of a process that has ended (and been waited for)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_run_removes_the_temporaries_dead_writers_left_of_its_outputs(tmp_path, run):
+    (tmp_path / "pages.jsonl").write_bytes(PAGES)
+    dead, alive = _ended_pid(), os.getpid()
+    stale_file = tmp_path / f".kept.jsonl.{dead}.0badf00d.tmp"
+    stale_folder = tmp_path / f".kept.jsonl.{dead}.1badf00d.tmp"  # as atomic_dir makes them
+    stale_clusters = tmp_path / f".clusters.csv.{dead}.2badf00d.tmp"
+    stale_file.write_bytes(b"x" * 1000)
+    stale_folder.mkdir()
+    (stale_folder / "part-00000.jsonl").write_bytes(b"x" * 1000)
+    stale_clusters.write_bytes(b"x")
+    kept = [
+        tmp_path / f".kept.jsonl.{alive}.3badf00d.tmp",  # a live writer's
+        tmp_path / f".other.jsonl.{dead}.4badf00d.tmp",  # not this run's output
+        tmp_path / f".kept.jsonl.{dead}.5badf00d.tmp.bak",  # not the pattern
+        tmp_path / f"kept.jsonl.{dead}.6badf00d.tmp",
+    ]
+    for path in kept:
+        path.write_bytes(b"keep")
+    ran = run("dedup", "pages.jsonl", "-o", "kept.jsonl", "--clusters", "clusters.csv", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert not stale_file.exists() and not stale_folder.exists() and not stale_clusters.exists()
+    assert all(path.read_bytes() == b"keep" for path in kept)
