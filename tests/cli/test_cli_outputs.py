@@ -1,12 +1,13 @@
 """Results are never lost or hidden: two outputs on one path are refused, an output that
-cannot be written is refused before anything is read (stdin left unread), and the temporary
-outputs a killed run left are removed by the next run."""
+cannot be written is refused before anything is read (stdin left unread), and what a killed
+run leaves (its stdin spool, its temporary outputs) is gone or removed by the next run."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -177,3 +178,27 @@ def test_a_run_removes_the_temporaries_dead_writers_left_of_its_outputs(tmp_path
     assert ran.returncode == 0, ran.stderr
     assert not stale_file.exists() and not stale_folder.exists() and not stale_clusters.exists()
     assert all(path.read_bytes() == b"keep" for path in kept)
+
+
+def test_a_run_killed_while_reading_stdin_leaves_no_spool(tmp_path):
+    spool = tmp_path / "tmp"  # $TMPDIR, where stdin is saved
+    spool.mkdir()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "neardup", "dedup", "-", "-o", "kept.txt", "-q"],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(spool)},
+    )
+    try:
+        assert child.stdin is not None
+        line = b"a line of text that the run saves before it fingerprints anything\n"
+        child.stdin.write(line * 50_000)  # 3 MB: returns once the run has read most of it
+        child.stdin.flush()
+        child.send_signal(signal.SIGKILL)
+        assert child.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        child.kill()
+        child.wait()
+        child.stdin.close()
+    assert list(spool.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tmp"]

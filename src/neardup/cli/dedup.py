@@ -434,9 +434,10 @@ def input_sources(
     args: argparse.Namespace, check: Callable[[list[Source]], None] = lambda sources: None
 ) -> Iterator[list[Source]]:
     """The sources of ``args.inputs``, once ``check`` has passed them, before anything is
-    read. ``-`` is stdin, saved to a temporary file (under ``$TMPDIR``) for as long as the
-    block runs, since the kept lines are copied from the input in a second pass."""
-    from ..io.documents import STDIN, check_stdin_once, save_stdin, stdin_source
+    read. ``-`` is stdin, saved to a temporary file (under ``$TMPDIR``, without a name where
+    the system allows) for as long as the block runs, since the kept lines are copied from
+    the input in a second pass."""
+    from ..io.documents import STDIN, check_stdin_once, saved_stdin, stdin_source
     from ..io.sources import find_sources
 
     check_stdin_once(args.inputs)
@@ -454,8 +455,8 @@ def input_sources(
         yield in_order([])
         return
     check(in_order([stdin_source(args.input_format, args.compression)]))
-    with tempfile.TemporaryDirectory(prefix="neardup-stdin-") as folder:
-        yield in_order([save_stdin(sys.stdin.buffer, Path(folder), args.input_format, args.compression)])
+    with saved_stdin(sys.stdin.buffer, args.input_format, args.compression) as saved:
+        yield in_order([saved])
 
 
 def _summarise(stats: Any, args: argparse.Namespace) -> None:
