@@ -1,9 +1,12 @@
-"""Atomic writes: all or nothing, and outputs get the mode a plain ``open()`` would give."""
+"""Atomic writes: all or nothing, outputs get the mode a plain ``open()`` would give, and what
+a killed writer left is removed by the next write."""
 
 from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -52,3 +55,17 @@ def test_temporary_names_do_not_collide(tmp_path):
         second.write_bytes(b"2")
     assert (tmp_path / "a").read_bytes() in (b"1", b"2")
     assert [p.name for p in tmp_path.iterdir()] == ["a"]
+
+
+def test_a_write_removes_what_dead_writers_of_its_target_left(tmp_path):
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    stale = tmp_path / f".kept.parquet.{ended.pid}.0badf00d.tmp"  # a killed writer's folder
+    stale.mkdir()
+    (stale / "part-00000.parquet").write_bytes(b"half")
+    live = tmp_path / f".kept.parquet.{os.getpid()}.1badf00d.tmp"  # a live writer's
+    live.mkdir()
+    with atomic_dir(tmp_path / "kept.parquet", replace=True) as folder:
+        assert folder.name.startswith(f".kept.parquet.{os.getpid()}.")
+        assert not stale.exists() and live.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [live.name, "kept.parquet"]

@@ -1,9 +1,15 @@
-"""Atomic file writes: write to a temporary file beside the target, fsync, rename."""
+"""Atomic file writes: write to a temporary file beside the target, fsync, rename.
+
+A temporary name carries its writer's process id (``.kept.jsonl.<pid>.<random>.tmp``), so that
+the next write of the same target can tell one a killed writer left (its process gone) from
+one a live writer is filling, and remove only the first.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Callable, Iterator
@@ -22,19 +28,56 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
 
 
 def _create(target: Path, make: Callable[[Path], None]) -> Path:
-    """A new, unused temporary path beside ``target``, made by ``make``.
+    """A new, unused temporary path beside ``target``, made by ``make``, once the temporaries
+    that dead writers left beside it are removed.
 
     Not ``tempfile.mkstemp``/``mkdtemp``: they create mode 0600/0700, which the rename keeps,
     so an output would be unreadable to the other users and services a plain ``open()`` serves.
     Created with 0666/0777, the process's umask applies as it does to any new file."""
+    _remove_stale(target)
     for _ in range(100):
-        tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         try:
             make(tmp)
         except FileExistsError:
             continue
         return tmp
     raise FileExistsError(f"no unused temporary name beside {target}")
+
+
+def _remove_stale(target: Path) -> None:
+    """Remove the temporary files and folders of ``target`` whose writer is dead: a SIGKILL
+    or a power cut mid-write leaves one as large as the output, which nothing else removes.
+    Only names of ``target``'s own pattern are touched, and only those whose process is gone
+    (a live one, this process included, may be writing)."""
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.([0-9]+)\.[0-9a-f]{{8}}\.tmp")
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:  # a missing or unreadable folder: the write itself will say so
+        return
+    for entry in entries:
+        found = pattern.fullmatch(entry.name)
+        if found is None or _alive(int(found.group(1))):
+            continue
+        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to remove
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` may still be writing: it runs on this machine (another user's
+    counts), or ``pid`` is no process id to ask about (0 would ask for this process group)."""
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)  # signal 0: only asks
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def fsync_file(path: str | os.PathLike) -> None:
@@ -73,6 +116,12 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     _fsync_dir(target.parent)
 
 
+def folder_taken(path: Path) -> bool:
+    """Whether ``path`` exists and is not an empty folder: where :func:`atomic_dir` writes a
+    new folder only with ``replace``."""
+    return path.exists() and (not path.is_dir() or any(path.iterdir()))
+
+
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike, *, replace: bool = False) -> Iterator[Path]:
     """A temporary folder beside ``path``, renamed to ``path`` once the block ends without
@@ -83,7 +132,7 @@ def atomic_dir(path: str | os.PathLike, *, replace: bool = False) -> Iterator[Pa
     folder of part files, which ``-o kept.parquet`` names), an existing one is replaced as a
     file would be: swapped out only once the new one is complete."""
     target = Path(path)
-    if not replace and target.exists() and (not target.is_dir() or any(target.iterdir())):
+    if not replace and folder_taken(target):
         raise FileExistsError(f"{target} exists and is not an empty folder; remove it or write elsewhere")
     tmp = _create(target, lambda name: os.mkdir(name, 0o777))
     try:

@@ -4,8 +4,10 @@ them, a named text file read alike by every command, the same default ids everyw
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+import os
 import tempfile
 
 import pyarrow.csv as pa_csv
@@ -106,10 +108,15 @@ def test_dedup_reads_stdin_as_other_commands_do(tmp_path, run, monkeypatch):
     spool.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(spool))
     saved = []
-    save_stdin = neardup.io.documents.save_stdin
-    monkeypatch.setattr(
-        neardup.io.documents, "save_stdin", lambda *a: saved.append(save_stdin(*a)) or saved[-1]
-    )
+    saved_stdin = neardup.io.documents.saved_stdin
+
+    @contextlib.contextmanager
+    def noting_where(*args):
+        with saved_stdin(*args) as source:
+            saved.append(os.path.realpath(source.path))  # the file, named or not
+            yield source
+
+    monkeypatch.setattr(neardup.io.documents, "saved_stdin", noting_where)
     text = "\n".join(TEXTS) + "\n"
     (tmp_path / "docs.txt").write_text(text)
     from_file = run("dedup", "docs.txt", "-o", "file.txt", "--clusters", "file.csv", "-k", "8", cwd=tmp_path)
@@ -134,7 +141,7 @@ def test_dedup_reads_stdin_as_other_commands_do(tmp_path, run, monkeypatch):
         for i in pa_csv.read_csv(tmp_path / "file.csv").column("id").to_pylist()
     ]
     assert clusters[0] == "<stdin>:1"
-    assert saved[0].path.parent.parent == spool and not list(spool.iterdir())  # removed after the run
+    assert saved[0].startswith(str(spool)) and not list(spool.iterdir())  # removed after the run
 
     records = "".join(f'{{"url": "u{k}", "body": "{t}"}}\n' for k, t in enumerate(TEXTS))
     jsonl = run(

@@ -7,7 +7,7 @@ import contextlib
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -287,17 +287,7 @@ def run(args: argparse.Namespace) -> int:
             print(explain_jaccard(args.jaccard, args.verify_features, args.verify_size))
         return 0
     options = dedup_options(args, verify)
-    if args.inputs:
-        from ..io.sources import check_outputs_apart
-
-        outputs = {
-            "-o": args.output,
-            "--clusters": args.clusters,
-            "--pairs": args.pairs,
-            "--save-index": args.save_index,
-        }
-        check_outputs_apart(outputs, args.inputs)
-    if args.engine == "spark":
+    if args.engine == "spark":  # the job checks its outputs, before the session starts
         if args.example:
             return _example_on_spark(args, options)
         from ..spark.job import run as run_on_spark
@@ -377,12 +367,10 @@ def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitS
         import pyarrow as pa
 
         data, id_field = pa.table(data), "id"
+        _check_outputs(args, [])
     else:
-        data, id_field = stack.enter_context(input_sources(args)), args.id_field
-        if args.output is not None:  # an output the inputs cannot fill is refused before reading
-            from ..io.writers import output_format
-
-            output_format(args.output, args.format, data)
+        data = stack.enter_context(input_sources(args, lambda sources: _check_outputs(args, sources)))
+        id_field = args.id_field
     with warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always", UserWarning)
         result = dedup(
@@ -419,31 +407,57 @@ def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitS
     return 0
 
 
+def _check_outputs(args: argparse.Namespace, sources: list[Source]) -> None:
+    """Refuse, before anything is read, outputs that would replace an input or each other, or
+    could not be written (:func:`neardup.io.sources.check_outputs`), and an -o the inputs
+    cannot fill."""
+    from .._errors import ConfigError
+    from ..io.sources import check_outputs
+    from ..io.writers import output_format
+
+    outputs = {
+        "-o": args.output,
+        "--clusters": args.clusters,
+        "--pairs": args.pairs,
+        "--save-index": args.save_index,
+    }
+    try:
+        folder = args.output is not None and output_format(args.output, args.format, sources)[0] == "text"
+    except ConfigError:  # said below, once -o is known not to replace an input
+        folder = args.format == "text"
+    check_outputs(outputs, args.inputs, folders=("-o",) if folder else ())
+    if args.output is not None:
+        output_format(args.output, args.format, sources)
+
+
 @contextlib.contextmanager
-def input_sources(args: argparse.Namespace) -> Iterator[list[Source]]:
-    """The sources of ``args.inputs``; ``-`` is stdin, saved to a temporary file (under
-    ``$TMPDIR``) for as long as the block runs, since the kept lines are copied from the
-    input in a second pass."""
-    from ..io.documents import STDIN, check_stdin_once, save_stdin
+def input_sources(
+    args: argparse.Namespace, check: Callable[[list[Source]], None] = lambda sources: None
+) -> Iterator[list[Source]]:
+    """The sources of ``args.inputs``, once ``check`` has passed them, before anything is
+    read. ``-`` is stdin, saved to a temporary file (under ``$TMPDIR``, without a name where
+    the system allows) for as long as the block runs, since the kept lines are copied from
+    the input in a second pass."""
+    from ..io.documents import STDIN, check_stdin_once, saved_stdin, stdin_source
     from ..io.sources import find_sources
 
-    def found(inputs: list[str]) -> list[Source]:
-        return find_sources(inputs, format=args.input_format, compression=args.compression, lines=args.lines)
+    check_stdin_once(args.inputs)
+    found = {
+        given: find_sources([given], format=args.input_format, compression=args.compression, lines=args.lines)
+        for given in args.inputs
+        if given != STDIN
+    }
+
+    def in_order(stdin: list[Source]) -> list[Source]:
+        return [source for given in args.inputs for source in found.get(given, stdin)]
 
     if STDIN not in args.inputs:
-        yield found(args.inputs)
+        check(in_order([]))
+        yield in_order([])
         return
-    check_stdin_once(args.inputs)
-    with tempfile.TemporaryDirectory(prefix="neardup-stdin-") as folder:
-        sources = []
-        for given in args.inputs:
-            if given == STDIN:
-                sources.append(
-                    save_stdin(sys.stdin.buffer, Path(folder), args.input_format, args.compression)
-                )
-            else:
-                sources += found([given])
-        yield sources
+    check(in_order([stdin_source(args.input_format, args.compression)]))
+    with saved_stdin(sys.stdin.buffer, args.input_format, args.compression) as saved:
+        yield in_order([saved])
 
 
 def _summarise(stats: Any, args: argparse.Namespace) -> None:

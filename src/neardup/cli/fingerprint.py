@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._config import FINGERPRINT_VERSION
 from ..io.formats import INPUT_FORMATS
-from ..io.sources import check_outputs_apart
+from ..io.sources import check_outputs
 from .options import (
     add_config_arguments,
     add_input_arguments,
@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     fingerprinter = Fingerprinter(config_from_args(args))
     rejects = Rejects(args.on_error)
     reader = None
-    check_outputs_apart({"-o": args.output}, args.inputs)
+    check_outputs({"-o": args.output}, args.inputs)
     if args.example:
         ids = [str(i) for i in range(1, len(EXAMPLE_DOCUMENTS) + 1)]
         documents: Iterable[DocumentBatch] = [DocumentBatch(ids, list(EXAMPLE_DOCUMENTS))]
@@ -242,7 +242,7 @@ def load_fingerprints(args: argparse.Namespace) -> FingerprintFile:
     from ..io.ids import repeated_ids
     from ..io.rejects import Rejects
 
-    check_outputs_apart({"-o": args.output}, args.inputs)
+    check_outputs({"-o": args.output}, args.inputs)
     marked = [path for path in args.inputs if args.input_format is None and is_fingerprint_file(path)]
     if marked:
         return _read_fingerprint_files(args.inputs, marked)

@@ -111,7 +111,6 @@ def add_command(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .._progress import Progress
-    from ..io.sources import check_outputs_apart
     from ..io.writers import table_format
     from ..passage.job import passages
     from ..passage.matching import PassageOptions
@@ -121,8 +120,6 @@ def run(args: argparse.Namespace) -> int:
         args.command_parser.error("--strip and --max-copied shape --documents FILE: name it")
     if args.max_copied == 0:
         args.command_parser.error("--max-copied 0 would leave out every document; give a share above 0")
-    outputs = {"-o": args.output, "--common": args.common, "--documents": args.documents}
-    check_outputs_apart(outputs, args.inputs)
     for path in (args.output, args.common):
         if path is not None and path != STDOUT:
             table_format(path)  # a name that says no format is refused before the run
@@ -131,11 +128,7 @@ def run(args: argparse.Namespace) -> int:
     )
     started = time.perf_counter()
     with contextlib.ExitStack() as stack:  # stdin, saved to a file, is read again for --documents
-        sources = stack.enter_context(input_sources(args))
-        if args.documents is not None:  # an output the inputs cannot fill is refused before reading
-            from ..io.writers import output_format
-
-            output_format(args.documents, None, sources)
+        sources = stack.enter_context(input_sources(args, lambda sources: _check_outputs(args, sources)))
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always", UserWarning)
             result = passages(
@@ -175,6 +168,18 @@ def run(args: argparse.Namespace) -> int:
         summary += f"\nin {time.perf_counter() - started:.1f} s"
         print("neardup: " + summary.replace("\n", "\nneardup: "), file=sys.stderr)
     return 0
+
+
+def _check_outputs(args: argparse.Namespace, sources: list[Any]) -> None:
+    """Refuse, before anything is read, outputs that would replace an input or each other, or
+    could not be written (:func:`neardup.io.sources.check_outputs`), and a --documents the
+    inputs cannot fill."""
+    from ..io.sources import check_outputs
+    from ..io.writers import output_format
+
+    check_outputs({"-o": args.output, "--common": args.common, "--documents": args.documents}, args.inputs)
+    if args.documents is not None:
+        output_format(args.documents, None, sources)
 
 
 def _write_stdout(table: Any) -> None:

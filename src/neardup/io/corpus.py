@@ -16,7 +16,7 @@ from .._prefetch import prefetch
 from .batch import Batch, MiB, ReadOptions
 from .dispatch import read_documents
 from .rejects import Rejects
-from .sources import Source, check_outputs_apart, find_sources
+from .sources import Source, check_outputs, find_sources
 
 _MEMORY_BATCH = 65536
 _PATHS_CHECKED = 100
@@ -33,10 +33,10 @@ class FileCorpus:
         """The files and folders given, which no output may replace or lie in."""
         self.total_bytes = sum(source.size for source in sources)
 
-    def check_outputs(self, outputs: dict[str, Any]) -> None:
-        """Refuse an output that is an input or lies in an input folder (see
-        :func:`neardup.io.sources.check_outputs_apart`)."""
-        check_outputs_apart(outputs, self.inputs)
+    def check_outputs(self, outputs: dict[str, Any], folders: tuple[str, ...] = ()) -> None:
+        """Refuse an output that is an input or lies in an input folder, two on one path, and
+        one that cannot be written (see :func:`neardup.io.sources.check_outputs`)."""
+        check_outputs(outputs, self.inputs, folders=folders)
 
     def batches(self, rejects: Rejects) -> Iterator[tuple[Batch, int | np.ndarray]]:
         """(batch, source position(s)) in order; files are read one block ahead, in a thread,

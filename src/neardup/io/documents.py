@@ -15,7 +15,10 @@ is a bad record: a fingerprint file cannot hold it.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -38,6 +41,10 @@ STDIN = "-"
 STDIN_FORMATS = ("lines", "jsonl")
 
 _STDIN_NAME = "<stdin>"
+
+_OPEN_FILES = "/proc/self/fd"
+"""Where a file open in this process can be opened again by its descriptor, as a new open
+file (not a duplicate sharing its offset, as ``/dev/fd`` is on macOS and the BSDs)."""
 
 
 class DocumentBatch(NamedTuple):
@@ -84,7 +91,7 @@ class DocumentReader:
         for given in inputs:
             if given == STDIN:
                 self._stdin_at = len(self.sources)
-                self.sources.append(_stdin_source(input_format, compression))
+                self.sources.append(stdin_source(input_format, compression))
                 continue
             self.sources += find_sources([given], format=input_format, compression=compression, lines=lines)
 
@@ -159,21 +166,39 @@ def check_stdin_once(inputs: list[str]) -> None:
         raise ConfigError("'-' (stdin) can be read once; name it once among the inputs")
 
 
-def save_stdin(stdin: IO[bytes], folder: Path, input_format: str | None, compression: str | None) -> Source:
-    """Stdin copied to a file in ``folder``, as the source of a command that reads its input
-    more than once (``dedup`` copies the kept lines in a second pass): read as ``-`` is read
-    everywhere, its documents named ``<stdin>:LINE``."""
-    stream = _stdin_source(input_format, compression)
-    path = folder / "stdin"
-    with open(path, "wb") as f:
-        shutil.copyfileobj(stdin, f, 2**20)
+@contextlib.contextmanager
+def saved_stdin(stdin: IO[bytes], input_format: str | None, compression: str | None) -> Iterator[Source]:
+    """Stdin copied to a temporary file under ``$TMPDIR``, held while the block runs, as the
+    source of a command that reads its input more than once (``dedup`` copies the kept lines
+    in a second pass): read as ``-`` is read everywhere, its documents named ``<stdin>:LINE``.
+
+    Where ``/proc/self/fd`` reopens a file (Linux) the file has no name from the start,
+    read through its descriptor: a process killed by any signal leaves nothing behind.
+    Elsewhere it is named in a folder of its own, removed when the block ends."""
+    stream = stdin_source(input_format, compression)
+    if not os.path.isdir(_OPEN_FILES):
+        with tempfile.TemporaryDirectory(prefix="neardup-stdin-") as folder:
+            with open(Path(folder, "stdin"), "wb") as f:
+                shutil.copyfileobj(stdin, f, 2**20)
+            yield _saved(Path(folder, "stdin"), stream)
+        return
+    with tempfile.TemporaryFile(prefix="neardup-stdin-") as spool:  # unlinked before a byte is read
+        shutil.copyfileobj(stdin, spool, 2**20)
+        spool.flush()
+        yield _saved(Path(_OPEN_FILES, str(spool.fileno())), stream)
+
+
+def _saved(path: Path, stream: Source) -> Source:
+    """``stream`` (stdin) as saved at ``path``."""
     stat = path.stat()
     return Source(
         path, _STDIN_NAME, stream.format, stream.compression, stat.st_size, "stdin", stat.st_mtime_ns
     )
 
 
-def _stdin_source(input_format: str | None, compression: str | None) -> Source:
+def stdin_source(input_format: str | None, compression: str | None) -> Source:
+    """Stdin (``-``) as a source read as ``input_format`` (``lines`` by default) and
+    ``compression`` say, not yet read: its path is ``-``."""
     fmt = input_format or "lines"
     if fmt not in STDIN_FORMATS:
         raise ConfigError(

@@ -6,10 +6,13 @@ Nothing here imports pyarrow: ``neardup --help`` stays light.
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._atomic import folder_taken
 from .._errors import ConfigError, FormatError
 from .formats import COMPRESSION_SUFFIXES, COMPRESSIONS, FORMATS, INPUT_FORMATS, SUFFIXES
 
@@ -161,24 +164,99 @@ def is_hidden(name: str) -> bool:
     return name.startswith((".", "_"))
 
 
-def check_outputs_apart(outputs: dict[str, str | os.PathLike | None], inputs: list[str]) -> None:
-    """Refuse, before anything is read or written, an output that is one of ``inputs``
-    (the same file, however named), lies inside an input folder, or is a folder holding an
-    input: written atomically, it would replace the documents being read, or be read as
-    input by the next run. ``outputs`` maps each option (``-o``, ``--clusters``) to its
-    path, None or ``-`` (stdout) when not written."""
-    given = [(name, Path(name).resolve()) for name in inputs if name != "-"]
-    for option, output in outputs.items():
-        if output is None or os.fspath(output) == "-":
+def check_outputs(
+    outputs: Mapping[str, str | os.PathLike | None],
+    inputs: list[str],
+    *,
+    folders: Collection[str] = (),
+    replace: bool = False,
+) -> None:
+    """Refuse, before anything is read or written, outputs that would replace documents or
+    results, or that could be written only to fail once the whole job is done:
+
+    - an output that is one of ``inputs`` (the same file, however named), lies inside an
+      input folder, or is a folder holding an input: written atomically, it would replace
+      the documents being read, or be read as input by the next run;
+    - two outputs on one path (after ``./``, ``..``, symbolic and hard links), or one inside
+      the other: the one written last would replace the other;
+    - an output whose folder is missing, not a folder, or not writable; a file output that
+      is a folder; a folder output (``folders``) that exists and is not an empty folder,
+      unless ``replace`` says it is replaced whole (Spark's folders of part files).
+
+    ``outputs`` maps each option (``-o``, ``--clusters``) to its path, None or ``-``
+    (stdout) when not written; a URL (``s3://...``) is left to the file system that writes
+    it. ``folders`` names the options whose output is a folder."""
+    written = [
+        (option, os.fspath(output))
+        for option, output in outputs.items()
+        if output is not None and os.fspath(output) != "-" and "://" not in os.fspath(output)
+    ]
+    given = [(name, Path(name).resolve()) for name in inputs if name != "-" and "://" not in name]
+    for option, output in written:
+        _check_apart_from_inputs(option, output, given)
+    for (option, output), (other_option, other) in itertools.combinations(written, 2):
+        _check_apart(option, output, other_option, other)
+    for option, output in written:
+        _check_writable(option, output, option in folders, replace)
+
+
+def _check_apart_from_inputs(option: str, output: str, inputs: list[tuple[str, Path]]) -> None:
+    target = Path(output).resolve()
+    for name, source in inputs:
+        if _same(target, source):
+            problem = f"is the input {name}: writing it would replace the documents being read"
+        elif source.is_dir() and target.is_relative_to(source):
+            problem = f"is inside the input folder {name}: the next run would read it as input"
+        elif source.is_relative_to(target):
+            problem = f"holds the input {name}: writing it would replace the documents being read"
+        else:
             continue
-        target = Path(output).resolve()
-        for name, source in given:
-            if target == source or (target.exists() and source.exists() and os.path.samefile(target, source)):
-                problem = f"is the input {name}: writing it would replace the documents being read"
-            elif source.is_dir() and target.is_relative_to(source):
-                problem = f"is inside the input folder {name}: the next run would read it as input"
-            elif source.is_relative_to(target):
-                problem = f"holds the input {name}: writing it would replace the documents being read"
-            else:
-                continue
-            raise ConfigError(f"{option} {os.fspath(output)} {problem}; write it somewhere else")
+        raise ConfigError(f"{option} {output} {problem}; write it somewhere else")
+
+
+def _check_apart(option: str, output: str, other_option: str, other: str) -> None:
+    """Refuse two outputs on one path, or one inside the other."""
+    first, second = Path(output).resolve(), Path(other).resolve()
+    if _same(first, second):
+        raise ConfigError(
+            f"{option} {output} and {other_option} {other} are one file: the one written last "
+            f"would replace the other; give each its own path"
+        )
+    for (inner_option, inner, inner_path), (outer_option, outer, outer_path) in (
+        ((option, output, first), (other_option, other, second)),
+        ((other_option, other, second), (option, output, first)),
+    ):
+        if inner_path.is_relative_to(outer_path):
+            raise ConfigError(
+                f"{inner_option} {inner} is inside {outer_option} {outer}: writing one would "
+                f"replace or break the other; give each its own path"
+            )
+
+
+def _same(first: Path, second: Path) -> bool:
+    """Whether two resolved paths name one file: the same path, or hard links."""
+    return first == second or (first.exists() and second.exists() and os.path.samefile(first, second))
+
+
+def _check_writable(option: str, output: str, folder: bool, replace: bool) -> None:
+    """Refuse an output that could not be written where it is named."""
+    path = Path(output)
+    parent = path.parent  # as given ("." for a bare name), for the message
+    if parent.exists() and not parent.is_dir():
+        raise ConfigError(f"{option} {output}: {parent} is a file, not a folder; write elsewhere")
+    if not parent.is_dir():
+        raise ConfigError(
+            f"{option} {output}: the folder {parent} does not exist; make it first "
+            f"(mkdir -p {parent}), or write elsewhere"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"{option} {output}: the folder {parent} is not writable (permissions, or a "
+            f"read-only file system); write elsewhere"
+        )
+    if not folder and path.is_dir():
+        raise ConfigError(f"{option} {output} is a folder; name a file to write, in it or elsewhere")
+    if folder and not replace and folder_taken(path):
+        raise ConfigError(
+            f"{option} {output} exists and is not an empty folder; remove it, or name a new folder"
+        )

@@ -12,6 +12,8 @@ import pyarrow as pa
 
 from .._atomic import atomic_path
 from .._errors import ConfigError
+from ..io.corpus import FileCorpus
+from ..io.sources import check_outputs
 from ..io.writers import table_format, write_table
 
 if TYPE_CHECKING:
@@ -97,7 +99,13 @@ class PassageResult:
         other fields. Returns how many documents were written."""
         if max_copied is not None and not 0 < max_copied <= 1:
             raise ConfigError(f"max_copied (--max-copied) must be in (0, 1], got {max_copied!r}")
+        self._check_outputs({"path": path})
         return self._held().write(path, strip, max_copied, keep)
+
+    def _check_outputs(self, outputs: dict[str, str | os.PathLike | None]) -> None:
+        """:func:`neardup.io.sources.check_outputs`, against the files read, if any."""
+        corpus = None if self._documents is None else self._documents.corpus
+        check_outputs(outputs, corpus.inputs if isinstance(corpus, FileCorpus) else [])
 
     def _held(self) -> Documents:
         if self._documents is None:
@@ -106,7 +114,9 @@ class PassageResult:
 
     def write(self, output: str | os.PathLike | None = None, common: str | os.PathLike | None = None) -> None:
         """Write the matches to ``output`` and the common passages to ``common``, each
-        atomically, as its suffix says (.tsv, .csv, .jsonl, .parquet)."""
+        atomically, as its suffix says (.tsv, .csv, .jsonl, .parquet). Outputs that would
+        replace an input or each other, or could not be written, are refused first."""
+        self._check_outputs({"output": output, "common": common})
         with contextlib.ExitStack() as stack:
             for table, path in ((self.matches, output), (self.common, common)):
                 if path is not None:

@@ -28,6 +28,7 @@ from ..decision.verify import DocumentFeatures, Verification
 from ..index.hamming_index import PAIRS_CHUNK, HammingIndex, pairs_memory_limit
 from ..io.corpus import MemoryCorpus
 from ..io.dispatch import write_kept as _write_kept
+from ..io.sources import check_outputs
 from ..io.writers import TableWriter, output_format, table_format, write_table
 
 
@@ -229,7 +230,8 @@ class DedupResult:
     ) -> None:
         """Write the outputs, all atomically: each goes to a temporary file beside it and
         replaces its target only once every output is complete (an error or Ctrl-C leaves
-        the targets as they were).
+        the targets as they were). Outputs that would replace an input or each other, or
+        could not be written, are refused first (:func:`neardup.io.sources.check_outputs`).
 
         Args:
             output: the kept documents, every field as it was, in ``format`` (default: named
@@ -243,9 +245,12 @@ class DedupResult:
                 positions, after those of the ``against`` index when there was one).
         """
         progress = progress or Progress(enabled=False)
-        if not isinstance(self._corpus, MemoryCorpus):  # never write over the documents read
-            written = {"output": output, "clusters": clusters, "pairs": pairs, "save_index": save_index}
-            self._corpus.check_outputs(written)
+        written = {"output": output, "clusters": clusters, "pairs": pairs, "save_index": save_index}
+        if isinstance(self._corpus, MemoryCorpus):
+            check_outputs(written, [])
+        else:  # never write over the documents read
+            fmt = None if output is None else output_format(str(output), format, self._corpus.sources)[0]
+            self._corpus.check_outputs(written, folders=("output",) if fmt == "text" else ())
         with contextlib.ExitStack() as stack:
             if output is not None:
                 self._write_output(stack, Path(output), format, progress)

@@ -27,6 +27,7 @@ from ..decision.options import DedupOptions
 from ..decision.stats import DedupStats
 from ..decision.steps import index_to_save
 from ..io.batch import ReadOptions
+from ..io.sources import check_outputs
 from .dedup import Decision, decide
 from .facts import POSITION, Facts
 from .fingerprints import fingerprint_columns, fingerprints_of
@@ -78,6 +79,9 @@ def run(
     read = read or ReadOptions()
     if pairs and not read.id_field:
         raise ConfigError("--pairs on --engine spark names the documents by --id-field; give it")
+    outputs = {"-o": output, "--clusters": clusters, "--pairs": pairs, "--save-index": save_index}
+    # Before anything is read; each but the index is a folder of part files, replaced whole.
+    check_outputs(outputs, paths, folders=("-o", "--clusters", "--pairs"), replace=True)
     against = options.open_against()
     # Spark resolves a relative path in its own working directory: a Connect server's is not ours.
     paths = [_absolute(p) for p in paths]
