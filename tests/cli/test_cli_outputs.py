@@ -202,3 +202,29 @@ def test_a_run_killed_while_reading_stdin_leaves_no_spool(tmp_path):
         child.stdin.close()
     assert list(spool.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tmp"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["dedup", "-", "--clusters", "c.csv.gz"], "c.csv.gz: name the table's format by its suffix"),
+        (["dedup", "-", "--clusters", "clusters"], "clusters: name the table's format by its suffix"),
+        (["dedup", "-", "--clusters", "c.csv", "--pairs", "p.txt"], "p.txt: name the table's format"),
+        (["passages", "-", "-o", "s.csv.gz"], "s.csv.gz: name the table's format by its suffix"),
+    ],
+)
+def test_every_command_names_a_table_by_one_rule_before_reading(tmp_path, run, args, message):
+    stderr = _unread(run, *args, cwd=tmp_path)
+    assert message in stderr and ".parquet, .csv, .tsv, .jsonl" in stderr, stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_dedup_writes_its_tables_as_jsonl_as_passages_does(tmp_path, run):
+    copied = PAGES + (json.dumps({"text": TEXTS[0].upper() + "!"}) + "\n").encode()
+    args = ["--input-format", "jsonl", "--clusters", "c.jsonl", "--pairs", "p.jsonl"]
+    ran = run("dedup", "-", *args, cwd=tmp_path, stdin=copied)
+    assert ran.returncode == 0, ran.stderr
+    clusters = [json.loads(line) for line in (tmp_path / "c.jsonl").read_text().splitlines()]
+    pairs = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert sorted(row["id"] for row in clusters) == ["<stdin>:1", "<stdin>:4"]
+    assert [(row["id_a"], row["id_b"], row["distance"]) for row in pairs] == [("<stdin>:1", "<stdin>:4", 0)]

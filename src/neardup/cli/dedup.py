@@ -409,11 +409,11 @@ def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitS
 
 def _check_outputs(args: argparse.Namespace, sources: list[Source]) -> None:
     """Refuse, before anything is read, outputs that would replace an input or each other, or
-    could not be written (:func:`neardup.io.sources.check_outputs`), and an -o the inputs
-    cannot fill."""
+    could not be written (:func:`neardup.io.sources.check_outputs`), an -o the inputs cannot
+    fill, and a table whose name says no table format."""
     from .._errors import ConfigError
     from ..io.sources import check_outputs
-    from ..io.writers import output_format
+    from ..io.writers import output_format, table_format
 
     outputs = {
         "-o": args.output,
@@ -428,6 +428,9 @@ def _check_outputs(args: argparse.Namespace, sources: list[Source]) -> None:
     check_outputs(outputs, args.inputs, folders=("-o",) if folder else ())
     if args.output is not None:
         output_format(args.output, args.format, sources)
+    for table in (args.clusters, args.pairs):
+        if table is not None:
+            table_format(table)  # a name that says no table format is refused before the run
 
 
 @contextlib.contextmanager
