@@ -27,7 +27,7 @@ from ..decision.bounded import JoinBudget
 from ..decision.lsh import CorpusKeys
 from ..decision.options import DedupOptions
 from ..decision.stats import DedupStats
-from ..decision.steps import choose_representatives, distances, drop_near_index, priority
+from ..decision.steps import Choice, choose_representatives, distances, drop_near_index, priority
 from ..decision.verify import featureless_texts
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..io.corpus import read_corpus
@@ -115,80 +115,25 @@ def dedup(
     rejects.check_share(len(read_pass.rows), max_skipped)
     if (repeated := repeated_ids(read_pass.ids, id_field)) is not None:
         warnings.warn(repeated, UserWarning, stacklevel=2)
-    fps, lengths = read_pass.fingerprints, read_pass.lengths
-    keys = None if read_pass.keys is None else read_pass.keys.keys()
-    n = len(read_pass.rows)
-    # Positions of the documents compared with others: all but those without features, unless
-    # asked to compare them too.
-    no_features = read_pass.no_features
-    compared = np.arange(n) if options.featureless == "compare" else np.flatnonzero(~no_features)
-    choice = choose_representatives(
-        fps,
-        compared,
-        priority(n, options.keep, lengths, read_pass.ids),
-        options,
-        corpus,
-        progress,
-        against=against,
-        keys=keys,
-        held=None if read_pass.keys is None else read_pass.keys.features(),
-        budget=budget,
-    )
-    representatives, matched = choice.representatives, choice.matched
-    against_matches = 0
+    keys = None if read_pass.keys is None else read_pass.keys.keys()  # once: n x bands words
+    choice = _choose(read_pass, keys, options, corpus, progress, against, budget)
     with progress.stage("clusters", unit="docs"):
-        _, labels = np.unique(representatives, return_inverse=True)
-        kept = representatives == np.arange(n)
-        sizes = np.bincount(labels, minlength=1)
-        if matched is not None:
-            against_matches = drop_near_index(kept, labels, matched)
-        duplicates = int(n - kept.sum()) - against_matches
-        if options.featureless == "drop":
-            kept &= ~no_features  # each is its own cluster: dropping it touches no other
-        to_representative = distances(fps, representatives)
-        # Removed as near-duplicates yet farther than k from their kept one: components chain,
-        # greedy never does. (Under components each cluster keeps one, so no other kept one
-        # lies within k.)
-        duplicate = representatives != np.arange(n)
-        if matched is not None:
-            duplicate &= matched < 0
-        chained = 0
-        if options.banding is None:  # under --jaccard no radius applies
-            chained = int((duplicate & (to_representative > options.radius)).sum())
-    stats = DedupStats(
-        documents=n,
-        skipped=rejects.count,
-        skip_summary=rejects.summary(),
-        input_bytes=corpus.total_bytes or 0,
-        text_bytes=int(lengths.sum()),
-        candidate_pairs=choice.candidate_pairs,
-        checked_pairs=choice.checked_pairs,
-        similar_pairs=choice.similar_pairs,
-        clusters=int((sizes > 1).sum()),
-        duplicates=duplicates,
-        against_matches=against_matches,
-        featureless=int(no_features.sum()),
-        featureless_policy=options.featureless,
-        chained=chained,
-        removed_text_bytes=int(lengths[~kept].sum()),
-        plan=options.plan,
-        seconds=progress.seconds,
-    )
+        outcome = _Outcome.of(read_pass, choice, options)
     return DedupResult(
         config=options.config,
         max_distance=options.radius,
-        fingerprints=fps,
-        kept=kept,
-        labels=labels.astype(np.int64),
-        representatives=representatives,
-        distances=to_representative,
-        matched=matched,
+        fingerprints=read_pass.fingerprints,
+        kept=outcome.kept,
+        labels=outcome.labels.astype(np.int64),
+        representatives=choice.representatives,
+        distances=outcome.distances,
+        matched=choice.matched,
         rows=read_pass.rows,
-        stats=stats,
+        stats=outcome.stats(read_pass, choice, options, rejects, corpus, progress),
         _corpus=corpus,
         _owners=read_pass.owners,
         _ids=read_pass.ids,
-        _lengths=lengths,
+        _lengths=read_pass.lengths,
         _against_index=against,
         _spans=read_pass.spans,
         _collapsed=choice.collapsed,
@@ -198,6 +143,102 @@ def dedup(
         _features=choice.features,
         _budget=budget,
     )
+
+
+def _choose(
+    read_pass: ReadPass,
+    keys: np.ndarray | None,
+    options: DedupOptions,
+    corpus: Any,
+    progress: Progress,
+    against: Any,
+    budget: JoinBudget | None,
+) -> Choice:
+    """The decision's steps over what the read pass recorded."""
+    n = len(read_pass.rows)
+    # Positions of the documents compared with others: all but those without features, unless
+    # asked to compare them too.
+    no_features = read_pass.no_features
+    compared = np.arange(n) if options.featureless == "compare" else np.flatnonzero(~no_features)
+    return choose_representatives(
+        read_pass.fingerprints,
+        compared,
+        priority(n, options.keep, read_pass.lengths, read_pass.ids),
+        options,
+        corpus,
+        progress,
+        against=against,
+        keys=keys,
+        held=None if read_pass.keys is None else read_pass.keys.features(),
+        budget=budget,
+    )
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What the choice makes of each document: kept or not, its cluster, its distance to the
+    kept one, and the counts the summary gives."""
+
+    kept: np.ndarray
+    labels: np.ndarray
+    sizes: np.ndarray
+    distances: np.ndarray
+    duplicates: int
+    against_matches: int
+    chained: int
+
+    @classmethod
+    def of(cls, read_pass: ReadPass, choice: Choice, options: DedupOptions) -> _Outcome:
+        representatives, matched = choice.representatives, choice.matched
+        n = len(representatives)
+        _, labels = np.unique(representatives, return_inverse=True)
+        kept = representatives == np.arange(n)
+        sizes = np.bincount(labels, minlength=1)
+        against_matches = 0 if matched is None else drop_near_index(kept, labels, matched)
+        duplicates = int(n - kept.sum()) - against_matches
+        if options.featureless == "drop":
+            kept &= ~read_pass.no_features  # each is its own cluster: dropping it touches no other
+        to_representative = distances(read_pass.fingerprints, representatives)
+        # Removed as near-duplicates yet farther than k from their kept one: components chain,
+        # greedy never does. (Under components each cluster keeps one, so no other kept one
+        # lies within k.)
+        duplicate = representatives != np.arange(n)
+        if matched is not None:
+            duplicate &= matched < 0
+        chained = 0
+        if options.banding is None:  # under --jaccard no radius applies
+            chained = int((duplicate & (to_representative > options.radius)).sum())
+        return cls(kept, labels, sizes, to_representative, duplicates, against_matches, chained)
+
+    def stats(
+        self,
+        read_pass: ReadPass,
+        choice: Choice,
+        options: DedupOptions,
+        rejects: Rejects,
+        corpus: Any,
+        progress: Progress,
+    ) -> DedupStats:
+        lengths = read_pass.lengths
+        return DedupStats(
+            documents=len(lengths),
+            skipped=rejects.count,
+            skip_summary=rejects.summary(),
+            input_bytes=corpus.total_bytes or 0,
+            text_bytes=int(lengths.sum()),
+            candidate_pairs=choice.candidate_pairs,
+            checked_pairs=choice.checked_pairs,
+            similar_pairs=choice.similar_pairs,
+            clusters=int((self.sizes > 1).sum()),
+            duplicates=self.duplicates,
+            against_matches=self.against_matches,
+            featureless=int(read_pass.no_features.sum()),
+            featureless_policy=options.featureless,
+            chained=self.chained,
+            removed_text_bytes=int(lengths[~self.kept].sum()),
+            plan=options.plan,
+            seconds=progress.seconds,
+        )
 
 
 @dataclass(frozen=True)
