@@ -236,12 +236,53 @@ def test_against_equals_the_local_job(spark, texts, tmp_path, cluster, check, wh
     assert (decision.kept, decision.against_matches) == (sum(kept), local.stats.against_matches)
 
 
+@pytest.mark.parametrize("check", [None, ("jaccard", 0.5)])
+def test_each_step_is_timed_and_named_and_the_callers_description_restored(spark, texts, check):
+    """Past the driver, the steps map onto the local engine's and each names the Spark jobs
+    it runs (``neardup: join``); the caller's own description is back once decide returns,
+    whether it returns or fails."""
+    df = spark.createDataFrame([(t,) for t in texts], "text string")
+    positioned = numbered(df)
+    facts = text_facts(positioned, "text", Facts(neardup.FingerprintConfig()))
+    context = spark.sparkContext
+    context.setJobDescription("the caller's own")
+    seen: list[str | None] = []
+    original = importlib.import_module("neardup.spark.stages").outcome
+
+    def outcome(*args, **keywords):  # the description while the keep rule's jobs run
+        seen.append(context.getLocalProperty("spark.job.description"))
+        return original(*args, **keywords)
+
+    timings: dict[str, float] = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(importlib.import_module("neardup.spark.stages"), "outcome", outcome)
+        decide(
+            facts,
+            DedupOptions(max_distance=3, verify=check),
+            driver_limit=0,
+            texts=texts_by_position(positioned, "text") if check else None,
+            timings=timings,
+        )
+    assert seen == ["neardup: clusters"]
+    steps = (
+        ["fingerprint", "join", "candidates", "check", "clusters"]
+        if check
+        else ["fingerprint", "join", "clusters"]
+    )
+    assert list(timings) == steps
+    assert context.getLocalProperty("spark.job.description") == "the caller's own"
+    with pytest.raises(ConfigError):  # a refusal past the count restores it too
+        decide(facts, DedupOptions(max_distance=3), driver_limit=0, hold="the outcome", timings=timings)
+    assert context.getLocalProperty("spark.job.description") == "the caller's own"
+    context.setJobDescription(None)
+
+
 @pytest.mark.parametrize("broadcast", [20_000_000, 0])
 def test_copies_never_join_the_buckets(spark, monkeypatch, broadcast):
     """Under jaccard only the leaders' band keys go to the buckets (the copies' positions
     broadcast, or joined): a copy's keys are its leader's, and a page copied a million times
     would make a bucket of a million, whose pairs would all be dropped later."""
-    module = importlib.import_module("neardup.spark.dedup")
+    module = importlib.import_module("neardup.spark.stages")
     monkeypatch.setattr(importlib.import_module("neardup.spark.facts"), "BROADCAST_ROWS", broadcast)
     compared = spark.createDataFrame([(p, 10 + p, 7) for p in range(6)], ["_position", "_rank", "_band_0"])
     copies = spark.createDataFrame(

@@ -38,28 +38,24 @@ import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.window import Window
 
 from .._errors import ConfigError
 from ..decision.options import DedupOptions
 from ..index.hamming_index import HammingIndex
 from ..index.plan import MAX_DISTANCE
-from .against import NEAR, ship, with_near
-from .buckets import bucket_pairs
-from .checks import SIMILARITY, with_similarity
+from . import stages
 from .driver import DRIVER_ROWS, decide_on_driver, driver_capacity
 from .facts import (
     POSITION,
     Facts,
     Texts,
-    band_columns,
     broadcast_while_few,
     text_facts,
     texts_by_position,
 )
 from .fingerprints import fingerprint_columns
-from .join import GROUP_LIMIT, near_duplicate_pairs, pair_columns
-from .keep_rules import LOCAL_LIMIT, representatives
+from .join import GROUP_LIMIT
+from .keep_rules import LOCAL_LIMIT
 from .splits import SplitFacts
 
 
@@ -175,62 +171,95 @@ def decide(
     ``driver_limit`` is by default ``DRIVER_ROWS``, or with any of those as many rows as the
     driver's memory holds; past it, ``every_pair`` and ``hold`` (what needs the outcome held
     by the driver) are refused, named in the error."""
-    clock = _Clock(timings)
-    config, k, keep, cluster, featureless = (
-        options.config,
-        options.radius,
-        options.keep,
-        options.cluster,
-        options.featureless,
-    )
-    verify, banding = options.check, options.banding
-    if keep == "lowest-id" and id_col is None:
+    if options.keep == "lowest-id" and id_col is None:
         raise ConfigError('keep="lowest-id" needs id_col=, a column of the DataFrame')
-    fp = fingerprint_columns(config)
-    ids = [id_col] if id_col else []
-    if verify is not None and texts is None:
+    if options.check is not None and texts is None:
         raise ConfigError("verify on Spark needs texts=, which fetches the texts it checks")
-    # Kept for the steps that follow; counting them is what computes them.
-    facts = facts.persist(StorageLevel.MEMORY_AND_DISK)
-    rows = facts.count()
-    clock.lap("fingerprint")
-    every = "every pair" if every_pair else None
-    on_driver = [str(name) for name in (every, hold) if name is not None]
-    if driver_limit is None:  # a check's pairs (and an index's queries) are cheaper on the
-        # driver while it holds them
-        driver_limit = driver_capacity() if on_driver or verify or against is not None else DRIVER_ROWS
-    if on_driver and rows > driver_limit:
-        raise ConfigError(
-            f"{' and '.join(on_driver)} run on the driver on Spark, up to {driver_limit:,} rows (its "
-            f"memory); these are {rows:,}: run without, or on the local engine"
-        )
-    if rows <= driver_limit:
-        decided = decide_on_driver(
-            facts.toArrow(),
-            fp,
-            options,
-            id_col=id_col,
-            with_pairs=with_pairs,
-            every_pair=every_pair,
-            texts=texts,
-            against=against,
-        )
-        table = decided.outcome
-        _, sizes = np.unique(table.column("cluster").to_numpy(), return_counts=True)
+    with _Clock(timings, facts.sparkSession) as clock:
+        clock.start("fingerprint")
+        # Kept for the steps that follow; counting them is what computes them.
+        facts = facts.persist(StorageLevel.MEMORY_AND_DISK)
+        rows = facts.count()
+        on_driver = [str(name) for name in ("every pair" if every_pair else None, hold) if name is not None]
+        if driver_limit is None:  # a check's pairs (and an index's queries) are cheaper on the
+            # driver while it holds them
+            many = on_driver or options.check or against is not None
+            driver_limit = driver_capacity() if many else DRIVER_ROWS
+        if on_driver and rows > driver_limit:
+            raise ConfigError(
+                f"{' and '.join(on_driver)} run on the driver on Spark, up to {driver_limit:,} rows "
+                f"(its memory); these are {rows:,}: run without, or on the local engine"
+            )
+        if rows <= driver_limit:
+            clock.start("decide on the driver")
+            return _on_driver(facts, options, id_col, with_pairs, every_pair, texts, against)
+        _check_radius(options, rows)
+        clock.start("join")
+        ranked = stages.ranked(facts.frame() if isinstance(facts, SplitFacts) else facts, options, id_col)
+        led = stages.leaders(ranked, options, against)
+        edges = stages.candidates(led, options, group_limit)
+        checked = similar = None
+        if options.check is not None:
+            assert texts is not None
+            clock.start("candidates")
+            edges = edges.localCheckpoint()
+            clock.start("check")
+            edges, led, checked, similar = stages.checked(edges, led, texts, options.check)
+        clock.start("clusters")
+        outcome = stages.outcome(ranked, led, edges, options, local_limit)
         decision = Decision(
-            computed=None,
+            computed=outcome.rows,
             spread_pairs=None,
-            documents=table.num_rows,
-            kept=int(pc.sum(table.column("kept").cast("int64")).as_py() or 0),
-            clusters=int(np.count_nonzero(sizes > 1)),
-            checked_pairs=decided.checked_pairs,
-            similar_pairs=decided.similar_pairs,
-            against_matches=decided.against_matches,
-            held=Held(lambda: facts.sparkSession, table, decided.pairs),
+            documents=rows,
+            kept=outcome.kept,
+            clusters=outcome.clusters,
+            checked_pairs=checked,
+            similar_pairs=similar,
+            against_matches=outcome.cleared,
         )
-        clock.lap("decide on the driver")
+        if with_pairs:
+            decision.spread_pairs = stages.spread_pairs(edges, led, ranked.facts, id_col, options.check)
         return decision
-    if banding is None and k > MAX_DISTANCE:
+
+
+def _on_driver(
+    facts: DataFrame | SplitFacts,
+    options: DedupOptions,
+    id_col: str | None,
+    with_pairs: bool,
+    every_pair: bool,
+    texts: Texts | None,
+    against: HammingIndex | None,
+) -> Decision:
+    """The facts collected and decided by the local engine's steps (``driver.py``)."""
+    decided = decide_on_driver(
+        facts.toArrow(),
+        fingerprint_columns(options.config),
+        options,
+        id_col=id_col,
+        with_pairs=with_pairs,
+        every_pair=every_pair,
+        texts=texts,
+        against=against,
+    )
+    table = decided.outcome
+    _, sizes = np.unique(table.column("cluster").to_numpy(), return_counts=True)
+    return Decision(
+        computed=None,
+        spread_pairs=None,
+        documents=table.num_rows,
+        kept=int(pc.sum(table.column("kept").cast("int64")).as_py() or 0),
+        clusters=int(np.count_nonzero(sizes > 1)),
+        checked_pairs=decided.checked_pairs,
+        similar_pairs=decided.similar_pairs,
+        against_matches=decided.against_matches,
+        held=Held(lambda: facts.sparkSession, table, decided.pairs),
+    )
+
+
+def _check_radius(options: DedupOptions, rows: int) -> None:
+    k = options.radius
+    if options.banding is None and k > MAX_DISTANCE:
         asked = f"cosine={options.cosine}" if options.cosine is not None else f"max_distance={k}"
         raise ConfigError(
             f"{asked} searches {k} bits, and past the driver the Spark join serves up to "
@@ -238,192 +267,6 @@ def decide(
             f"of at least {rows:,} rows, as its memory allows), ask for a smaller radius, or run "
             f"the local engine"
         )
-    if isinstance(facts, SplitFacts):
-        facts = facts.frame()
-    if keep == "first":  # input order: the position is the rank
-        ranked = facts.withColumn("_rank", F.col(POSITION))
-    else:
-        order = {
-            "longest": [F.col("_length").desc(), F.col(POSITION)],
-            "shortest": [F.col("_length"), F.col(POSITION)],
-            "lowest-id": [F.col(id_col or POSITION), F.col(POSITION)],
-        }[keep]
-        ranked = (
-            facts.orderBy(*order)
-            .withColumn("_rank", F.monotonically_increasing_id())  # increasing in keep order
-            .localCheckpoint()
-        )
-    bands = band_columns(options.bands)
-    ranked = ranked.select(POSITION, "_rank", "_featureless", *fp, *ids, *bands)
-    compared = ranked if featureless == "compare" else ranked.where(~F.col("_featureless"))
-    # Each row meets its fingerprint's leader (its first row in keep order, and where it is)
-    # in one shuffle of the rows: a window, which spills a page copied a million times.
-    first = F.min(F.struct("_rank", POSITION)).over(Window.partitionBy(*fp))
-    placed = (
-        compared.select(POSITION, "_rank", *fp, first.alias("_first"))
-        .select(
-            POSITION,
-            "_rank",
-            *fp,
-            F.col("_first._rank").alias("leader"),
-            F.col(f"_first.{POSITION}").alias("leader_at"),
-        )
-        .localCheckpoint()
-    )
-    leaders = placed.where(F.col("_rank") == F.col("leader")).select(*fp, "leader", "leader_at")
-    near = against is not None
-    if against is not None:  # whether each leader's fingerprint is near the index
-        source = options.against if options.against is not None else against
-        leaders = with_near(leaders, fp, ship(facts.sparkSession, source), k).localCheckpoint()
-    copies = placed.where(F.col("_rank") != F.col("leader")).select(POSITION, "_rank", "leader", "leader_at")
-    if banding is not None:
-        edges = bucket_pairs(_leaders_keys(compared, copies, bands), leaders, fp, group_limit)
-    else:
-        pairs = near_duplicate_pairs(leaders.select(*fp), k, group_limit=group_limit, distinct=True)
-        edges = pairs
-        for end, node in (("a", "u"), ("b", "v")):  # each end of a pair to its leader's rank
-            names = pair_columns(end, len(fp))
-            renamed = leaders.select(
-                *(F.col(w).alias(n) for w, n in zip(fp, names)),
-                F.col("leader").alias(node),
-                F.col("leader_at").alias(f"{node}_at"),
-            )
-            edges = edges.join(renamed, names)
-        edges = edges.select("u", "v", "u_at", "v_at", F.col("distance").cast("long"))
-    if near and cluster == "greedy":  # a leader near the index is never kept, and removes nothing
-        blocked = leaders.where(F.col(NEAR)).select("leader")
-        for node in ("u", "v"):
-            edges = edges.join(blocked.withColumnRenamed("leader", node), node, "left_anti")
-    clock.lap("join")
-    checked = similar = None
-    if verify is not None:
-        assert texts is not None
-        candidates = edges.localCheckpoint()
-        clock.lap("candidates")
-        # A copy is checked against its leader as one more pair: one pass over the texts.
-        to_leaders = copies.select(
-            F.col("leader").alias("u"),
-            F.col("_rank").alias("v"),
-            F.col("leader_at").alias("u_at"),
-            F.col(POSITION).alias("v_at"),
-            F.lit(0).cast("long").alias("distance"),
-        )
-        both = candidates.withColumn("_copy", F.lit(False)).unionByName(
-            to_leaders.withColumn("_copy", F.lit(True))
-        )
-        judged = with_similarity(both, texts, "u_at", "v_at", verify).localCheckpoint()
-        passed = F.col(SIMILARITY) >= verify.threshold
-        edges = judged.where(~F.col("_copy") & passed).drop("_copy")
-        checked, similar = candidates.count(), edges.count()
-        copies = judged.where(F.col("_copy") & passed).select(
-            F.col("v_at").alias(POSITION),
-            F.col("u").alias("leader"),
-            F.col("u_at").alias("leader_at"),
-            SIMILARITY,
-        )  # a copy whose text fails its leader's check is its own representative
-        clock.lap("check")
-    chosen = representatives(edges.select("u", "v"), cluster, local_limit=local_limit)
-    moved = _moved(leaders, copies, chosen)
-    moved_rows = moved.count()
-    # Every row not moved is its own representative: the rows are never shuffled to learn it.
-    outcome = (
-        ranked.join(broadcast_while_few(moved, moved_rows), POSITION, "left")
-        .select(
-            POSITION,
-            *fp,
-            F.coalesce("cluster", "_rank").alias("cluster"),
-            (
-                F.col("cluster").isNull() & (~F.col("_featureless") if featureless == "drop" else F.lit(True))
-            ).alias("kept"),
-            *ids,
-        )
-        .localCheckpoint()
-    )
-    cleared = 0
-    if near:  # the clusters of documents near the index keep nothing
-        outcome = _cleared(outcome, compared, leaders, fp).localCheckpoint()
-        cleared = outcome.where(F.col("_cleared")).count()
-        outcome = outcome.drop("_cleared")
-    clock.lap("clusters")
-    # A cluster of more than one row holds a moved row, which names it.
-    clusters = moved.select("cluster").distinct().count()
-    decision = Decision(
-        computed=outcome,
-        spread_pairs=None,
-        documents=rows,
-        kept=outcome.where(F.col("kept")).count(),
-        clusters=clusters,
-        checked_pairs=checked,
-        similar_pairs=similar,
-        against_matches=cleared,
-    )
-    if not with_pairs:
-        return decision
-    # The pairs, as positions: between leaders, and each copy to its leader.
-    scored = [F.col(SIMILARITY)] if verify is not None else []
-    between = edges.select(F.col("u_at").alias("a"), F.col("v_at").alias("b"), "distance", *scored)
-    links = copies.select(
-        F.col("leader_at").alias("a"),
-        F.col(POSITION).alias("b"),
-        F.lit(0).cast("long").alias("distance"),
-        *scored,
-    )
-    pairs = between.unionByName(links)
-    if id_col is not None:
-        id_of = facts.select(POSITION, id_col)
-        for end in ("a", "b"):
-            pairs = (
-                pairs.join(id_of.withColumnRenamed(POSITION, end).withColumnRenamed(id_col, f"{end}_id"), end)
-                .drop(end)
-                .withColumnRenamed(f"{end}_id", end)
-            )
-        pairs = pairs.select("a", "b", "distance", *scored)
-    decision.spread_pairs = pairs
-    return decision
-
-
-def _leaders_keys(compared: DataFrame, copies: DataFrame, bands: list[str]) -> DataFrame:
-    """``leader`` (a rank) and the band key columns ``bands`` of each leader: the rows of
-    ``compared`` that are not among ``copies`` (their positions broadcast while they are
-    few). The keys are read where the rows lie: carried through the leaders' grouping they
-    would be shuffled once more, the widest part of a row. A copy must not join the buckets:
-    its pairs would be dropped later, but a page copied a million times would make a bucket
-    of a million."""
-    others = broadcast_while_few(copies.select(POSITION), copies.count())
-    return compared.join(others, POSITION, "left_anti").select(F.col("_rank").alias("leader"), *bands)
-
-
-def _moved(leaders: DataFrame, copies: DataFrame, chosen: DataFrame) -> DataFrame:
-    """``POSITION`` and ``cluster`` (a representative's rank) of the rows whose representative
-    is another row, checkpointed: the leaders the keep rule gave another representative
-    (``chosen``: ``node``, ``representative``), and the ``copies`` (``POSITION``, ``leader``;
-    those that passed their leader's check) with their leader's. ``chosen`` is broadcast
-    while it is few, so the leaders are read where they lie."""
-    chosen = chosen.where(F.col("node") != F.col("representative")).localCheckpoint()
-    few = broadcast_while_few(chosen, chosen.count())
-    of_leaders = leaders.join(few, F.col("leader") == F.col("node")).select(
-        F.col("leader_at").alias(POSITION), F.col("representative").alias("cluster")
-    )
-    of_copies = copies.join(few, F.col("leader") == F.col("node"), "left").select(
-        POSITION, F.coalesce("representative", "leader").alias("cluster")
-    )
-    return of_leaders.unionByName(of_copies).localCheckpoint()
-
-
-def _cleared(outcome: DataFrame, compared: DataFrame, leaders: DataFrame, fp: list[str]) -> DataFrame:
-    """``outcome`` with no row kept in a cluster that holds a row near the ``against`` index
-    (its fingerprint's leader says so: ``NEAR``), and ``_cleared``: the rows that would have
-    been kept."""
-    nearby = leaders.where(F.col(NEAR)).select(*fp)
-    near_rows = compared.join(broadcast_while_few(nearby, nearby.count()), fp, "left_semi").select(POSITION)
-    near_rows = near_rows.localCheckpoint()
-    hit = outcome.join(broadcast_while_few(near_rows, near_rows.count()), POSITION, "left_semi")
-    hit = hit.select("cluster").distinct().withColumn("_hit", F.lit(True)).localCheckpoint()
-    return outcome.join(broadcast_while_few(hit, hit.count()), "cluster", "left").select(
-        *(c for c in outcome.columns if c != "kept"),
-        (F.col("kept") & F.col("_hit").isNull()).alias("kept"),
-        (F.col("kept") & F.col("_hit").isNotNull()).alias("_cleared"),
-    )
 
 
 @dataclass
@@ -499,13 +342,38 @@ def rows_with(positioned: DataFrame, outcome: DataFrame, size: int, how: str = "
 
 
 class _Clock:
-    """Seconds between laps, into ``timings`` (a step's checkpoint ends it: Spark runs lazily)."""
+    """Seconds a step takes, into ``timings`` (a step's checkpoint ends it: Spark runs lazily),
+    and its name on the Spark jobs it runs (``neardup: join``), so that the Spark UI and the
+    bench's stage lists say what runs; the caller's description is restored at the end."""
 
-    def __init__(self, timings: dict[str, float] | None) -> None:
+    _DESCRIPTION = "spark.job.description"
+
+    def __init__(self, timings: dict[str, float] | None, session: SparkSession) -> None:
         self.timings, self.last = timings, time.perf_counter()
+        self.step: str | None = None
+        try:  # Spark Connect has no SparkContext, and no job descriptions to set
+            self.context: Any = session.sparkContext
+            self.callers = self.context.getLocalProperty(self._DESCRIPTION)
+        except Exception:
+            self.context = None
 
-    def lap(self, step: str) -> None:
+    def __enter__(self) -> _Clock:
+        return self
+
+    def start(self, step: str) -> None:
+        """Ends the step running (its seconds counted) and starts ``step``."""
+        self._lap()
+        self.step = step
+        if self.context is not None:
+            self.context.setJobDescription(f"neardup: {step}")
+
+    def _lap(self) -> None:
         now = time.perf_counter()
-        if self.timings is not None:
-            self.timings[step] = self.timings.get(step, 0.0) + now - self.last
+        if self.timings is not None and self.step is not None:
+            self.timings[self.step] = self.timings.get(self.step, 0.0) + now - self.last
         self.last = now
+
+    def __exit__(self, *exc: object) -> None:
+        self._lap()
+        if self.context is not None:
+            self.context.setLocalProperty(self._DESCRIPTION, self.callers)
