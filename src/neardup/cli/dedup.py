@@ -84,6 +84,22 @@ def add_command(commands: Any) -> None:
 
     add_input_arguments(dedup)
 
+    match = _add_match_arguments(dedup)
+    _add_output_arguments(dedup)
+    add_memory_arguments(
+        match,
+        "bound the near-duplicate join's memory (8G, 512M): past SIZE the distinct "
+        "fingerprints are joined out of core, a table at a time partitioned by key to "
+        "--work-dir, and the pairs the greedy rule needs spill there too; the same answer "
+        "(default: in memory, 16 bytes a distinct fingerprint and the pairs, or an index "
+        "where a near-identical family makes more than 16M pairs)",
+    )
+    _add_engine_arguments(dedup)
+    add_config_arguments(dedup)
+
+
+def _add_match_arguments(dedup: argparse.ArgumentParser) -> Any:
+    """What is near, and which document of a cluster stays: the "near-duplicates" group."""
     match = dedup.add_argument_group("near-duplicates")
     radius = match.add_mutually_exclusive_group()
     radius.add_argument(
@@ -165,6 +181,10 @@ def add_command(commands: Any) -> None:
         help="also drop documents near one in this index (from --save-index or `neardup index build`)",
     )
 
+    return match
+
+
+def _add_output_arguments(dedup: argparse.ArgumentParser) -> None:
     write = dedup.add_argument_group("output")
     write.add_argument(
         "--format", choices=OUTPUT_FORMATS, help="format of -o (default: its suffix, else the inputs')"
@@ -182,14 +202,9 @@ def add_command(commands: Any) -> None:
         help="save an index of every document read (with --against: and of that "
         "index) for later --against runs",
     )
-    add_memory_arguments(
-        match,
-        "bound the near-duplicate join's memory (8G, 512M): past SIZE the distinct "
-        "fingerprints are joined out of core, a table at a time partitioned by key to "
-        "--work-dir, and the pairs the greedy rule needs spill there too; the same answer "
-        "(default: in memory, 16 bytes a distinct fingerprint and the pairs, or an index "
-        "where a near-identical family makes more than 16M pairs)",
-    )
+
+
+def _add_engine_arguments(dedup: argparse.ArgumentParser) -> None:
     engine = dedup.add_argument_group("engine")
     engine.add_argument(
         "--engine",
@@ -213,7 +228,6 @@ def add_command(commands: Any) -> None:
         "holds with --verify, --cosine, --jaccard or --against, and where only it can decide: "
         "--save-index, --all-pairs)",
     )
-    add_config_arguments(dedup)
 
 
 def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, float] | None:
@@ -350,7 +364,9 @@ def _example_on_spark(args: argparse.Namespace, options: Any) -> int:
         labels[position[row["id"]]] = len(documents) + row["cluster"]
         kept[position[row["id"]]] = row["kept"]
     fingerprints = Fingerprinter(options.config).fingerprint_batch([d.text for d in documents])
-    _show_example(documents, labels, kept, fingerprints, options)
+    from .example import show_example
+
+    show_example(documents, labels, kept, fingerprints, options)
     return 0
 
 
@@ -403,7 +419,9 @@ def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitS
     )
     _summarise(result.stats, args)
     if args.example:
-        _show_example(documents, result.labels, result.kept, result.fingerprints, options)
+        from .example import show_example
+
+        show_example(documents, result.labels, result.kept, result.fingerprints, options)
     return 0
 
 
@@ -467,73 +485,3 @@ def _summarise(stats: Any, args: argparse.Namespace) -> None:
     """The run's summary on stderr, as both engines give it."""
     if not args.quiet:
         print("neardup: " + stats.format().replace("\n", "\nneardup: "), file=sys.stderr)
-
-
-def _show_example(documents: list[Any], labels: Any, kept: Any, fingerprints: Any, options: Any) -> None:
-    """Each cluster of the example (``labels``, any numbering) with its texts, the kept one
-    first, its distance from the kept one, and the words each other member changes; then the
-    planted copies left apart, beyond the radius. The clusters go in the order of their first
-    member, so both engines show the same."""
-    import numpy as np
-
-    from ..index.hamming import hamming
-
-    _, labels = np.unique(labels, return_inverse=True)
-    sizes = np.bincount(labels)
-    radius = options.radius
-    lines = [
-        f"\n{int((sizes > 1).sum())} clusters of near-duplicates (Hamming distance <= "
-        f"{radius} of {options.config.bits} bits); kept documents marked +"
-    ]
-    shown = [label for label in dict.fromkeys(labels.tolist()) if sizes[label] > 1]
-    for label in shown:
-        members = sorted(np.flatnonzero(labels == label).tolist(), key=lambda p: not kept[p])
-        first = members[0]
-        lines.append("")
-        for p in members:
-            mark = "+" if kept[p] else "-"
-            text = " ".join(documents[p].text.split())
-            distance = hamming(fingerprints[p], fingerprints[first])
-            lines.append(
-                f" {mark} {documents[p].id} (distance {distance}): "
-                f"{text[:100]}{'...' if len(text) > 100 else ''}"
-            )
-            if not kept[p]:
-                lines.append(f"     {_changes(documents[first].text, documents[p].text)}")
-    position = {d.id: p for p, d in enumerate(documents)}
-    apart = [
-        (p, position[d.original])
-        for p, d in enumerate(documents)
-        if d.original != d.id and labels[p] != labels[position[d.original]]
-    ]
-    if apart:
-        lines.append(f"\n{len(apart)} edited copies left apart, beyond distance {radius}:")
-        for p, o in apart:
-            distance = hamming(fingerprints[p], fingerprints[o])
-            lines.append(f"   {documents[p].id} (distance {distance} from {documents[o].id})")
-            lines.append(f"     {_changes(documents[o].text, documents[p].text)}")
-    print("\n".join(lines))
-
-
-def _changes(kept: str, other: str, most: int = 4) -> str:
-    """The words ``other`` changes in ``kept`` as the fingerprint sees them: case and
-    punctuation dropped, a Chinese ideograph a word."""
-    import difflib
-    import re
-
-    a, b = (re.findall(r"[\u3400-\u9fff]|[^\W\u3400-\u9fff]+", t.casefold()) for t in (kept, other))
-
-    def joined(words: list[str]) -> str:  # ideographs are written without spaces
-        return "".join(words) if words and "\u3400" <= words[0] <= "\u9fff" else " ".join(words)
-
-    edits = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        old, new = joined(a[i1:i2]), joined(b[j1:j2])
-        if op == "replace":
-            edits.append(f"{old!r} -> {new!r}")
-        elif op != "equal":
-            edits.append(f"{'added' if op == 'insert' else 'removed'} {new or old!r}")
-    if not edits:
-        return "same words: only case, punctuation or line breaks differ"
-    more = f" and {len(edits) - most} more" if len(edits) > most else ""
-    return "; ".join(edits[:most]) + more
