@@ -34,6 +34,17 @@ Peak memory: the process's own (RssAnon, sampled) and VmHWM with the mapped file
 
     python benchmarks/bench_self_join.py --resumable /data/b1 --sizes 1000000000 --memory 6G --plan balanced
 
+``--cli DIR`` runs ``neardup pairs DIR/fps.npy -k K --memory M --work-dir DIR/work`` as a user
+runs it, in a child process, on the same data as ``--resumable`` (made once into ``DIR``; the
+first of ``--sizes``), then the same command without ``--memory`` (in memory): each one's wall
+time, peak resident memory (VmHWM at exit: the fingerprint file's mapped pages included, as
+``/usr/bin/time -v`` reports it), and the sampled peaks of its own memory (RssAnon) and of
+the mapped file's pages (RssFile). The pairs written are read back: every planted pair within
+k found, none at k + 1, none beyond k, and the same pairs from both runs. ``--no-in-memory``
+skips the second run.
+
+    python benchmarks/bench_self_join.py --cli /tmp/pairs100m --sizes 100000000 --memory 1G
+
 ``--calibrate`` fits what ``self_join``'s "auto" weighs (``index/self_join.py``: ``ROW_NS`` per
 fingerprint and table, ``CHECK_NS`` per candidate pair of a key group) by least squares over
 in-memory joins of N (``--sizes``, default 10M) random fingerprints with 4 to 7 blocks at k = 3
@@ -277,6 +288,157 @@ def _resumable_footer(r: dict[str, Any]) -> None:
     )
 
 
+# VmHWM, not ru_maxrss: Linux carries the parent's RSS across exec into the child's ru_maxrss
+# (see bench_fingerprint.py); both are reported. The sampler adds the split of the peak into the
+# process's own pages (RssAnon) and the mapped files' (RssFile), each its own peak.
+_CLI_CHILD = r"""
+import json, resource, sys, threading, time
+started = time.perf_counter()
+def status():
+    with open("/proc/self/status") as f:
+        fields = [line.split() for line in f if line.startswith(("VmHWM", "RssAnon", "RssFile"))]
+    return {name.rstrip(":"): int(kib) for name, kib, _ in fields}
+peaks, done = {"RssAnon": 0, "RssFile": 0}, threading.Event()
+def sample():
+    while not done.wait(0.02):
+        now = status()
+        for field in peaks:
+            peaks[field] = max(peaks[field], now[field])
+threading.Thread(target=sample, daemon=True).start()
+from neardup.cli import main
+code = main(sys.argv[2:])
+done.set()
+usage = resource.getrusage(resource.RUSAGE_SELF)
+with open(sys.argv[1], "w") as f:
+    json.dump({"status": code, "in_process_s": time.perf_counter() - started,
+               "peak_rss_kib": status()["VmHWM"], "peak_anon_kib": peaks["RssAnon"],
+               "peak_file_kib": peaks["RssFile"], "user_s": usage.ru_utime, "sys_s": usage.ru_stime}, f)
+sys.exit(code)
+"""
+
+
+def run_pairs(argv: list[str], report: Path) -> dict[str, Any]:
+    """``neardup pairs ARGV`` in a child process: its figures (see ``_CLI_CHILD``)."""
+    import shlex
+
+    started = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-c", _CLI_CHILD, str(report), "pairs", *argv])
+    _, status, usage = os.wait4(child.pid, 0)  # /usr/bin/time -v's figure
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise SystemExit(f"neardup pairs {shlex.join(argv)} failed with status {child.returncode}")
+    out = json.loads(report.read_text())
+    report.unlink()
+    out.update(seconds=round(time.perf_counter() - started, 2), ru_maxrss_kib=usage.ru_maxrss)
+    return out
+
+
+def read_pair_keys(path: Path, n: int) -> np.ndarray:
+    """The pairs of a ``neardup pairs`` output (rows named by their numbers) as keys i * n + j,
+    sorted."""
+    from pyarrow import csv
+
+    table = csv.read_csv(
+        path,
+        read_options=csv.ReadOptions(skip_rows=1, column_names=["i", "j", "d"]),
+        parse_options=csv.ParseOptions(delimiter="\t"),
+        convert_options=csv.ConvertOptions(column_types={"i": "int64", "j": "int64", "d": "int64"}),
+    )
+    i, j = table["i"].to_numpy(), table["j"].to_numpy()
+    assert (i < j).all(), "a pair not as (smaller row, larger row)"
+    return np.sort(i * n + j)
+
+
+def cli(args: argparse.Namespace) -> dict[str, Any]:
+    """``neardup pairs`` of ``--sizes``' first N in ``--memory``, as a user runs it (see above)."""
+    started = time.perf_counter()
+    folder = Path(args.cli)
+    folder.mkdir(parents=True, exist_ok=True)
+    n, k = int(float(args.sizes.split(",")[0])), args.max_distance
+    spec = {"n": n, "k": k, "seed": args.seed}
+    spec_path = folder / "data.json"
+    if spec_path.exists() and json.loads(spec_path.read_text()) != spec:
+        raise SystemExit(
+            f"{folder} holds the data of {spec_path.read_text()}, not {spec}: give another folder"
+        )
+    spec_path.write_text(json.dumps(spec))
+    t = time.perf_counter()
+    make_resumable_data(folder, n, k, args.seed)
+    data_s = time.perf_counter() - t
+    warm = folder / "warm.npy"  # the kernels compiled (or loaded) before any run is timed
+    np.save(warm, np.random.default_rng(0).integers(0, 2**64, size=20_000, dtype=np.uint64))
+    for extra in (["--memory", "200K", "--work-dir", str(folder)], []):
+        run_pairs([str(warm), "-k", str(k), "-o", str(folder / "warm.tsv"), *extra], folder / "run.json")
+    warm.unlink()
+    (folder / "warm.tsv").unlink()
+    work = Path(args.work_dir) if args.work_dir else folder / "work"
+    work.mkdir(exist_ok=True)
+    memory = next(
+        f"{args.memory // f}{u}"
+        for u, f in (("G", 2**30), ("M", 2**20), ("K", 1024), ("", 1))
+        if args.memory % f == 0
+    )  # as a user writes it
+    runs = {"memory": ["--memory", memory, "--work-dir", str(work)]}
+    if not args.no_in_memory:
+        runs["in_memory"] = []
+    print(f"N = {n:,}, k = {k}; data {data_s:.1f} s", flush=True)
+    results: dict[str, Any] = {
+        "benchmark": "self_join-cli", "machine": machine_info(), **spec,
+        "memory_given": args.memory, "data_seconds": round(data_s, 1), "runs": {},
+    }  # fmt: skip
+    planted = np.load(folder / "planted.npz")
+    planted_keys = planted["a"] * n + planted["b"]
+    within = planted["d"] <= k
+    fps = np.load(folder / "fps.npy", mmap_mode="r")
+    keys: dict[str, np.ndarray] = {}
+    for label, extra in runs.items():
+        output = folder / f"pairs-{label}.tsv"
+        argv = [str(folder / "fps.npy"), "-k", str(k), *extra, "-o", str(output)]
+        r = run_pairs(argv, folder / "run.json")
+        r["command"] = "neardup pairs " + " ".join(argv)
+        keys[label] = found = read_pair_keys(output, n)
+        output.unlink()
+        others = found[~np.isin(found, planted_keys)]
+        a, b = others // n, others % n
+        r.update(
+            pairs=len(found),
+            distinct_pairs=len(np.unique(found)),
+            recall=float(np.isin(planted_keys[within], found).mean()),
+            planted_beyond_k=int(np.isin(planted_keys[~within], found).sum()),
+            other_pairs=len(others),
+            wrong=int((bench_index.popcount(np.asarray(fps[a]) ^ np.asarray(fps[b])) > k).sum()),
+        )
+        results["runs"][label] = r
+        print(
+            f"   {r['command']}\n   {r['seconds']:.1f} s, peak RSS {r['peak_rss_kib'] / 2**20:.2f} GiB "
+            f"(ru_maxrss {r['ru_maxrss_kib'] / 2**20:.2f}; own {r['peak_anon_kib'] / 2**20:.2f}, mapped "
+            f"files {r['peak_file_kib'] / 2**20:.2f}), {r['pairs']:,} pairs",
+            flush=True,
+        )
+    if "in_memory" in keys:
+        results["same_pairs"] = bool(np.array_equal(keys["memory"], keys["in_memory"]))
+    results["planted_within_k"] = int(within.sum())
+    return finish(results, started, args.json, _cli_footer)
+
+
+def _cli_footer(r: dict[str, Any]) -> None:
+    run = r["runs"]["memory"]
+    peak = run["peak_rss_kib"] * 1024
+    print(
+        f"\nN = {r['n']:,}, k = {r['k']}, --memory {r['memory_given'] / 2**30:.2f} GiB: "
+        f"{run['seconds']:.1f} s, "
+        f"peak RSS {peak / 2**30:.2f} GiB = the budget + {(peak - r['memory_given']) / 2**30:.2f} GiB; "
+        f"planted within k found {run['recall']:.6f} of {r['planted_within_k']:,}, at k + 1 returned "
+        f"{run['planted_beyond_k']}, beyond k {run['wrong']}, other pairs {run['other_pairs']:,}"
+    )
+    if "in_memory" in r["runs"]:
+        one = r["runs"]["in_memory"]
+        print(
+            f"in memory: {one['seconds']:.1f} s, peak RSS {one['peak_rss_kib'] / 2**20:.2f} GiB; "
+            f"same pairs: {r['same_pairs']}"
+        )
+
+
 def calibrate(n: int, seed: int) -> dict[str, Any]:
     """Least-squares ``ROW_NS`` and ``CHECK_NS`` from in-memory self-joins of ``n`` random
     fingerprints with 4 to 7 blocks (k = 3), best of 2 each."""
@@ -350,12 +512,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--resumable", metavar="DIR", help="the out-of-core join alone, resumable, its data in DIR"
     )
     parser.add_argument("--plan", default="auto", help="the plan of --resumable (default auto)")
+    parser.add_argument(
+        "--cli", metavar="DIR", help="`neardup pairs` in --memory as a user runs it, its data in DIR"
+    )
+    parser.add_argument("--no-in-memory", action="store_true", help="--cli without the in-memory run")
     parser.add_argument("--calibrate", action="store_true", help="fit self_join's ROW_NS and CHECK_NS")
     parser.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.resumable:
         return resumable(args)
+    if args.cli:
+        return cli(args)
     if args.calibrate:
         return calibrate(int(float(args.sizes.split(",")[0])), args.seed)
     if args.child:

@@ -7,8 +7,10 @@ import random
 import numpy as np
 import pytest
 
+import naive_index as naive
 import neardup
 from neardup._errors import FormatError
+from neardup.cli.pairs import WRITE_ROWS
 from neardup.io.fingerprint_files import format_header, format_rows, read_fingerprints
 
 
@@ -208,6 +210,22 @@ def test_a_numpy_array_is_read_by_its_header_and_checked(tmp_path, run):
     assert pickled.returncode == 1 and pickled.stderr.startswith(
         "FormatError: objects.npy: not a NumPy array"
     )
+
+
+def test_a_chunk_of_pairs_past_a_written_slice_comes_whole_and_in_order(tmp_path, run):
+    """500 copies of one fingerprint among random ones: 124,750 pairs in one chunk, formatted
+    and written a slice of WRITE_ROWS at a time, each once, sorted."""
+    rng = np.random.default_rng(6)
+    fps = np.concatenate(
+        [np.full(500, 0x0123_4567_89AB_CDEF, np.uint64), rng.integers(0, 2**64, 300, np.uint64)]
+    )
+    rng.shuffle(fps)
+    np.save(tmp_path / "fps.npy", fps)
+    result = run("pairs", "fps.npy", "-o", "pairs.tsv", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rows = (tmp_path / "pairs.tsv").read_text().splitlines()[1:]
+    expected = naive.pairs(naive.as_ints(fps), list(range(len(fps))), 3)
+    assert [tuple(map(int, row.split("\t"))) for row in rows] == expected and len(rows) > WRITE_ROWS
 
 
 def test_pairs_past_memory_are_joined_out_of_core_in_the_work_dir(tmp_path, run):

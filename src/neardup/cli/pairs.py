@@ -9,6 +9,9 @@ from typing import Any
 from .fingerprint import FINGERPRINTS_HELP, add_document_arguments, load_fingerprints
 from .options import add_memory_arguments, check_memory_arguments, open_output
 
+WRITE_ROWS = 1 << 16
+"""Pairs formatted and written at a time."""
+
 
 def add_command(commands: Any) -> None:
     pairs = commands.add_parser(
@@ -65,12 +68,20 @@ def run(args: argparse.Namespace) -> int:
         )
         for first, second, distances in joined:
             order = np.lexsort((second, first))
+            first, second, distances = first[order], second[order], distances[order]
             name = data.id_of
-            rows = "".join(
-                f"{name(i)}\t{name(j)}\t{d}\n"
-                for i, j, d in zip(first[order].tolist(), second[order].tolist(), distances[order].tolist())
-            )
-            out.write(rows.encode("utf-8", "surrogateescape"))
+            # A slice at a time: as Python ints and strings a pair takes ~190 bytes, and a
+            # chunk may hold the join's whole window (--memory / 384 pairs): --memory / 2 more.
+            for at in range(0, len(first), WRITE_ROWS):
+                rows = "".join(
+                    f"{name(i)}\t{name(j)}\t{d}\n"
+                    for i, j, d in zip(
+                        first[at : at + WRITE_ROWS].tolist(),
+                        second[at : at + WRITE_ROWS].tolist(),
+                        distances[at : at + WRITE_ROWS].tolist(),
+                    )
+                )
+                out.write(rows.encode("utf-8", "surrogateescape"))
             total += len(first)
     print(
         f"neardup: {total} pairs within {args.max_distance} bits among {len(data.fingerprints)} fingerprints",

@@ -11,6 +11,12 @@ only a single key group is held whole, whatever its size. Memory is the budget g
 disk, one table's entries and fingerprints, (8 + 8 * words) bytes a row, plus one partition
 while it is split again.
 
+The fingerprints are read a slice at a time, once a table. When they lie in a read-only file
+mapping (a ``.npy`` opened with ``mmap_mode="r"``, an index file), each slice's pages are
+released from the process once it is partitioned (``madvise(MADV_DONTNEED)``: the kernel
+keeps them in its page cache, and the next table maps them again from there), so the
+process's resident memory holds a slice of the file, within the budget, rather than all of it.
+
 Manku, Jain and Das Sarma ran their batch mode this way (sorted files, one table at a time),
 where the index would have held every table in memory.
 """
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import mmap
 import os
 import tempfile
 import time
@@ -138,6 +145,7 @@ class _Table:
         self.width = int(lay.widths[t])
         self.rowmask = np.uint64((1 << lay.rowbits) - 1)
         self.names = 0
+        self.pages = MappedPages.of(fps)
 
     def join(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         for part in self._split(self._chunks_of_fps(), self.fps.shape[0], 0):
@@ -158,7 +166,12 @@ class _Table:
     def _chunks_of_fps(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         n, step = self.fps.shape[0], self.plan.split_rows
         for lo in range(0, n, step):
-            yield self._entries(lo, min(n, lo + step))
+            hi = min(n, lo + step)
+            yield self._entries(lo, hi)
+            if self.pages is not None:  # partitioned now: the pages read so far go back
+                # From the first row, not ``lo``: a fault maps the pages around it (the kernel's
+                # fault-around), some of them before ``lo``, released before.
+                self.pages.release(self.fps[:hi])
 
     def _chunks_of_part(self, part: _Part) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         words, step = self.plan.words, self.plan.split_rows
@@ -238,6 +251,37 @@ class _Table:
             if len(a):
                 a, b = rows[a], rows[b]
                 yield np.minimum(a, b), np.maximum(a, b), d
+
+
+class MappedPages:
+    """The read-only file mapping an array lies in, whose pages :meth:`release` gives back."""
+
+    def __init__(self, mapping: mmap.mmap) -> None:
+        self.mapping = mapping
+        self.address = np.frombuffer(mapping, dtype=np.uint8).ctypes.data
+
+    @classmethod
+    def of(cls, array: np.ndarray) -> MappedPages | None:
+        """The mapping of ``array`` (a view of a view ... of an ``mmap``), if it is one that
+        cannot have been written through (its buffer is read-only: every page is the file's,
+        so a released page reads the same when touched again) and this platform can release
+        its pages; else None."""
+        base = array.base
+        while isinstance(base, np.ndarray):
+            base = base.base
+        if not isinstance(base, mmap.mmap) or base.closed or not hasattr(mmap, "MADV_DONTNEED"):
+            return None  # in memory, or a platform without madvise (Windows)
+        with memoryview(base) as buffer:
+            return cls(base) if buffer.readonly else None
+
+    def release(self, view: np.ndarray) -> None:
+        """Drop the pages ``view`` spans from the process (from the page below its first byte
+        to the one holding its last): its resident memory falls, and a page touched again is
+        mapped again from the page cache or the file."""
+        low, high = np.lib.array_utils.byte_bounds(view)
+        start = (low - self.address) // mmap.PAGESIZE * mmap.PAGESIZE
+        if high > low and 0 <= start < len(self.mapping):
+            self.mapping.madvise(mmap.MADV_DONTNEED, start, high - self.address - start)
 
 
 def _remove(part: _Part) -> None:

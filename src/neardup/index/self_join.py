@@ -67,7 +67,9 @@ def self_join(
     written to a temporary folder inside ``work_dir`` (the system's temporary folder by
     default) partitioned by key, and joined a partition at a time (``disk_join.py``): up to
     ``disk_bytes_needed`` on disk; a window of pairs then takes at most an eighth of it
-    (``chunk_size`` is lowered to fit). ``on_table(table, tables, seconds, bytes_written)`` is
+    (``chunk_size`` is lowered to fit), and fingerprints in a read-only memory-mapped file
+    are read a slice at a time, each slice's pages released once it is partitioned, so the
+    file's pages do not add to the budget. ``on_table(table, tables, seconds, bytes_written)`` is
     called as each table is done, once its pairs are yielded (``bytes_written`` 0 in memory).
 
     ``first_table`` resumes a join that stopped: the tables before it are skipped, and with
