@@ -28,9 +28,6 @@ STANDS_ON: dict[str, set[str]] = {
     "report": {"passage"},  # explain shows the passages two documents share
     "cli": {"pipeline", "passage", "spark", "service", "report", "planted"},
 }
-# The one cycle left (issue 42): HammingIndex.iter_pairs(memory=) joins through self_join,
-# which joins a plan that probes through a HammingIndex. To be cut, not added to.
-KNOWN_CYCLES = [{"neardup.index.hamming_index", "neardup.index.self_join"}]
 ENGINES = {"pipeline", "passage", "spark", "service"}
 SHARED = {
     "_config",
@@ -153,7 +150,6 @@ def test_no_import_cycle_between_modules():
         if name != "neardup"  # the public API names everything, lazily
     }
     cycles = [component for component in _strongly_connected(graph) if len(component) > 1]
-    cycles = [cycle for cycle in cycles if cycle not in KNOWN_CYCLES]
     assert not cycles, "\n".join(" <-> ".join(sorted(cycle)) for cycle in cycles)
 
 
@@ -209,7 +205,6 @@ def test_every_module_is_in_a_known_place():
 
 
 LONGEST_MODULE, LONGEST_FUNCTION = 550, 120
-KNOWN_LONG = {"index/hamming_index.py"}  # 570 lines (issue 42): to be cut, not added to
 
 
 def test_modules_and_functions_stay_short_enough_to_read():
@@ -221,7 +216,7 @@ def test_modules_and_functions_stay_short_enough_to_read():
         if name.startswith("_kernels/"):
             continue
         source = path.read_text("utf-8")
-        if len(source.splitlines()) > LONGEST_MODULE and name not in KNOWN_LONG:
+        if len(source.splitlines()) > LONGEST_MODULE:
             long.append(f"{name}: {len(source.splitlines())} lines")
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

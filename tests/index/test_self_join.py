@@ -33,10 +33,12 @@ def test_every_plan_gives_the_index_s_pairs(plan):
     assert joined(fps, 3, plan=plan) == sorted(zip(i.tolist(), j.tolist(), d.tolist()))
 
 
-def test_multi_index_past_its_blocks_is_joined_through_an_index():
+def test_multi_index_past_its_blocks_is_joined_by_probing_its_tables():
     values = planted(np.random.default_rng(3), 64, 8, bases=6)
     expected = naive.pairs(values, list(range(len(values))), 8)
     assert joined(rows(values, 64), 8) == expected
+    chunks = list(neardup.self_join(rows(values, 64), 8, chunk_size=7))
+    assert max(len(i) for i, _, _ in chunks) <= 7 and sum(len(i) for i, _, _ in chunks) == len(expected)
 
 
 def test_a_group_of_copies_streams_in_chunks():

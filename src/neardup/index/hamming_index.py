@@ -36,11 +36,10 @@ import numpy as np
 
 from .._errors import ConfigError, TooManyPairsError
 from .._kernels import index as kernels
-from .._system import available_memory
 from . import storage, tables
 from .components import collapse, component_roots
 from .hamming import _as_fingerprints, _as_one_fingerprint
-from .join import joined, pair_chunks
+from .join import PAIR_BYTES, joined, pair_chunks, pairs_memory_limit, rechunked
 from .plan import IndexPlan, _check_distance
 from .search import search, search_main
 from .self_join import self_join
@@ -55,15 +54,6 @@ DELTA_FRACTION = 8
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
 PAIRS_CHUNK = 1 << 22
 """Pairs per chunk of :meth:`HammingIndex.iter_pairs` by default (three int64 arrays: 96 MiB)."""
-_PAIR_BYTES = 80
-"""Peak bytes a pair of :meth:`HammingIndex.pairs` costs: its chunk (24), the joined arrays
-(24), the sort order (8) and the sorted result (24)."""
-
-
-def pairs_memory_limit() -> int:
-    """How many pairs :meth:`HammingIndex.pairs` may hold: the memory available now over the
-    bytes a pair costs."""
-    return available_memory() // _PAIR_BYTES
 
 
 class HammingIndex:
@@ -344,7 +334,7 @@ class HammingIndex:
             if held > limit:
                 raise TooManyPairsError(
                     f"the self-join within {k} bits holds more than {held:,} pairs, more than "
-                    f"memory holds at {_PAIR_BYTES} bytes a pair; iterate index.iter_pairs() to "
+                    f"memory holds at {PAIR_BYTES} bytes a pair; iterate index.iter_pairs() to "
                     f"stream them in chunks, or call index.clusters() for the clusters alone"
                 )
             parts.append(part)
@@ -381,22 +371,7 @@ class HammingIndex:
         if memory is not None:
             yield from self._joined_in(k, int(chunk_size), memory, work_dir)
             return
-        held: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        count = 0
-        for whole in pair_chunks(self, k, int(chunk_size)):
-            for at in range(0, len(whole[0]), chunk_size):  # one item's matches may pass it
-                part = (
-                    whole[0][at : at + chunk_size],
-                    whole[1][at : at + chunk_size],
-                    whole[2][at : at + chunk_size],
-                )
-                if count + len(part[0]) > chunk_size and held:
-                    yield joined(held)
-                    held, count = [], 0
-                held.append(part)
-                count += len(part[0])
-        if held:
-            yield joined(held)
+        yield from rechunked(pair_chunks(self, k, int(chunk_size)), int(chunk_size))
 
     def _joined_in(
         self, k: int, chunk_size: int, memory: int, work_dir: str | os.PathLike | None

@@ -12,10 +12,21 @@ import numba
 import numpy as np
 
 from .._kernels import index as kernels
+from .._system import available_memory
 from .tables import Layout, csr_offsets, member, whole_key_directory
 
 if TYPE_CHECKING:
     from .hamming_index import HammingIndex
+
+PAIR_BYTES = 80
+"""Peak bytes a pair of :meth:`HammingIndex.pairs` costs: its chunk (24), the joined arrays
+(24), the sort order (8) and the sorted result (24)."""
+
+
+def pairs_memory_limit() -> int:
+    """How many pairs :meth:`HammingIndex.pairs` may hold: the memory available now over the
+    bytes a pair costs."""
+    return available_memory() // PAIR_BYTES
 
 
 def pair_chunks(
@@ -68,14 +79,22 @@ def _join_main(
             a, b = index._ids[a], index._ids[b]
             yield np.minimum(a, b), np.maximum(a, b), d
         return
-    table = index._table_args()
+    yield from probed_pairs(index._fps, index._ids, index._table_args(), k, window)
+
+
+def probed_pairs(
+    fps: np.ndarray, ids: np.ndarray, table: tuple[object, ...], k: int, window: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The pairs among the rows ``fps`` (named ``ids``) within ``k``, each row probing the
+    tables of them all (``tables.probe_args``) for the rows after it: (smaller id, larger id,
+    distance) in pieces of at most ``window`` pairs (but one row's matches)."""
 
     def count(lo: int, hi: int) -> np.ndarray:
-        return kernels.query_count(index._fps[lo:hi], index._fps, *table, k, lo)
+        return kernels.query_count(fps[lo:hi], fps, *table, k, lo)
 
-    for lo, hi, offsets in batched(index._fps.shape[0], window, count):
-        found, d = kernels.query_fill(index._fps[lo:hi], index._fps, index._ids, *table, k, lo, offsets)
-        mine = np.repeat(index._ids[lo:hi], np.diff(offsets))
+    for lo, hi, offsets in batched(fps.shape[0], window, count):
+        found, d = kernels.query_fill(fps[lo:hi], fps, ids, *table, k, lo, offsets)
+        mine = np.repeat(ids[lo:hi], np.diff(offsets))
         yield np.minimum(mine, found), np.maximum(mine, found), d
 
 
@@ -138,6 +157,29 @@ def batched(
         elif ends[-1] > window:
             size = max(size // 2, 1)
         lo = hi
+
+
+def rechunked(
+    pieces: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]], chunk_size: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``pieces`` of pairs, of any size, as chunks of at most ``chunk_size`` pairs: a piece
+    over it is cut (one row's matches may pass it), smaller ones are joined."""
+    held: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    count = 0
+    for whole in pieces:
+        for at in range(0, len(whole[0]), chunk_size):
+            part = (
+                whole[0][at : at + chunk_size],
+                whole[1][at : at + chunk_size],
+                whole[2][at : at + chunk_size],
+            )
+            if count + len(part[0]) > chunk_size and held:
+                yield joined(held)
+                held, count = [], 0
+            held.append(part)
+            count += len(part[0])
+    if held:
+        yield joined(held)
 
 
 def joined(

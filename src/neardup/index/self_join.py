@@ -20,9 +20,9 @@ import numpy as np
 from .._kernels import index as kernels
 from .disk_join import DiskPlan, TableDone, disk_self_join, in_memory_bytes
 from .hamming import _as_fingerprints
-from .join import key_group_pairs
+from .join import key_group_pairs, probed_pairs, rechunked
 from .plan import MAX_DISTANCE, IndexPlan, _check_distance
-from .tables import layout
+from .tables import build, layout, probe_args
 
 JOIN_WINDOW = 1 << 22
 """Candidate pairs examined at a time (the pairs of a window: at most three int64 arrays of
@@ -61,7 +61,7 @@ def self_join(
     rather than all of them. ``fingerprints`` are uint64, (n,) for 64 bits or (n, 2) for 128
     (a memory-mapped array is read, not copied); ``plan`` as for :class:`HammingIndex`. A
     plan whose tables do not each find their pairs by key alone (multi-index hashing past
-    its blocks' radius, ``max_distance`` 8 at 64 bits) is joined through a whole index.
+    its blocks' radius, ``max_distance`` 8 at 64 bits) is joined by probing all of its tables.
 
     ``memory`` (bytes) bounds the join: past it (``in_memory_bytes``), each table is
     written to a temporary folder inside ``work_dir`` (the system's temporary folder by
@@ -107,8 +107,8 @@ def self_join(
                 f"(plan='auto'), or no memory="
             )
         if first_table:
-            raise ValueError(f"first_table={first_table}: a join through a whole index cannot resume")
-        yield from _through_an_index(fps, k, chosen, int(chunk_size))
+            raise ValueError(f"first_table={first_table}: a join by probing every table cannot resume")
+        yield from _by_probes(fps, k, chosen, int(chunk_size))
         return
     lay = layout(chosen, n)
     if out_of_core:
@@ -130,14 +130,16 @@ def self_join(
             on_table(t, chosen.num_tables, time.perf_counter() - start, 0)
 
 
-def _through_an_index(
+def _by_probes(
     fps: np.ndarray, k: int, plan: IndexPlan, chunk_size: int
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    from .hamming_index import HammingIndex
-
-    index = HammingIndex(bits=64 * fps.shape[1], max_distance=k, plan=plan)
-    index.add(fps if fps.shape[1] == 2 else fps.reshape(-1))
-    yield from index.iter_pairs(chunk_size=chunk_size)
+    """The pairs of a plan whose tables do not find them by key alone: every table of the
+    rows built, as an index builds them, and each row probing them for the rows after it."""
+    lay = layout(plan, fps.shape[0])
+    entries, directory = build(np.ascontiguousarray(fps), lay)
+    ids = np.arange(fps.shape[0], dtype=np.int64)
+    pieces = probed_pairs(fps, ids, probe_args(entries, directory, lay), k, chunk_size)
+    yield from rechunked(pieces, chunk_size)
 
 
 def disk_bytes_needed(fingerprints: object) -> int:

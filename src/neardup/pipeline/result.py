@@ -25,7 +25,8 @@ from ..decision.selection import Collapsed
 from ..decision.stats import DedupStats
 from ..decision.steps import index_to_save, near_pairs
 from ..decision.verify import DocumentFeatures, Verification
-from ..index.hamming_index import PAIRS_CHUNK, HammingIndex, pairs_memory_limit
+from ..index.hamming_index import PAIRS_CHUNK, HammingIndex
+from ..index.join import pairs_memory_limit
 from ..io.corpus import MemoryCorpus
 from ..io.dispatch import write_kept as _write_kept
 from ..io.sources import check_outputs

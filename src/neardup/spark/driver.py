@@ -29,7 +29,8 @@ from .._progress import Progress
 from .._system import available_memory
 from ..decision.options import DedupOptions
 from ..decision.steps import choose_representatives, drop_near_index, near_pairs
-from ..index.hamming_index import HammingIndex, pairs_memory_limit
+from ..index.hamming_index import HammingIndex
+from ..index.join import pairs_memory_limit
 from .facts import POSITION, Texts, band_columns
 from .fingerprints import fingerprints_of
 
