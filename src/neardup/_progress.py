@@ -27,6 +27,11 @@ class Progress:
         """A stage of ``total`` units (bytes by default; None if unknown) about to start."""
         return Stage(self, name, total, unit)
 
+    def record(self, name: str, seconds: float | None) -> None:
+        """A stage that ran before this Progress began (the kernels' compilation), if it ran."""
+        if seconds is not None:
+            self.seconds[name] = seconds
+
 
 class Stage:
     """One stage: ``update(done, items)`` as it goes; a context manager that records its time."""

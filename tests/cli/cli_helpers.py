@@ -4,6 +4,7 @@ fingerprint lines the CLI should print, computed by the library on the same text
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,18 @@ from typing import NamedTuple
 import neardup
 
 HEADER = "# neardup fingerprints v1 "
+
+COMPILE_NOTICE = re.compile(
+    r"neardup: compiling the kernels this command needs \(first run only, about \d+ s\) \.\.\. "
+    r"done in \d+ s\n"
+)
+"""The line a run prints while it compiles the kernels it needs, on a cold cache only."""
+
+
+def without_compile_notice(stderr: str) -> str:
+    """``stderr`` without the compile notice: whether a run compiles depends on the tests
+    before it, not on what it is meant to show."""
+    return COMPILE_NOTICE.sub("", stderr, count=1)
 
 
 class Ran(NamedTuple):
@@ -29,7 +42,9 @@ def run_process(*args: str, cwd: Path, stdin: bytes | None = None) -> Ran:
     done = subprocess.run(
         [sys.executable, "-m", "neardup", *args], cwd=cwd, input=stdin, capture_output=True, timeout=300
     )
-    return Ran(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
+    return Ran(
+        done.returncode, done.stdout.decode("utf-8"), without_compile_notice(done.stderr.decode("utf-8"))
+    )
 
 
 def parse(output: str) -> tuple[dict, list[tuple[str, str]]]:

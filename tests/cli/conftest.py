@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_helpers import Ran
+from cli_helpers import Ran, without_compile_notice
 
 from neardup.cli import main
 
@@ -30,6 +30,6 @@ def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> 
             code = stopped.code
             status = code if isinstance(code, int) else 0 if code is None else 1
         out, err = capsys.readouterr()
-        return Ran(status, out, err)
+        return Ran(status, out, without_compile_notice(err))
 
     return run

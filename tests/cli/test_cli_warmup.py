@@ -1,78 +1,169 @@
-"""A first run on a terminal says it compiles the kernels, once; ``neardup warmup`` fills the
-cache. The kernels' cache is the real one: warm-up loads what it holds in seconds, and a marker
-of its own name (``_WARM``) stands in for the one other runs share."""
+"""A first run compiles the groups of kernels its command needs and says so in one line, wherever
+stderr goes, unless --quiet; ``neardup warmup`` compiles every group. In this process the
+kernels' cache is the real one, with markers of their own names (``cold``) standing in for the
+ones other runs share; the process test has a cache of its own, empty."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
+from argparse import Namespace
 
 import numba
 import pytest
+from cli_helpers import COMPILE_NOTICE
 
 from neardup._kernels import _jit
-from neardup.cli.main import main
+from neardup.cli import warmup
+from neardup.cli.main import build_parser, main
 
 
 @pytest.fixture
 def cold(monkeypatch, tmp_path):
-    """The cache as a first run finds it: no marker of a completed warm-up."""
+    """The cache as a first run finds it: no group marked compiled."""
     if _jit.cache_dir() is None:
         pytest.skip("kernel caching is off (NEARDUP_NUMBA_CACHE)")
-    marker = f"neardup-kernels.warm-test-{tmp_path.name}"
-    monkeypatch.setattr(_jit, "_WARM", marker)
-    yield _jit.cache_dir() / marker
-    (_jit.cache_dir() / marker).unlink(missing_ok=True)
+    monkeypatch.setattr(_jit, "_MARKERS", f"neardup-kernels.{{group}}.warm-test-{tmp_path.name}")
+    yield _jit.cache_dir()
+    for marker in _jit.cache_dir().glob(f"neardup-kernels.*.warm-test-{tmp_path.name}"):
+        marker.unlink()
 
 
-def on_a_terminal(monkeypatch):
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-
-
-@pytest.mark.slow
-def test_a_first_run_on_a_terminal_says_it_compiles_once(cold, monkeypatch, capsys):
-    on_a_terminal(monkeypatch)
-    assert not _jit.is_warm()
-    assert main(["explain", "one text", "another text"]) == 0
-    first = capsys.readouterr()
-    assert re.fullmatch(
-        r"neardup: compiling the kernels \(once; a few minutes\) \.\.\. done in \d+ s\n", first.err
+@pytest.fixture
+def compiled(monkeypatch):
+    """Every group compiles at once, and the list of groups compiled grows."""
+    done: list[str] = []
+    names = list(warmup.groups())
+    monkeypatch.setattr(
+        warmup, "groups", lambda: {name: lambda name=name: done.append(name) for name in names}
     )
-    assert first.out.startswith("config: 64 bits")
-    assert cold.exists() and _jit.is_warm()
-    assert main(["explain", "one text", "another text"]) == 0
-    assert capsys.readouterr().err == ""
+    return done
 
 
-def test_pipes_and_logs_see_no_notice(cold, capsys):
-    assert main(["explain", "one text", "another text"]) == 0
-    assert capsys.readouterr().err == ""
-    assert not cold.exists()
+def needs(*argv: str) -> list[str]:
+    return warmup.needs(build_parser().parse_args(list(argv)))
 
 
-def test_commands_without_kernels_never_compile(cold, monkeypatch, tmp_path, capsys):
-    on_a_terminal(monkeypatch)
-    assert main(["report", "-o", str(tmp_path / "report")]) == 1
-    assert capsys.readouterr().err.startswith("ConfigError: ")
-    assert not cold.exists()
+def test_each_command_needs_its_groups():
+    assert needs("fingerprint", "x.txt") == ["fingerprint"]
+    assert needs("dedup", "x.jsonl", "-o", "y.jsonl") == ["fingerprint", "index", "dedup"]
+    assert "minhash" in needs("dedup", "x.jsonl", "-o", "y.jsonl", "--jaccard", "0.8")
+    assert "verify" in needs("dedup", "x.jsonl", "-o", "y.jsonl", "--cosine", "0.98")
+    assert "snapshot" in needs("dedup", "x.jsonl", "-o", "y.jsonl", "--against", "seen.idx")
+    assert needs("dedup", "--jaccard", "0.5", "--explain-plan") == []
+    assert needs("index", "query", "x.idx", "--text", "a") == ["fingerprint", "snapshot"]
+    assert needs("index", "info", "x.idx") == []
+    assert needs("report", "-o", "out") == []
+    assert set(needs("serve", "--data", "d")) == {"fingerprint", "index", "snapshot", "service"}
+
+
+def test_every_group_a_command_needs_exists():
+    every = set(warmup.groups())
+    for command, of in warmup.NEEDS.items():
+        assert (
+            set(
+                of(
+                    Namespace(
+                        action="build",
+                        explain_plan=False,
+                        engine="local",
+                        jaccard=0.8,
+                        cosine=0.9,
+                        verify=None,
+                        against="x",
+                    )
+                )
+            )
+            <= every
+        ), command
+
+
+def test_each_group_has_a_marker_of_its_own(cold):
+    assert not _jit.is_warm("index")
+    _jit.mark_warm("index")
+    assert _jit.is_warm("index") and not _jit.is_warm("fingerprint")
+    assert (cold / _jit._MARKERS.format(group="index")).read_text() == _jit._warm_key()
 
 
 def test_the_marker_belongs_to_one_numba_and_one_set_of_sources(cold, monkeypatch):
-    _jit.mark_warm()
-    assert _jit.is_warm()
+    markers = _jit._MARKERS
+    _jit.mark_warm("fingerprint")
+    assert _jit.is_warm("fingerprint")
     monkeypatch.setattr(numba, "__version__", "0.0.0")
-    assert not _jit.is_warm()
+    assert not _jit.is_warm("fingerprint")
     monkeypatch.undo()
-    monkeypatch.setattr(_jit, "_WARM", cold.name)
+    monkeypatch.setattr(_jit, "_MARKERS", markers)
     monkeypatch.setattr(_jit, "_sources_digest", lambda: "an edited kernel")
-    assert not _jit.is_warm()
+    assert not _jit.is_warm("fingerprint")
+
+
+def test_an_edited_kernel_drops_every_marker(tmp_path, monkeypatch):
+    markers = [tmp_path / "neardup-kernels.warm", tmp_path / "neardup-kernels.index.warm"]
+    for marker in markers:
+        marker.write_text("warm")
+    monkeypatch.setattr(_jit, "_sources_digest", lambda: "an edited kernel")
+    _jit._drop_stale_cache(tmp_path)
+    assert not any(marker.exists() for marker in markers)
+    assert (tmp_path / "neardup-kernels.sha256").read_text() == "an edited kernel"
+
+
+def test_a_first_run_compiles_what_it_needs_and_says_so_once(cold, compiled, capsys):
+    args = build_parser().parse_args(["fingerprint", "x.txt"])
+    seconds = warmup.compile_once(args)
+    assert seconds is not None and compiled == ["fingerprint"]
+    assert COMPILE_NOTICE.fullmatch(capsys.readouterr().err)  # stderr is no terminal here
+    assert warmup.compile_once(args) is None and compiled == ["fingerprint"]
+    assert capsys.readouterr().err == ""
+
+
+def test_quiet_compiles_without_a_word(cold, compiled, capsys):
+    args = build_parser().parse_args(["dedup", "x.jsonl", "-o", "y.jsonl", "-q"])
+    assert warmup.compile_once(args) is not None
+    assert compiled == ["fingerprint", "index", "dedup"] and capsys.readouterr().err == ""
+
+
+def test_commands_without_kernels_never_compile(cold, compiled, tmp_path, capsys):
+    assert main(["report", "-o", str(tmp_path / "report")]) == 1
+    assert capsys.readouterr().err.startswith("ConfigError: ")
+    assert compiled == []
+
+
+def test_the_summary_counts_the_compilation_as_a_stage(cold, compiled, capsys):
+    assert main(["dedup", "--example"]) == 0
+    err = capsys.readouterr().err
+    assert COMPILE_NOTICE.match(err)
+    assert re.search(r"\ntime: compile [\d.]+ s, read \+ fingerprint", err)
 
 
 @pytest.mark.slow
-def test_the_warmup_command_fills_the_cache(cold, capsys):
+def test_a_first_process_says_it_compiles_once_through_a_pipe(tmp_path):
+    """The cheapest command, on an empty cache of its own: the notice once, then never."""
+    (tmp_path / "docs.txt").write_text("one text\nanother text\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "NEARDUP_NUMBA_CACHE": "1"}
+
+    def fingerprint() -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "neardup", "fingerprint", "docs.txt"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    assert COMPILE_NOTICE.fullmatch(fingerprint())
+    assert fingerprint() == ""
+
+
+@pytest.mark.slow
+def test_the_warmup_command_compiles_every_group(cold, capsys):
     assert main(["warmup"]) == 0
     err = capsys.readouterr().err
     assert re.fullmatch(
         rf"neardup: every kernel compiled into {re.escape(str(_jit.cache_dir()))} \(\d+ s\)\n", err
     )
-    assert _jit.is_warm()
+    assert all(_jit.is_warm(group) for group in warmup.groups())

@@ -10,9 +10,10 @@ hash and give wrong fingerprints. So the cache of these sources is dropped whene
 them changes (``_drop_stale_cache``), wherever numba keeps it (``cache_dir``: ``__pycache__``
 here, ``$NUMBA_CACHE_DIR``, or the user's cache folder for a read-only install).
 
-``pipeline.warmup.warmup`` compiles every hot kernel and then leaves a marker there
-(``mark_warm``), so a command can tell cheaply whether its first call will compile
-(``is_warm``) and say so.
+The hot kernels are compiled in named groups (``cli/warmup.py``: fingerprint, index, ...); each
+group, once compiled, leaves a marker of its own there (``mark_warm(group)``), so a command can
+tell cheaply whether its first call will compile the groups it needs (``is_warm(group)``) and
+say so.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ jit_parallel = numba.njit(cache=CACHE, nogil=True, parallel=True)
 # (measured: a byte-copy helper made tokenising 6x slower as a call).
 jit_inline = numba.njit(inline="always")
 
-_WARM = "neardup-kernels.warm"
+_MARKERS = "neardup-kernels.{group}.warm"
+"""The marker of a compiled group of kernels, beside them in the cache."""
 
 
 @jit
@@ -63,7 +65,7 @@ def _drop_stale_cache(cache: Path) -> None:
     with contextlib.suppress(OSError):  # a read-only install simply keeps what it has
         if stamp.exists() and stamp.read_text() == digest:
             return
-        for cached in [*cache.glob("*.nbi"), *cache.glob("*.nbc"), cache / _WARM]:
+        for cached in [*cache.glob("*.nbi"), *cache.glob("*.nbc"), *cache.glob("neardup-kernels*.warm")]:
             cached.unlink(missing_ok=True)
         cache.mkdir(parents=True, exist_ok=True)
         stamp.write_text(digest)
@@ -76,25 +78,30 @@ def _warm_key() -> str:
     return f"sources {_sources_digest()} numba {numba.__version__} python {python} cpu {cpu}\n"
 
 
-def is_warm() -> bool:
-    """True when ``warmup`` filled the cache for these sources on this machine, so the hot
-    kernels load in milliseconds; False when their first call will compile (and always when
-    caching is off)."""
+def _marker(group: str) -> Path | None:
     cache = cache_dir()
-    if cache is None:
+    return None if cache is None else cache / _MARKERS.format(group=group)
+
+
+def is_warm(group: str) -> bool:
+    """True when the kernels of ``group`` were compiled into the cache for these sources on this
+    machine (``mark_warm``), so they load in milliseconds; False when their first call will
+    compile (and always when caching is off)."""
+    marker = _marker(group)
+    if marker is None:
         return False
     try:
-        return (cache / _WARM).read_text() == _warm_key()
+        return marker.read_text() == _warm_key()
     except OSError:
         return False
 
 
-def mark_warm() -> None:
-    """Records that the cache holds every hot kernel (``warmup`` calls it once they compiled)."""
-    cache = cache_dir()
+def mark_warm(group: str) -> None:
+    """Records that the cache holds the kernels of ``group`` (called once they compiled)."""
+    marker = _marker(group)
     with contextlib.suppress(OSError):  # read-only: every run will say it compiles, none breaks
-        if cache is not None:
-            (cache / _WARM).write_text(_warm_key())
+        if marker is not None:
+            marker.write_text(_warm_key())
 
 
 if CACHE and (_cache := cache_dir()) is not None:

@@ -375,6 +375,7 @@ def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitS
     from ..pipeline.job import dedup
 
     progress = Progress(enabled=not args.quiet)
+    progress.record("compile", getattr(args, "compile_seconds", None))
     if args.example:
         from ..planted.example import example_corpus
 

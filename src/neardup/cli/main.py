@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(args, "idf"):
         check_config_args(args.command_parser, args)
     try:
-        warmup.compile_once(args.command)
+        args.compile_seconds = warmup.compile_once(args)
         status: int = args.handler(args)
         return status
     except KeyboardInterrupt:

@@ -165,6 +165,9 @@ def run(args: argparse.Namespace) -> int:
                 if args.max_copied is not None
                 else ""
             )
+        compiled = getattr(args, "compile_seconds", None)
+        if compiled is not None:  # before ``started``: a stage of its own
+            summary += f"\ncompiled the kernels in {compiled:.1f} s"
         summary += f"\nin {time.perf_counter() - started:.1f} s"
         print("neardup: " + summary.replace("\n", "\nneardup: "), file=sys.stderr)
     return 0

@@ -1,15 +1,52 @@
 """``neardup warmup``: compile every kernel into numba's cache, for container images and Spark
-executors; and, before a command's first kernel, the notice that they are being compiled."""
+executors; and, before a command's first kernel, the groups of kernels it needs, said in one line."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-COMPILING = frozenset({"fingerprint", "pairs", "index", "dedup", "passages", "explain", "serve"})
-"""The commands that run kernels (on this machine: `neardup client` leaves them to the service)."""
+FIRST_RUN_SECONDS = 60
+"""About how long a first run compiles the kernels it needs, on an empty cache (measured on 2
+cores: 20-80 s by command; README and docs/cli.md give the same figure)."""
+
+
+def _dedup(args: argparse.Namespace) -> list[str]:
+    if args.explain_plan or args.engine == "spark":  # a plan is arithmetic; Spark's executors warm up
+        return []
+    groups = ["fingerprint", "index", "dedup"]
+    if args.jaccard is not None:
+        groups.append("minhash")
+    if args.cosine is not None or args.verify is not None:
+        groups.append("verify")
+    if args.against is not None:
+        groups.append("snapshot")
+    return groups
+
+
+NEEDS: dict[str, Callable[[argparse.Namespace], list[str]]] = {
+    "fingerprint": lambda args: ["fingerprint"],
+    "pairs": lambda args: ["fingerprint", "index"],
+    "index": lambda args: {"build": ["fingerprint", "index"], "query": ["fingerprint", "snapshot"]}.get(
+        args.action, []
+    ),
+    "dedup": _dedup,
+    "passages": lambda args: ["passages"],
+    "explain": lambda args: ["fingerprint", "passages", "explain"],
+    "serve": lambda args: ["fingerprint", "index", "snapshot", "service"],
+}
+"""The groups of kernels (``groups()``) each command runs, given its arguments; a command not
+here runs none on this machine (`neardup client` leaves them to the service)."""
+
+
+def needs(args: argparse.Namespace) -> list[str]:
+    """The names of the groups of kernels the command of ``args`` runs."""
+    return NEEDS.get(args.command, lambda args: [])(args)
 
 
 def add_command(commands: Any) -> None:
@@ -26,36 +63,89 @@ def add_command(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from .._kernels._jit import cache_dir, is_warm
 
-    seconds = _compile()
+    every = list(groups())
+    seconds = compile_groups(every)
     folder = cache_dir()
     if folder is None:
         print(f"neardup: compiled in {seconds:.0f} s; caching is off (NEARDUP_NUMBA_CACHE)", file=sys.stderr)
-    elif not is_warm():
+    elif not all(map(is_warm, every)):
         print(f"neardup: compiled in {seconds:.0f} s, but {folder} is not writable", file=sys.stderr)
     else:
         print(f"neardup: every kernel compiled into {folder} ({seconds:.0f} s)", file=sys.stderr)
     return 0
 
 
-def compile_once(command: str) -> None:
-    """Before ``command`` runs: if it runs kernels the cache does not hold yet, compile them all
-    now and say so, once, on a terminal: numba compiles silently, and a first run would seem to
-    hang for minutes. Pipes and logs see nothing."""
-    if command not in COMPILING or not sys.stderr.isatty():
-        return
+def compile_once(args: argparse.Namespace) -> float | None:
+    """Before the command of ``args`` runs: compile the groups of kernels it needs that the
+    cache does not hold yet, and say so in one line on stderr, terminal or not, unless
+    ``--quiet``: numba compiles silently, and a first run would seem to hang. Returns the
+    seconds it took, or None when nothing needed compiling."""
     from .._kernels._jit import CACHE, is_warm
 
-    if not CACHE or is_warm():  # uncached, every run compiles what it uses: no notice each time
-        return
-    print("neardup: compiling the kernels (once; a few minutes) ...", end=" ", file=sys.stderr, flush=True)
-    print(f"done in {_compile():.0f} s", file=sys.stderr)
+    cold = [group for group in needs(args) if not is_warm(group)]
+    if not CACHE or not cold:  # uncached, every run compiles what it uses: no notice each time
+        return None
+    quiet = getattr(args, "quiet", False)
+    if not quiet:
+        print(
+            f"neardup: compiling the kernels this command needs (first run only, about "
+            f"{FIRST_RUN_SECONDS} s) ...",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
+    seconds = compile_groups(cold)
+    if not quiet:
+        print(f" done in {seconds:.0f} s", file=sys.stderr)
+    return seconds
 
 
-def _compile() -> float:
-    from ..passage.job import warm as warm_passages
-    from ..pipeline.warmup import warmup
+def compile_groups(names: list[str]) -> float:
+    """Compile the groups ``names`` and mark each in the cache; returns the seconds it took."""
+    from .._kernels._jit import mark_warm
 
     started = time.perf_counter()
-    warm_passages()  # before warmup(), which marks the cache warm
-    warmup()
+    every = groups()
+    for name in names:
+        every[name]()
+        mark_warm(name)
     return time.perf_counter() - started
+
+
+def groups() -> dict[str, Callable[[], None]]:
+    """Every group of kernels by name, each with the function that compiles it."""
+    from ..passage.job import warm as warm_passages
+    from ..pipeline.warmup import GROUPS
+
+    return {**GROUPS, "passages": warm_passages, "explain": _warm_explain, "service": _warm_service}
+
+
+def _warm_explain() -> None:
+    from ..report.explain import explain
+
+    explain("warm up the explanation of a pair", "warm up an explanation of the pair", passage_words=3)
+
+
+def _warm_service() -> None:
+    """A service of each width, warmed, then started again from its snapshot and warmed again
+    (memory-mapped tables): what `neardup serve` runs before it listens. Nothing without the
+    serve extra, which `serve` itself needs."""
+    try:
+        from ..service.models import Batch, DocumentIn, Limits
+        from ..service.state import Service
+        from ..service.store import Settings, Store
+    except ModuleNotFoundError:
+        return
+    from .._config import FingerprintConfig
+
+    for bits in (64, 128):
+        with tempfile.TemporaryDirectory() as folder:
+            data = Path(folder) / "data"
+            service = Service(Store(data, Settings(FingerprintConfig(bits=bits), 3 * bits // 64)))
+            service.warm()
+            pages = [DocumentIn(id=f"p{i}", text=f"page {i} of a crawl") for i in range(40)]
+            service.add(Batch(documents=pages), service.fingerprints(pages, Limits()), 3)
+            service.close()  # saves the snapshot the restart opens
+            restarted = Service(Store(data))
+            restarted.warm()
+            restarted.store.close()

@@ -1,9 +1,12 @@
-"""Compile (or load from numba's cache) every hot kernel before the first real call."""
+"""Compile (or load from numba's cache) the hot kernels before the first real call, in named
+groups: a command compiles only the groups it runs (``cli/warmup.py``), ``warmup`` them all."""
 
 from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +23,14 @@ from ..index.self_join import self_join
 def warmup() -> None:
     """Compile (or load from the cache) every hot kernel now, fingerprinting and index alike, so
     the first real call is fast: a service calls this at start, Spark once per executor."""
+    for name, warm in GROUPS.items():
+        warm()
+        mark_warm(name)  # the cache now holds them: commands need not say they compile
+
+
+def warm_fingerprints() -> None:
+    """The fingerprinters of both widths and the usual weightings, one text, a batch of each
+    kind, a chunk for the parallel kernel; the JSONL and fingerprint-file readers."""
     large = ["warm up the parallel kernels " * 10] * (_CHUNK_BYTES // 250)  # over one chunk
     for bits in (64, 128):
         for weighting in ("tf", "sublinear"):
@@ -27,54 +38,117 @@ def warmup() -> None:
             fingerprinter.fingerprint("warm up")
             fingerprinter.fingerprint_batch(["warm up", b"\xff", "Stra\u00dfe", "caf\u00e9"])
             fingerprinter.fingerprint_batch(large)  # the parallel kernel
-            fingerprints = fingerprinter.fingerprint_batch([f"doc {i} of the warm-up" for i in range(128)])
-        _warm_index(fingerprints, bits)
     Fingerprinter().fingerprint_batch(["a long list is copied on all cores " * 32] * 1024)  # past 1M chars
-    _warm_reading_and_checks()
-    mark_warm()  # the cache now holds them all: commands need not say they compile
+    _warm_readers()
 
 
-def _warm_reading_and_checks() -> None:
-    """The JSONL and fingerprint-file readers' kernels, and the pair checks of --verify and
-    --jaccard (MinHash)."""
+def _warm_readers() -> None:
+    from ..io.batch import ReadOptions
+    from ..io.documents import DocumentReader
     from ..io.fingerprint_files import format_header, format_rows, read_fingerprints
-    from .job import dedup
+    from ..io.rejects import Rejects
 
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "warmup.jsonl"
-        texts = [f"document {i % 50} of the warm-up, with a few more words" for i in range(100)]
-        path.write_text("".join(json.dumps({"text": text}) + "\n" for text in texts))
-        for options in ({}, {"jaccard": 0.8}, {"verify": ("jaccard", 0.8)}, {"cosine": 0.98}):
-            dedup([path], **options)
+    with _corpus() as path:
+        list(DocumentReader([str(path)], ReadOptions()).batches(Rejects()))
         fingerprinter = Fingerprinter()
-        fp_file = Path(folder) / "warmup.fp"
+        fp_file = path.with_suffix(".fp")
         fp_file.write_bytes(
             format_header(fingerprinter.config) + format_rows(["a"], fingerprinter.fingerprint_batch(["a"]))
         )
         read_fingerprints(fp_file)
 
 
-def _warm_index(fingerprints: np.ndarray, bits: int) -> None:
-    for max_distance in (3, 8 if bits == 64 else 16):  # permuted tables, multi-index hashing
-        index = HammingIndex(bits=bits, max_distance=max_distance)
-        index.add(fingerprints[:100])
-        index.add(fingerprints[100:])  # into the delta
-        index.query(fingerprints[0])  # on this thread
-        index.query_batch(fingerprints)  # in parallel
-        i, j, _ = index.pairs()
-        clusters(i, j, index.ids)
-        list(self_join(fingerprints, max_distance))  # the dedup job's join
-        keep_greedy(index, fingerprints, accept=_every)  # the search path (items in the delta)
-        index.compact()
-        index.clusters()
-        keep_greedy(index, fingerprints, accept=_every)  # the self-join path
-        component_roots(index, accept=_every)
-        _warm_opened(index, fingerprints)
+def warm_index() -> None:
+    """The index of both widths and both search plans: add, query, pairs, clusters, the
+    self-join, the keep rules."""
+    for bits in (64, 128):
+        fingerprints = _fingerprints(bits)
+        for max_distance in _radii(bits):
+            _warm_index(HammingIndex(bits=bits, max_distance=max_distance), fingerprints, max_distance)
+
+
+def warm_snapshot() -> None:
+    """An index saved and opened again: its arrays are memory-mapped and read-only, which
+    numba compiles apart (a service restarting from its snapshot took 25 s without them)."""
+    for bits in (64, 128):
+        fingerprints = _fingerprints(bits)
+        for max_distance in _radii(bits):
+            index = HammingIndex(bits=bits, max_distance=max_distance)
+            index.add(fingerprints)
+            index.compact()
+            _warm_opened(index, fingerprints)
+
+
+def warm_dedup() -> None:
+    """The dedup job on a file: read, fingerprint, join, keep."""
+    from .job import dedup
+
+    with _corpus() as path:
+        dedup([path])
+
+
+def warm_minhash() -> None:
+    """``dedup --jaccard``: MinHash-LSH candidates, each verified."""
+    from .job import dedup
+
+    with _corpus() as path:
+        dedup([path], jaccard=0.8)
+
+
+def warm_verify() -> None:
+    """``dedup --cosine`` and ``--verify``: each candidate pair's exact similarity."""
+    from .job import dedup
+
+    with _corpus() as path:
+        for options in ({"verify": ("jaccard", 0.8)}, {"cosine": 0.98}):
+            dedup([path], **options)
+
+
+GROUPS: dict[str, Callable[[], None]] = {
+    "fingerprint": warm_fingerprints,
+    "index": warm_index,
+    "snapshot": warm_snapshot,
+    "dedup": warm_dedup,
+    "minhash": warm_minhash,
+    "verify": warm_verify,
+}
+"""The library's groups of kernels, by name, each compiled by its function."""
+
+
+@contextmanager
+def _corpus() -> Iterator[Path]:
+    """A small JSONL file of repeated documents, for as long as the block runs."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "warmup.jsonl"
+        texts = [f"document {i % 50} of the warm-up, with a few more words" for i in range(100)]
+        path.write_text("".join(json.dumps({"text": text}) + "\n" for text in texts))
+        yield path
+
+
+def _fingerprints(bits: int) -> np.ndarray:
+    return Fingerprinter(bits=bits).fingerprint_batch([f"doc {i} of the warm-up" for i in range(128)])
+
+
+def _radii(bits: int) -> tuple[int, int]:
+    return 3, 8 if bits == 64 else 16  # permuted tables, multi-index hashing
+
+
+def _warm_index(index: HammingIndex, fingerprints: np.ndarray, max_distance: int) -> None:
+    index.add(fingerprints[:100])
+    index.add(fingerprints[100:])  # into the delta
+    index.query(fingerprints[0])  # on this thread
+    index.query_batch(fingerprints)  # in parallel
+    i, j, _ = index.pairs()
+    clusters(i, j, index.ids)
+    list(self_join(fingerprints, max_distance))  # the dedup job's join
+    keep_greedy(index, fingerprints, accept=_every)  # the search path (items in the delta)
+    index.compact()
+    index.clusters()
+    keep_greedy(index, fingerprints, accept=_every)  # the self-join path
+    component_roots(index, accept=_every)
 
 
 def _warm_opened(index: HammingIndex, fingerprints: np.ndarray) -> None:
-    """An index saved and opened again: its arrays are memory-mapped and read-only, which
-    numba compiles apart (a service restarting from its snapshot took 25 s without them)."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "warmup.idx"
         index.save(path)
