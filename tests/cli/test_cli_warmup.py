@@ -48,36 +48,26 @@ def needs(*argv: str) -> list[str]:
 
 def test_each_command_needs_its_groups():
     assert needs("fingerprint", "x.txt") == ["fingerprint"]
-    assert needs("dedup", "x.jsonl", "-o", "y.jsonl") == ["fingerprint", "index", "dedup"]
+    assert needs("dedup", "x.jsonl", "-o", "y.jsonl") == ["fingerprint", "join", "dedup"]
     assert "minhash" in needs("dedup", "x.jsonl", "-o", "y.jsonl", "--jaccard", "0.8")
     assert "verify" in needs("dedup", "x.jsonl", "-o", "y.jsonl", "--cosine", "0.98")
     assert "snapshot" in needs("dedup", "x.jsonl", "-o", "y.jsonl", "--against", "seen.idx")
+    assert "index" in needs("dedup", "x.jsonl", "--save-index", "seen.idx")
+    assert needs("pairs", "x.fp") == ["fingerprint", "join"]
     assert needs("dedup", "--jaccard", "0.5", "--explain-plan") == []
     assert needs("index", "query", "x.idx", "--text", "a") == ["fingerprint", "snapshot"]
     assert needs("index", "info", "x.idx") == []
     assert needs("report", "-o", "out") == []
-    assert set(needs("serve", "--data", "d")) == {"fingerprint", "index", "snapshot", "service"}
+    assert set(needs("serve", "--data", "d")) == {"fingerprint", "service"}
 
 
 def test_every_group_a_command_needs_exists():
-    every = set(warmup.groups())
+    every_option = Namespace(
+        action="build", explain_plan=False, engine="local", jaccard=0.8, cosine=0.9, verify=None
+    )
+    every_option.against = every_option.save_index = "x.idx"
     for command, of in warmup.NEEDS.items():
-        assert (
-            set(
-                of(
-                    Namespace(
-                        action="build",
-                        explain_plan=False,
-                        engine="local",
-                        jaccard=0.8,
-                        cosine=0.9,
-                        verify=None,
-                        against="x",
-                    )
-                )
-            )
-            <= every
-        ), command
+        assert set(of(every_option)) <= set(warmup.groups()), command
 
 
 def test_each_group_has_a_marker_of_its_own(cold):
@@ -121,7 +111,7 @@ def test_a_first_run_compiles_what_it_needs_and_says_so_once(cold, compiled, cap
 def test_quiet_compiles_without_a_word(cold, compiled, capsys):
     args = build_parser().parse_args(["dedup", "x.jsonl", "-o", "y.jsonl", "-q"])
     assert warmup.compile_once(args) is not None
-    assert compiled == ["fingerprint", "index", "dedup"] and capsys.readouterr().err == ""
+    assert compiled == ["fingerprint", "join", "dedup"] and capsys.readouterr().err == ""
 
 
 def test_commands_without_kernels_never_compile(cold, compiled, tmp_path, capsys):

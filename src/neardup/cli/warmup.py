@@ -19,29 +19,32 @@ cores: 20-80 s by command; README and docs/cli.md give the same figure)."""
 def _dedup(args: argparse.Namespace) -> list[str]:
     if args.explain_plan or args.engine == "spark":  # a plan is arithmetic; Spark's executors warm up
         return []
-    groups = ["fingerprint", "index", "dedup"]
+    groups = ["fingerprint", "join", "dedup"]
     if args.jaccard is not None:
         groups.append("minhash")
     if args.cosine is not None or args.verify is not None:
         groups.append("verify")
     if args.against is not None:
         groups.append("snapshot")
+    if args.save_index is not None:
+        groups.append("index")
     return groups
 
 
 NEEDS: dict[str, Callable[[argparse.Namespace], list[str]]] = {
     "fingerprint": lambda args: ["fingerprint"],
-    "pairs": lambda args: ["fingerprint", "index"],
+    "pairs": lambda args: ["fingerprint", "join"],
     "index": lambda args: {"build": ["fingerprint", "index"], "query": ["fingerprint", "snapshot"]}.get(
         args.action, []
     ),
     "dedup": _dedup,
     "passages": lambda args: ["passages"],
     "explain": lambda args: ["fingerprint", "passages", "explain"],
-    "serve": lambda args: ["fingerprint", "index", "snapshot", "service"],
+    "serve": lambda args: ["fingerprint", "service"],
 }
 """The groups of kernels (``groups()``) each command runs, given its arguments; a command not
-here runs none on this machine (`neardup client` leaves them to the service)."""
+here runs none on this machine (`neardup client` leaves them to the service). The group
+``search`` (an index's other operations) is the library's: `neardup warmup` compiles it."""
 
 
 def needs(args: argparse.Namespace) -> list[str]:

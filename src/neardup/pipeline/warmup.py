@@ -58,25 +58,37 @@ def _warm_readers() -> None:
         read_fingerprints(fp_file)
 
 
+def warm_join() -> None:
+    """The self-join of both widths and both search plans: ``pairs`` and ``dedup``."""
+    for _, max_distance, fingerprints in _plans():
+        list(self_join(fingerprints, max_distance))
+
+
 def warm_index() -> None:
-    """The index of both widths and both search plans: add, query, pairs, clusters, the
-    self-join, the keep rules."""
-    for bits in (64, 128):
-        fingerprints = _fingerprints(bits)
-        for max_distance in _radii(bits):
-            _warm_index(HammingIndex(bits=bits, max_distance=max_distance), fingerprints, max_distance)
+    """An index of each width and plan built and saved: ``index build``, ``--save-index``."""
+    for plan in _plans():
+        with tempfile.TemporaryDirectory() as folder:
+            _saved_index(Path(folder), *plan)
 
 
 def warm_snapshot() -> None:
-    """An index saved and opened again: its arrays are memory-mapped and read-only, which
-    numba compiles apart (a service restarting from its snapshot took 25 s without them)."""
-    for bits in (64, 128):
-        fingerprints = _fingerprints(bits)
-        for max_distance in _radii(bits):
-            index = HammingIndex(bits=bits, max_distance=max_distance)
-            index.add(fingerprints)
-            index.compact()
-            _warm_opened(index, fingerprints)
+    """A saved index opened again and searched: ``index query``, ``--against``. Its arrays are
+    memory-mapped and read-only, which numba compiles apart."""
+    for plan in _plans():
+        with tempfile.TemporaryDirectory() as folder:
+            opened = HammingIndex.open(_saved_index(Path(folder), *plan))
+            opened.query(plan[2][0])
+            opened.query_batch(plan[2])
+            del opened  # the memory map, before its folder goes
+
+
+def warm_search() -> None:
+    """Everything else an index does, live and opened again (add, remove, pairs, clusters,
+    compaction, the keep rules on an index): for the library's users, no command's first run."""
+    for bits, max_distance, fingerprints in _plans():
+        index = HammingIndex(bits=bits, max_distance=max_distance)
+        _warm_index(index, fingerprints)
+        _warm_opened(index, fingerprints)
 
 
 def warm_dedup() -> None:
@@ -84,7 +96,8 @@ def warm_dedup() -> None:
     from .job import dedup
 
     with _corpus() as path:
-        dedup([path])
+        for cluster in ("greedy", "components"):
+            dedup([path], cluster=cluster)
 
 
 def warm_minhash() -> None:
@@ -106,8 +119,10 @@ def warm_verify() -> None:
 
 GROUPS: dict[str, Callable[[], None]] = {
     "fingerprint": warm_fingerprints,
+    "join": warm_join,
     "index": warm_index,
     "snapshot": warm_snapshot,
+    "search": warm_search,
     "dedup": warm_dedup,
     "minhash": warm_minhash,
     "verify": warm_verify,
@@ -133,14 +148,30 @@ def _radii(bits: int) -> tuple[int, int]:
     return 3, 8 if bits == 64 else 16  # permuted tables, multi-index hashing
 
 
-def _warm_index(index: HammingIndex, fingerprints: np.ndarray, max_distance: int) -> None:
+def _plans() -> Iterator[tuple[int, int, np.ndarray]]:
+    """(bits, max_distance, fingerprints) for each width and search plan."""
+    for bits in (64, 128):
+        fingerprints = _fingerprints(bits)
+        for max_distance in _radii(bits):
+            yield bits, max_distance, fingerprints
+
+
+def _saved_index(folder: Path, bits: int, max_distance: int, fingerprints: np.ndarray) -> Path:
+    index = HammingIndex(bits=bits, max_distance=max_distance)
+    index.add(fingerprints)
+    index.compact()
+    path = folder / "warmup.idx"
+    index.save(path)
+    return path
+
+
+def _warm_index(index: HammingIndex, fingerprints: np.ndarray) -> None:
     index.add(fingerprints[:100])
     index.add(fingerprints[100:])  # into the delta
     index.query(fingerprints[0])  # on this thread
     index.query_batch(fingerprints)  # in parallel
     i, j, _ = index.pairs()
     clusters(i, j, index.ids)
-    list(self_join(fingerprints, max_distance))  # the dedup job's join
     keep_greedy(index, fingerprints, accept=_every)  # the search path (items in the delta)
     index.compact()
     index.clusters()
@@ -149,6 +180,7 @@ def _warm_index(index: HammingIndex, fingerprints: np.ndarray, max_distance: int
 
 
 def _warm_opened(index: HammingIndex, fingerprints: np.ndarray) -> None:
+    """The index saved and opened again: what a service does after a restart."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "warmup.idx"
         index.save(path)
