@@ -47,13 +47,13 @@ def needs(*argv: str) -> list[str]:
 
 
 def test_each_command_needs_its_groups():
-    assert needs("fingerprint", "x.txt") == ["fingerprint"]
-    assert needs("dedup", "x.jsonl", "-o", "y.jsonl") == ["fingerprint", "join", "dedup"]
+    assert needs("fingerprint", "x.txt") == ["read", "fingerprint"]
+    assert needs("dedup", "x.jsonl", "-o", "y.jsonl") == ["read", "fingerprint", "join", "dedup"]
     assert "minhash" in needs("dedup", "x.jsonl", "-o", "y.jsonl", "--jaccard", "0.8")
     assert "verify" in needs("dedup", "x.jsonl", "-o", "y.jsonl", "--cosine", "0.98")
     assert "snapshot" in needs("dedup", "x.jsonl", "-o", "y.jsonl", "--against", "seen.idx")
     assert "index" in needs("dedup", "x.jsonl", "--save-index", "seen.idx")
-    assert needs("pairs", "x.fp") == ["fingerprint", "join"]
+    assert needs("pairs", "x.fp") == ["read", "fingerprint", "join"]
     assert needs("dedup", "--jaccard", "0.5", "--explain-plan") == []
     assert needs("index", "query", "x.idx", "--text", "a") == ["fingerprint", "snapshot"]
     assert needs("index", "info", "x.idx") == []
@@ -102,16 +102,16 @@ def test_an_edited_kernel_drops_every_marker(tmp_path, monkeypatch):
 def test_a_first_run_compiles_what_it_needs_and_says_so_once(cold, compiled, capsys):
     args = build_parser().parse_args(["fingerprint", "x.txt"])
     seconds = warmup.compile_once(args)
-    assert seconds is not None and compiled == ["fingerprint"]
+    assert seconds is not None and compiled == ["read", "fingerprint"]
     assert COMPILE_NOTICE.fullmatch(capsys.readouterr().err)  # stderr is no terminal here
-    assert warmup.compile_once(args) is None and compiled == ["fingerprint"]
+    assert warmup.compile_once(args) is None and compiled == ["read", "fingerprint"]
     assert capsys.readouterr().err == ""
 
 
 def test_quiet_compiles_without_a_word(cold, compiled, capsys):
     args = build_parser().parse_args(["dedup", "x.jsonl", "-o", "y.jsonl", "-q"])
     assert warmup.compile_once(args) is not None
-    assert compiled == ["fingerprint", "join", "dedup"] and capsys.readouterr().err == ""
+    assert compiled == ["read", "fingerprint", "join", "dedup"] and capsys.readouterr().err == ""
 
 
 def test_commands_without_kernels_never_compile(cold, compiled, tmp_path, capsys):

@@ -19,7 +19,7 @@ cores: 20-80 s by command; README and docs/cli.md give the same figure)."""
 def _dedup(args: argparse.Namespace) -> list[str]:
     if args.explain_plan or args.engine == "spark":  # a plan is arithmetic; Spark's executors warm up
         return []
-    groups = ["fingerprint", "join", "dedup"]
+    groups = ["read", "fingerprint", "join", "dedup"]
     if args.jaccard is not None:
         groups.append("minhash")
     if args.cosine is not None or args.verify is not None:
@@ -32,14 +32,15 @@ def _dedup(args: argparse.Namespace) -> list[str]:
 
 
 NEEDS: dict[str, Callable[[argparse.Namespace], list[str]]] = {
-    "fingerprint": lambda args: ["fingerprint"],
-    "pairs": lambda args: ["fingerprint", "join"],
-    "index": lambda args: {"build": ["fingerprint", "index"], "query": ["fingerprint", "snapshot"]}.get(
-        args.action, []
-    ),
+    "fingerprint": lambda args: ["read", "fingerprint"],
+    "pairs": lambda args: ["read", "fingerprint", "join"],
+    "index": lambda args: {
+        "build": ["read", "fingerprint", "index"],
+        "query": ["fingerprint", "snapshot"],
+    }.get(args.action, []),
     "dedup": _dedup,
-    "passages": lambda args: ["passages"],
-    "explain": lambda args: ["fingerprint", "passages", "explain"],
+    "passages": lambda args: ["read", "passages"],
+    "explain": lambda args: ["read", "fingerprint", "passages", "explain"],
     "serve": lambda args: ["fingerprint", "service"],
 }
 """The groups of kernels (``groups()``) each command runs, given its arguments; a command not
@@ -126,7 +127,8 @@ def groups() -> dict[str, Callable[[], None]]:
 def _warm_explain() -> None:
     from ..report.explain import explain
 
-    explain("warm up the explanation of a pair", "warm up an explanation of the pair", passage_words=3)
+    shared = " ".join(f"word{i}" for i in range(12))
+    explain(f"warm up {shared} one", f"a warm {shared} two", passage_words=8)
 
 
 def _warm_service() -> None:

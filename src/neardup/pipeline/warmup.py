@@ -30,7 +30,7 @@ def warmup() -> None:
 
 def warm_fingerprints() -> None:
     """The fingerprinters of both widths and the usual weightings, one text, a batch of each
-    kind, a chunk for the parallel kernel; the JSONL and fingerprint-file readers."""
+    kind, a chunk for the parallel kernel."""
     large = ["warm up the parallel kernels " * 10] * (_CHUNK_BYTES // 250)  # over one chunk
     for bits in (64, 128):
         for weighting in ("tf", "sublinear"):
@@ -39,10 +39,10 @@ def warm_fingerprints() -> None:
             fingerprinter.fingerprint_batch(["warm up", b"\xff", "Stra\u00dfe", "caf\u00e9"])
             fingerprinter.fingerprint_batch(large)  # the parallel kernel
     Fingerprinter().fingerprint_batch(["a long list is copied on all cores " * 32] * 1024)  # past 1M chars
-    _warm_readers()
 
 
-def _warm_readers() -> None:
+def warm_reading() -> None:
+    """The readers of documents (lines and JSONL) and of fingerprint files."""
     from ..io.batch import ReadOptions
     from ..io.documents import DocumentReader
     from ..io.fingerprint_files import format_header, format_rows, read_fingerprints
@@ -118,6 +118,7 @@ def warm_verify() -> None:
 
 
 GROUPS: dict[str, Callable[[], None]] = {
+    "read": warm_reading,
     "fingerprint": warm_fingerprints,
     "join": warm_join,
     "index": warm_index,
