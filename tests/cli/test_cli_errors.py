@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cli_helpers import without_compile_notice
 
 import neardup
 from neardup.cli.main import EX_SOFTWARE, for_people, main
@@ -13,7 +14,7 @@ from neardup.index.hamming_index import HammingIndex
 
 
 def one_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
+    err = without_compile_notice(capsys.readouterr().err)
     assert err.count("\n") == 1 and "Traceback" not in err, err
     return err.rstrip("\n")
 
@@ -36,7 +37,7 @@ def test_a_bug_shows_its_traceback_and_asks_for_a_report(monkeypatch, capsys, bu
 
     monkeypatch.setattr("neardup.report.explain.explain", explain)
     assert main(["explain", "one text", "another text"]) == EX_SOFTWARE == 70
-    err = capsys.readouterr().err
+    err = without_compile_notice(capsys.readouterr().err)
     assert err.startswith("Traceback (most recent call last):")
     assert f"\n{type(bug).__name__}: " in err and "in explain" in err
     assert err.rstrip().splitlines()[-1] == (
@@ -162,4 +163,4 @@ def test_interrupted_is_status_130(monkeypatch, capsys):
 
     monkeypatch.setattr("neardup.report.explain.explain", explain)
     assert main(["explain", "one", "two"]) == 130
-    assert capsys.readouterr().err == "neardup: interrupted\n"
+    assert without_compile_notice(capsys.readouterr().err) == "neardup: interrupted\n"
