@@ -282,6 +282,11 @@ class LogTemplates:
             for t in np.flatnonzero(roots == np.arange(len(roots))).tolist()
         ]
 
+    @property
+    def next_id(self) -> int:
+        """The id the next new template will get: ids run from 0 to ``next_id - 1``."""
+        return len(self._words)
+
     def __len__(self) -> int:
         """The number of live templates."""
         return int(np.count_nonzero(self._roots() == np.arange(len(self._parent))))
