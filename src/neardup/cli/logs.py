@@ -176,7 +176,8 @@ def _templates(args: argparse.Namespace) -> tuple[Any, Path | None]:
 
 def _differences(kept: Any, wanted: Any) -> str:
     ours, theirs = wanted.settings(), kept.settings()
-    return ", ".join(f"{name}: {theirs[name]!r} there, {ours[name]!r} here" for name in ours if ours[name] != theirs[name])
+    changed = [name for name in ours if ours[name] != theirs[name]]
+    return ", ".join(f"{name}: {theirs[name]!r} there, {ours[name]!r} here" for name in changed)
 
 
 def _check_outputs(args: argparse.Namespace) -> None:

@@ -105,7 +105,7 @@ def write_templates(path: str | IO[bytes] | pa.NativeFile, templates: LogTemplat
         with atomic_path(path) as target:
             write_table(table, target, format)
     else:
-        write_table(table, path, format)  # type: ignore[arg-type]
+        write_table(table, path, format)
 
 
 class _Spool:
@@ -161,7 +161,8 @@ def _write_lines(path: str, spool: _Spool, sources: Sequence[Source], templates:
                 owners, rows = chunk["source"].tolist(), chunk["row"].tolist()
                 names = pa.array([sources[s].document_id(r) for s, r in zip(owners, rows)], pa.string())
             start += len(chunk)
-            writer.write(pa.record_batch([names, pa.array(roots[chunk["template"]])], names=list(LINE_COLUMNS)))
+            templates_of = pa.array(roots[chunk["template"]])
+            writer.write(pa.record_batch([names, templates_of], names=list(LINE_COLUMNS)))
         if writer.schema is None:  # no line: the columns still say what the file holds
             empty = [pa.array([], pa.string()), pa.array([], pa.int64())]
             writer.write(pa.record_batch(empty, names=list(LINE_COLUMNS)))

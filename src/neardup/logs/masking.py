@@ -24,6 +24,7 @@ VARIABLE = "<*>"
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
 _NUMBER = r"[-+]?\d+(?:\.\d+)?"
+_CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?"
 _UNIT = r"(?:[KMGTP]i?B|B|bytes|ms|us|ns|s|sec|secs|seconds|mins?|minutes|hours?)"
 
 #: The patterns masked before the digit rule, as (name, regular expression); documented in
@@ -32,7 +33,7 @@ _UNIT = r"(?:[KMGTP]i?B|B|bytes|ms|us|ns|s|sec|secs|seconds|mins?|minutes|hours?
 DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
     (
         "date",
-        rf"\b{_DAY},? +{_MONTH} +\d{{1,2}} +\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?: +[A-Z]{{2,5}})?(?: +\d{{4}})?\b",
+        rf"\b{_DAY},? +{_MONTH} +\d{{1,2}} +{_CLOCK}(?: +[A-Z]{{2,5}})?(?: +\d{{4}})?\b",
     ),
     ("size", rf"(?<![\w.])[<>]?=?{_NUMBER} ?{_UNIT}(?: \({_NUMBER} ?{_UNIT}\))?(?!\w)"),
     ("path", r"(?<![\w/.])(?:\.{0,2}/[\w.\-@%+~]+)+/?(?:\?[^\s\"']*)?"),
@@ -76,6 +77,8 @@ class Masker:
 
     def keys(self, lines: Sequence[str]) -> list[str]:
         """Each line's key: its masked words, joined by single spaces."""
+        if not lines:
+            return []
         block = "\n".join(line.replace("\n", " ") for line in lines)
         if self._patterns is not None:
             block = self._patterns.sub(VARIABLE, block)

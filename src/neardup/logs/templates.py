@@ -143,7 +143,9 @@ class LogTemplates:
         words = tuple(key.split(" ")) if key else ()
         template = self._match(words)
         if template is None:
-            template = self._create(words, line)
+            template = self._create(words, line)  # which may merge it into an older one
+            while self._parent[template] != template:
+                template = self._parent[template]
             self._clear_cache()  # a new template can be a better fit for keys seen before
         if len(self._cache) >= _CACHE_LIMIT:
             self._clear_cache()
@@ -188,7 +190,8 @@ class LogTemplates:
         return template
 
     def _enter(self, template: int) -> None:
-        """Make ``template`` live, then merge what its words call for."""
+        """Make ``template`` live, then merge the first group of it its words call for (the
+        merged template is entered afresh, and so merges on)."""
         words = self._words[template]
         self._constants[template] = _constants(words)
         self._anchor(template).add(template)
@@ -196,11 +199,10 @@ class LogTemplates:
         for position, word in enumerate(words):
             group = self._siblings.setdefault((len(words), position, _without(words, position)), {})
             group[word] = template
-            groups.append((position, group))
-        for position, group in groups:
-            if self._parent[template] != template:
-                return  # merged already, by an earlier position: the merged one was entered
-            self._merge_group(len(words), position, group)
+            groups.append(group)
+        for position, group in enumerate(groups):
+            if self._merge_group(position, group):
+                return
 
     def _anchor(self, template: int) -> set[int]:
         """The set of live templates ``template`` is filed under for :meth:`_match`."""
@@ -221,9 +223,10 @@ class LogTemplates:
                 if not group:
                     del self._siblings[key]
 
-    def _merge_group(self, length: int, position: int, group: dict[str, int]) -> None:
+    def _merge_group(self, position: int, group: dict[str, int]) -> bool:
+        """Merge the templates of ``group`` (alike but at ``position``) if the rules say so."""
         if len(group) < 2:
-            return
+            return False
         rest = _without(self._words[next(iter(group.values()))], position)
         enough = _constants(rest) >= self.min_constants
         general = next(
@@ -239,7 +242,7 @@ class LogTemplates:
         if general is None and len(group) >= self.min_values and enough:
             general = VARIABLE
         if general is None:
-            return
+            return False
         members = sorted(group.values())
         target = members[0]
         for member in members:
@@ -249,6 +252,7 @@ class LogTemplates:
         self._words[target] = (*rest[:position], general, *rest[position:])
         self._clear_cache()
         self._enter(target)
+        return True
 
     # --- templates out ----------------------------------------------------------------
 
