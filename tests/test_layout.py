@@ -26,7 +26,8 @@ STANDS_ON: dict[str, set[str]] = {
     "spark": {"decision"},
     "service": {"decision"},
     "report": {"passage"},  # explain shows the passages two documents share
-    "cli": {"pipeline", "passage", "spark", "service", "report", "planted"},
+    "logs": {"io"},  # log templates: lines read as every command reads them, no fingerprint
+    "cli": {"pipeline", "passage", "spark", "service", "report", "planted", "logs"},
 }
 ENGINES = {"pipeline", "passage", "spark", "service"}
 SHARED = {

@@ -49,12 +49,13 @@ class LogsRun:
 
     def summary(self) -> str:
         new = self.templates - self.templates_before
-        text = f"{self.lines:,} lines in {self.templates:,} templates"
+        text = f"{self.lines:,} lines into {self.templates:,} templates"
         if self.templates_before:
             text += f" ({new:,} new)"
+        text += f" in {self.seconds:.1f} s ({self.lines / max(self.seconds, 1e-9):,.0f} lines/s)"
         if self.skipped:
             text += f"\nskipped {self.skipped:,} bad lines: {self.skipped_summary}"
-        return text + f"\nin {self.seconds:.1f} s ({self.lines / max(self.seconds, 1e-9):,.0f} lines/s)"
+        return text
 
 
 def mine(
