@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import sys
 import tempfile
 import warnings
@@ -250,8 +251,6 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         parser.error("--example on --engine spark shows its clusters; give -o only, or run it locally")
     if args.all_pairs and not args.pairs:
         parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
-    if args.engine == "spark":
-        _refuse_local_only(parser, args)
     if args.verify is None:
         return None
     metric, threshold = args.verify
@@ -261,16 +260,14 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         parser.error(f"--verify {metric} {threshold}: the threshold must be a number in [0, 1]")
 
 
-def _refuse_local_only(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def _refuse_local_only(args: argparse.Namespace, engine: Any, read: Any) -> None:
     """What the Spark engine refuses (``SparkEngine.refuse_local_only``), as a usage error."""
     from .._errors import ConfigError
 
     try:
-        spark_engine(args).refuse_local_only(
-            args.inputs, read_options(args), memory=args.memory, work_dir=args.work_dir
-        )
+        engine.refuse_local_only(args.inputs, read, memory=args.memory, work_dir=args.work_dir)
     except ConfigError as error:
-        parser.error(str(error))
+        args.command_parser.error(str(error))
 
 
 def spark_engine(args: argparse.Namespace) -> Any:
@@ -326,20 +323,23 @@ def run(args: argparse.Namespace) -> int:
 
             print(explain_jaccard(args.jaccard, args.verify_features, args.verify_size))
         return 0
+    read, outputs = read_options(args), outputs_of(args)  # once, for either engine
+    engine = spark_engine(args) if args.engine == "spark" else None
+    if engine is not None:
+        _refuse_local_only(args, engine, read)
     options = dedup_options(args, verify)
-    if args.engine == "spark":  # the job checks its outputs, before the session starts
+    if engine is not None:  # the job checks its outputs, before the session starts
         if args.example:
-            return _example_on_spark(args, options)
+            return _example_on_spark(args, options, engine)
         from ..spark.job import run_job
 
-        stats = run_job(args.inputs, options, read_options(args), outputs_of(args), spark_engine(args))
-        _summarise(stats, args)
+        _summarise(run_job(args.inputs, options, read, outputs, engine), args)
         return 0
     with contextlib.ExitStack() as stack:
-        return _run_locally(args, options, stack)
+        return _run_locally(args, options, read, outputs, stack)
 
 
-def _example_on_spark(args: argparse.Namespace, options: Any) -> int:
+def _example_on_spark(args: argparse.Namespace, options: Any, engine: Any) -> int:
     """``--example`` on Spark: the example corpus written as JSON lines for the job to read,
     its clusters read back and shown as the local engine shows them."""
     import json
@@ -362,7 +362,7 @@ def _example_on_spark(args: argparse.Namespace, options: Any) -> int:
             options,
             ReadOptions(text_field="text", id_field="id"),
             Outputs(output=args.output, format=args.format, clusters=str(clusters)),
-            spark_engine(args),
+            engine,
         )
         members = pq.read_table(clusters).to_pylist()
     _summarise(stats, args)
@@ -379,7 +379,9 @@ def _example_on_spark(args: argparse.Namespace, options: Any) -> int:
     return 0
 
 
-def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitStack) -> int:
+def _run_locally(
+    args: argparse.Namespace, options: Any, read: Any, outputs: Any, stack: contextlib.ExitStack
+) -> int:
     import dataclasses
 
     from .._progress import Progress
@@ -393,16 +395,16 @@ def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitS
         data: Any = {"id": [d.id for d in documents], "text": [d.text for d in documents]}
         import pyarrow as pa
 
-        data, read = pa.table(data), dataclasses.replace(read_options(args), id_field="id")
-        _check_outputs(args, [])
+        data, read = pa.table(data), dataclasses.replace(read, id_field="id")
+        _check_outputs(args, outputs, [])
     else:
-        data = stack.enter_context(input_sources(args, lambda sources: _check_outputs(args, sources)))
-        read = read_options(args)
+        check = functools.partial(_check_outputs, args, outputs)
+        data = stack.enter_context(input_sources(args, check))
     engine = LocalEngine(n_jobs=args.n_jobs, memory=args.memory, work_dir=args.work_dir)
     with warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always", UserWarning)
         try:
-            result = run_job(data, options, read, engine, outputs_of(args), progress)
+            result = run_job(data, options, read, engine, outputs, progress)
         finally:
             for warning in warned:
                 print(f"neardup: warning: {warning.message}", file=sys.stderr)
@@ -414,7 +416,7 @@ def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitS
     return 0
 
 
-def _check_outputs(args: argparse.Namespace, sources: list[Source]) -> None:
+def _check_outputs(args: argparse.Namespace, outputs: Any, sources: list[Source]) -> None:
     """Refuse, before anything is read, outputs that would replace an input or each other, or
     could not be written (:meth:`neardup.io.outputs.Outputs.check`), an -o the inputs cannot
     fill, and a table whose name says no table format."""
@@ -425,7 +427,7 @@ def _check_outputs(args: argparse.Namespace, sources: list[Source]) -> None:
         folder = args.output is not None and output_format(args.output, args.format, sources)[0] == "text"
     except ConfigError:  # said below, once -o is known not to replace an input
         folder = args.format == "text"
-    outputs_of(args).check(args.inputs, folders=("-o",) if folder else ())
+    outputs.check(args.inputs, folders=("-o",) if folder else ())
     if args.output is not None:
         output_format(args.output, args.format, sources)
     for table in (args.clusters, args.pairs):
