@@ -176,3 +176,22 @@ def test_a_run_killed_midway_leaves_the_state_before_it(tmp_path):
     whole = subprocess.run([*neardup, "ab.log", "-q"], cwd=tmp_path, env=env, capture_output=True)
     assert resumed.returncode == whole.returncode == 0, resumed.stderr
     assert resumed.stdout == whole.stdout
+
+
+def test_lines_are_named_by_file_and_line_or_by_the_id_field(tmp_path, run):
+    (tmp_path / "a.log").write_text("\n".join(SSH[:2]) + "\n")
+    (tmp_path / "b.log").write_text("\n".join(SSH[2:]) + "\n")
+    records = [{"event": f"e{i}", "message": line} for i, line in enumerate(SSH)]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    files = run("logs", "a.log", "b.log", "-o", "files.csv", cwd=tmp_path)
+    events = run(
+        "logs", "events.jsonl", "--text-field", "message", "--id-field", "event", "-o", "events.csv",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert files.returncode == events.returncode == 0, events.stderr
+    assert files.stdout == events.stdout
+    named = pa_csv.read_csv(tmp_path / "files.csv").column("line").to_pylist()
+    assert named == ["a.log:1", "a.log:2", "b.log:1", "b.log:2", "b.log:3"]
+    by_id = pa_csv.read_csv(tmp_path / "events.csv")
+    assert by_id.column("line").to_pylist() == [f"e{i}" for i in range(5)]
+    assert by_id.column("template_id").to_pylist() == [0, 1, 2, 1, 3]
