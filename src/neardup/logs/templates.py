@@ -136,7 +136,7 @@ class LogTemplates:
                     if self._cleared != cleared:
                         answers = answers[: offset + 1]
                         break
-            found[start : start + len(answers)] = answers
+            found[start : start + len(answers)] = np.asarray(answers, dtype=np.int64)
             start += len(answers)
         counts = np.bincount(found, minlength=len(self._counts)) if found.size else found
         for template in np.flatnonzero(counts).tolist():
