@@ -20,11 +20,11 @@ from typing import IO
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .._atomic import atomic_path
 from .._prefetch import prefetch
 from .._progress import Progress
+from ..io.arrays import int64_array, prefixed, string_array
 from ..io.batch import Batch, ReadOptions
 from ..io.dispatch import read_documents
 from ..io.rejects import Rejects
@@ -102,10 +102,12 @@ def _strings(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
 def write_templates(path: str | IO[bytes] | pa.NativeFile, templates: LogTemplates, format: str) -> None:
     """The live templates, one row each (``TEMPLATE_COLUMNS``), by id."""
     live = templates.templates()
-    columns = [[t.id for t in live], [t.text for t in live], [t.count for t in live], [t.first for t in live]]
-    types = [pa.int64(), pa.string(), pa.int64(), pa.string()]
-    # From object arrays, not lists: pyarrow imports pandas to convert a list (0.3 s).
-    arrays = [pa.array(np.array(column, dtype=object), type) for column, type in zip(columns, types)]
+    arrays = [
+        int64_array(np.array([t.id for t in live], dtype=np.int64)),
+        string_array([t.text for t in live]),
+        int64_array(np.array([t.count for t in live], dtype=np.int64)),
+        string_array([t.first for t in live]),
+    ]
     table = pa.Table.from_arrays(arrays, names=list(TEMPLATE_COLUMNS))
     if isinstance(path, str):
         with atomic_path(path) as target:
@@ -154,14 +156,14 @@ class _Spool:
 
 
 def _names(sources: Sequence[Source], owners: np.ndarray, rows: np.ndarray) -> pa.Array:
-    """``Source.document_id`` of each (source, row), a run of one source at a time."""
+    """``Source.document_id`` of each (source, row): ``name:row``, a run of one source at a
+    time (rows start at 1: every line is a document here)."""
     cuts = [0, *(np.flatnonzero(owners[1:] != owners[:-1]) + 1).tolist(), len(owners)]
-    runs = []
-    for begin, end in itertools.pairwise(cuts):
-        name, numbers = sources[int(owners[begin])].name, pa.array(rows[begin:end])
-        named = pc.binary_join_element_wise(name + ":", pc.cast(numbers, pa.string()), "")
-        runs.append(pc.if_else(pc.equal(numbers, 0), name, named))  # row 0: a file, one document
-    return pa.concat_arrays(runs) if runs else pa.array([], pa.string())
+    runs = [
+        prefixed(sources[int(owners[begin])].name + ":", rows[begin:end])
+        for begin, end in itertools.pairwise(cuts)
+    ]
+    return pa.concat_arrays(runs) if runs else string_array([])
 
 
 def _write_lines(path: str, spool: _Spool, sources: Sequence[Source], templates: LogTemplates) -> None:
@@ -177,9 +179,9 @@ def _write_lines(path: str, spool: _Spool, sources: Sequence[Source], templates:
             else:
                 names = _names(sources, chunk["source"], chunk["row"])
             start += len(chunk)
-            templates_of = pa.array(roots[chunk["template"]])
+            templates_of = int64_array(roots[chunk["template"]])
             writer.write(pa.record_batch([names, templates_of], names=list(LINE_COLUMNS)))
         if writer.schema is None:  # no line: the columns still say what the file holds
-            empty = [pa.array([], pa.string()), pa.array([], pa.int64())]
+            empty = [string_array([]), int64_array(np.empty(0, dtype=np.int64))]
             writer.write(pa.record_batch(empty, names=list(LINE_COLUMNS)))
         writer.close()

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._atomic import atomic_write
+from ..io.arrays import string_array
 from .masking import DEFAULT_MASKS, VARIABLE, Masker
 
 FORMAT = "neardup-log-templates"
@@ -115,8 +116,7 @@ class LogTemplates:
     def add_lines(self, lines: Sequence[str]) -> np.ndarray:
         """The template of each line, int64 shape (n,), as ``add`` gives them one by one.
         An id may later become an alias of an older one: :meth:`resolve` says which."""
-        # From an object array, not a list: pyarrow imports pandas to convert a list (0.3 s).
-        return self.add_texts(pa.array(np.array(lines, dtype=object), pa.large_string()))
+        return self.add_texts(string_array(lines))
 
     def add_texts(self, texts: pa.Array) -> np.ndarray:
         """:meth:`add_lines` of a pyarrow string array: no Python string made for a line
