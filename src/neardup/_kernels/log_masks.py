@@ -28,10 +28,12 @@ _LOWER = 16  # [a-z]
 _LABEL = 32  # [A-Za-z0-9-]: a host name's label
 _PATH = 64  # [\w.\-@%+~]: a path's segment
 _HOST = 128  # [\w.\-]: what may not touch a host name
+_STOP = 256  # [\s=.]: what may end a word
+_BLANK = 512  # [ \t\r\f\v]: what becomes one space
 
 
 def _classes() -> np.ndarray:
-    table = np.zeros(256, dtype=np.uint8)
+    table = np.zeros(256, dtype=np.uint16)
     for c in range(128):
         ch = chr(c)
         word = ch.isalnum() or ch == "_"
@@ -44,6 +46,8 @@ def _classes() -> np.ndarray:
             | (_LABEL if (word and ch != "_") or ch == "-" else 0)
             | (_PATH if word or ch in ".-@%+~" else 0)
             | (_HOST if word or ch in ".-" else 0)
+            | (_STOP if ch in " \t\n\r\f\v=." else 0)
+            | (_BLANK if ch in " \t\r\f\v" else 0)
         )
         table[c] = flags
     return table
@@ -159,7 +163,7 @@ def _date_tail(buf, s, n):
     return _date_year(buf, s, n)
 
 
-@jit
+@jit_inline
 def _date_end(buf, p, n):
     """End of the date mask's match at ``p``, or -1."""
     if (p > 0 and _is(buf, p - 1, n, _WORD)) or p + 3 > n or not _among(_pack(buf, p, p + 3), _DAYS):
@@ -226,7 +230,7 @@ def _unit_end(buf, q, n):
     return e if _among(_pack(buf, q, e), _UNITS) else -1
 
 
-@jit
+@jit_inline
 def _size_end(buf, p, n):
     """End of the size mask's match at ``p``, or -1."""
     if p > 0 and (_is(buf, p - 1, n, _WORD) or buf[p - 1] == _DOT):
@@ -260,7 +264,7 @@ def _size_end(buf, p, n):
 # (after the first, a '/' and a run: the run before it took the dots), a '/', a query.
 
 
-@jit
+@jit_inline
 def _path_end(buf, p, n):
     """End of the path mask's match at ``p``, or -1."""
     if p > 0 and (_is(buf, p - 1, n, _WORD) or buf[p - 1] == _SLASH or buf[p - 1] == _DOT):
@@ -288,7 +292,7 @@ def _path_end(buf, p, n):
 # the whole run of [\w.\-] there.
 
 
-@jit
+@jit_inline
 def _host_end(buf, p, n):
     """End of the host mask's match at ``p``, or -1."""
     if p > 0 and _is(buf, p - 1, n, _HOST):
@@ -320,16 +324,18 @@ def _patterns(src, n, out):
     o = 0
     while i < n:
         c = src[i]
-        flags = _CLASSES[c]
         e = -1
-        if (flags & _UPPER) != 0:
-            e = _date_end(src, i, n)
-        if e < 0 and ((flags & _DIGIT) != 0 or c == _LT or c == _GT or c == _EQUALS or c == 43 or c == 45):
-            e = _size_end(src, i, n)
-        if e < 0 and (c == _DOT or c == _SLASH):
-            e = _path_end(src, i, n)
-        if e < 0 and (flags & _LABEL) != 0:
-            e = _host_end(src, i, n)
+        # Every mask starts after a character that is not \w (most of a line is): skip those.
+        if i == 0 or (_CLASSES[src[i - 1]] & _WORD) == 0:
+            flags = _CLASSES[c]
+            if (flags & _UPPER) != 0:
+                e = _date_end(src, i, n)
+            if e < 0 and ((flags & _DIGIT) != 0 or c == _LT or c == _GT or c == _EQUALS or c == 43 or c == 45):
+                e = _size_end(src, i, n)
+            if e < 0 and (c == _DOT or c == _SLASH):
+                e = _path_end(src, i, n)
+            if e < 0 and (flags & _LABEL) != 0:
+                e = _host_end(src, i, n)
         if e >= 0:
             o = _put_variable(out, o)
             i = e
@@ -344,9 +350,11 @@ def _patterns(src, n, out):
 def _in_word(buf, i, n):
     """``buf[i]`` belongs to a word: not a space, not '=', not a dot next to a dot."""
     c = buf[i]
+    if (_CLASSES[c] & _STOP) == 0:
+        return True
     if c == _DOT:
         return (i == 0 or buf[i - 1] != _DOT) and (i + 1 >= n or buf[i + 1] != _DOT)
-    return c != _EQUALS and (_CLASSES[c] & _SPACE) == 0
+    return False
 
 
 @jit_inline
@@ -360,20 +368,25 @@ def _digit_words(src, n, out):
             o += 1
             i += 1
             continue
-        j = i
+        word = o  # copied as it is read, and taken back if it holds a digit
         digits = 0
-        while j < n and _in_word(src, j, n):
-            if _CLASSES[src[j]] & _DIGIT:
+        while i < n and _in_word(src, i, n):
+            c = src[i]
+            out[o] = c
+            o += 1
+            i += 1
+            if (_CLASSES[c] & _DIGIT) != 0:
                 digits += 1
-            j += 1
-        named = digits == 1 and j - i >= 3 and _run(src, i, j - 1, _UPPER | _LOWER) == j - 1
-        if digits > 0 and not (named and (_CLASSES[src[j - 1]] & _DIGIT) != 0):
-            o = _put_variable(out, o)
-        else:
-            for k in range(i, j):
-                out[o] = src[k]
-                o += 1
-        i = j
+        if digits == 0:
+            continue
+        named = (
+            digits == 1
+            and o - word >= 3
+            and (_CLASSES[out[o - 1]] & _DIGIT) != 0
+            and _run(out, word, o - 1, _UPPER | _LOWER) == o - 1
+        )
+        if not named:
+            o = _put_variable(out, word)
     return o
 
 
@@ -383,14 +396,34 @@ def _is_joiner(c):
 
 
 @jit_inline
-def _joined_and_spaces(src, n, out):
-    """Step 3a: ``<*>`` joined to ``<*>`` by runs of ``.:-/,`` become one, and each run of
-    [ \\t\\r\\f\\v] one space (the two never touch the same characters)."""
+def _is_token_variable(out, start, end):
+    return end - start == 3 and _is_variable(out, start, end)
+
+
+@jit_inline
+def _joins(src, n, out, o):
+    """Step 3, written at ``out[o:]``; returns the end. ``<*>`` joined to ``<*>`` by runs of
+    ``.:-/,`` become one, each run of [ \\t\\r\\f\\v] one space, then neighbours: of the
+    words this leaves between spaces, a run of ``<*>`` is one (the regular expression's
+    ``(?<!\\S)<\\*>(?:[ \\t]+<\\*>(?!\\S))+``), and the spaces at either end go."""
+    first = o
+    word = o  # where the word being written starts
+    after_variable = False  # the word before it is <*>
     i = 0
-    o = 0
-    while i < n:
-        c = src[i]
-        if _is_variable(src, i, n):
+    while True:
+        if i == n or (_CLASSES[src[i]] & _BLANK) != 0:
+            variable = _is_token_variable(out, word, o)
+            if variable and after_variable:
+                o = word - 1  # the space before it and it
+            after_variable = variable
+            if i == n:
+                break
+            if o > first:
+                out[o] = _SPACE_BYTE
+                o += 1
+            word = o
+            i = _run(src, i + 1, n, _BLANK)
+        elif _is_variable(src, i, n):
             end = i + 3
             while True:
                 k = end
@@ -401,44 +434,11 @@ def _joined_and_spaces(src, n, out):
                 end = k + 3
             o = _put_variable(out, o)
             i = end
-        elif c == _SPACE_BYTE or c == 9 or c == 13 or c == 12 or c == 11:
-            out[o] = _SPACE_BYTE
-            o += 1
-            i += 1
-            while i < n and (src[i] == _SPACE_BYTE or src[i] == 9 or src[i] == 13 or src[i] == 12 or src[i] == 11):
-                i += 1
-        else:
-            out[o] = c
-            o += 1
-            i += 1
-    return o
-
-
-@jit_inline
-def _neighbours(src, n, out, o):
-    """Step 3b: standalone ``<*>`` separated by spaces become one, written at ``out[o:]``
-    without the spaces at either end; returns the end."""
-    start = o
-    i = 0
-    while i < n:
-        if _is_variable(src, i, n) and (i == 0 or _is(src, i - 1, n, _SPACE)):
-            end = i + 3
-            while True:
-                k = end
-                while k < n and (src[k] == _SPACE_BYTE or src[k] == 9):
-                    k += 1
-                if k == end or not _is_variable(src, k, n) or (k + 3 < n and not _is(src, k + 3, n, _SPACE)):
-                    break
-                end = k + 3
-            o = _put_variable(out, o)
-            i = end
-        elif src[i] == _SPACE_BYTE and o == start:
-            i += 1  # a leading space
         else:
             out[o] = src[i]
             o += 1
             i += 1
-    while o > start and out[o - 1] == _SPACE_BYTE:
+    if o > first and out[o - 1] == _SPACE_BYTE:
         o -= 1
     return o
 
@@ -451,10 +451,14 @@ def mask_lines(data, offsets, patterns):
     (n,): the XXH3-64 of each key's bytes, seed 0)."""
     n_lines = offsets.shape[0] - 1
     longest = 0
+    newlines = False  # a line's newlines are spaces: lines with them are copied first
     for line in range(n_lines):
         longest = max(longest, offsets[line + 1] - offsets[line])
+    for k in range(offsets[0], offsets[n_lines]):
+        newlines |= data[k] == _NEWLINE
     # Each <*> stands for at least one character, so no step makes a line over 3x longer.
     width = 3 * longest + 8
+    copy = np.empty(longest, dtype=np.uint8)
     first = np.empty(width, dtype=np.uint8)
     second = np.empty(width, dtype=np.uint8)
     capacity = max(np.int64(64), offsets[n_lines] - offsets[0] + 64)
@@ -466,22 +470,23 @@ def mask_lines(data, offsets, patterns):
     for line in range(n_lines):
         start = offsets[line]
         n = offsets[line + 1] - start
-        for k in range(n):
-            c = data[start + k]
-            first[k] = _SPACE_BYTE if c == _NEWLINE else c
+        src = data[start : start + n]
+        if newlines:
+            for k in range(n):
+                c = data[start + k]
+                copy[k] = _SPACE_BYTE if c == _NEWLINE else c
+            src = copy[:n]
         if patterns:
-            n = _patterns(first, n, second)
-            n = _digit_words(second, n, first)
-        else:
+            n = _patterns(src, n, first)
             n = _digit_words(first, n, second)
-            first, second = second, first
-        n = _joined_and_spaces(first, n, second)
+        else:
+            n = _digit_words(src, n, second)
         if o + n > capacity:
             capacity = max(2 * capacity, o + n)
             grown = np.empty(capacity, dtype=np.uint8)
             grown[:o] = key_data[:o]
             key_data = grown
-        end = _neighbours(second, n, key_data, o)
+        end = _joins(second, n, key_data, o)
         hashes[line] = xxh3_64(key_data, o, end, np.uint64(0))
         o = end
         key_offsets[line + 1] = o
