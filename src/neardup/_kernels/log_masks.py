@@ -30,6 +30,9 @@ _PATH = 64  # [\w.\-@%+~]: a path's segment
 _HOST = 128  # [\w.\-]: what may not touch a host name
 _STOP = 256  # [\s=.]: what may end a word
 _BLANK = 512  # [ \t\r\f\v]: what becomes one space
+_SIZE_START = 1024  # [<>=+\-0-9]
+_PATH_START = 2048  # [./]
+_JOINER = 4096  # [.:\-/,]: what joins variables
 
 
 def _classes() -> np.ndarray:
@@ -48,6 +51,9 @@ def _classes() -> np.ndarray:
             | (_HOST if word or ch in ".-" else 0)
             | (_STOP if ch in " \t\n\r\f\v=." else 0)
             | (_BLANK if ch in " \t\r\f\v" else 0)
+            | (_SIZE_START if ch.isdigit() or ch in "<>=+-" else 0)
+            | (_PATH_START if ch in "./" else 0)
+            | (_JOINER if ch in ".:-/," else 0)
         )
         table[c] = flags
     return table
@@ -67,15 +73,15 @@ def _packed(word: str) -> int:
     return value
 
 
-_DAYS = np.array([_packed(d) for d in "Mon Tue Wed Thu Fri Sat Sun".split()], dtype=np.int64)
-_MONTHS = np.array(
-    [_packed(m) for m in "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()], dtype=np.int64
-)
-# Units (masking._UNIT), by length; [KMGTP]i?B is checked apart.
-_UNITS = np.array(
-    [_packed(u) for u in "B s ms us ns sec min secs mins hour bytes hours seconds minutes".split()], dtype=np.int64
-)
-_TLDS = np.array([_packed(t) for t in "com net org edu gov mil int info biz".split()], dtype=np.int64)
+def _table(words: str) -> np.ndarray:
+    return np.array([_packed(w) for w in words.split(" ")], dtype=np.int64)
+
+
+_DAYS = _table("Mon Tue Wed Thu Fri Sat Sun")
+_MONTHS = _table("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec")
+# The units of masking._UNIT but [KMGTP]i?B, which is checked apart.
+_UNITS = _table("B s ms us ns sec min secs mins hour bytes hours seconds minutes")
+_TLDS = _table("com net org edu gov mil int info biz")
 _MULTIPLES = np.array([ord(c) for c in "KMGTP"], dtype=np.uint8)
 
 
@@ -111,7 +117,7 @@ def _pack(buf, start, end):
 
 @jit_inline
 def _among(value, table):
-    for t in table:
+    for t in table:  # noqa: SIM110 (numba compiles no generator into any())
         if t == value:
             return True
     return False
@@ -330,9 +336,9 @@ def _patterns(src, n, out):
             flags = _CLASSES[c]
             if (flags & _UPPER) != 0:
                 e = _date_end(src, i, n)
-            if e < 0 and ((flags & _DIGIT) != 0 or c == _LT or c == _GT or c == _EQUALS or c == 43 or c == 45):
+            if e < 0 and (flags & _SIZE_START) != 0:
                 e = _size_end(src, i, n)
-            if e < 0 and (c == _DOT or c == _SLASH):
+            if e < 0 and (flags & _PATH_START) != 0:
                 e = _path_end(src, i, n)
             if e < 0 and (flags & _LABEL) != 0:
                 e = _host_end(src, i, n)
@@ -391,11 +397,6 @@ def _digit_words(src, n, out):
 
 
 @jit_inline
-def _is_joiner(c):
-    return c == _DOT or c == 58 or c == 45 or c == _SLASH or c == 44  # [.:\-/,]
-
-
-@jit_inline
 def _is_token_variable(out, start, end):
     return end - start == 3 and _is_variable(out, start, end)
 
@@ -427,7 +428,7 @@ def _joins(src, n, out, o):
             end = i + 3
             while True:
                 k = end
-                while k < n and _is_joiner(src[k]):
+                while k < n and (_CLASSES[src[k]] & _JOINER) != 0:
                     k += 1
                 if k == end or not _is_variable(src, k, n):
                     break
