@@ -28,9 +28,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-import numpy as np
-import pyarrow as pa
-
 VARIABLE = "<*>"
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
@@ -144,12 +141,6 @@ class Masker:
         block = _SPACES.sub(" ", block)
         block = _NEIGHBOURS.sub(VARIABLE, block)
         return [key.strip(" ") for key in block.split("\n")]
-
-    def key_array(self, texts: pa.Array) -> tuple[pa.Array, np.ndarray]:
-        """Each text's key as a pyarrow large string array, and its hash (uint64)."""
-        keys = self.keys(texts.to_pylist())
-        hashes = np.array([hash(key) for key in keys], dtype=np.int64).view(np.uint64)
-        return pa.array(np.array(keys, dtype=object), pa.large_string()), hashes
 
     def key(self, line: str) -> str:
         """One line's key (see :meth:`keys`)."""
