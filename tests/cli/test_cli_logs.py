@@ -153,26 +153,51 @@ def test_refuses_outputs_it_cannot_write_right(tmp_path, run, args, message):
 
 
 def test_a_run_killed_midway_leaves_the_state_before_it(tmp_path):
-    """SIGKILL while lines are read: the state is the last run's, byte for byte, and running
-    the killed run's input again gives what one uninterrupted run gives."""
-    lines = [f"request {i} served in {i % 97} ms by worker{i % 7}a for user{i % 13}x" for i in range(400_000)]
+    """SIGKILL while lines still come in (stdin left open): the state is the last run's, byte
+    for byte, and running the killed run's input again gives what one uninterrupted run gives."""
+    lines = [f"request {i} served in {i % 97} ms by worker{i % 7}a for user{i % 13}x" for i in range(50_000)]
+    text = ("\n".join(lines) + "\n").encode()
     (tmp_path / "a.log").write_text("\n".join(SSH) + "\n")
-    (tmp_path / "big.log").write_text("\n".join(lines) + "\n")
     neardup = [sys.executable, "-m", "neardup", "logs"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     subprocess.run([*neardup, "a.log", "--state", "s", "-q"], cwd=tmp_path, env=env, check=True)
     saved = (tmp_path / "s" / "templates.json").read_bytes()
-    process = subprocess.Popen([*neardup, "big.log", "--state", "s", "-o", "l.csv"], cwd=tmp_path, env=env)
-    time.sleep(2.0)
-    assert process.poll() is None, "the run ended before it could be killed: give it more lines"
+    process = subprocess.Popen(
+        [*neardup, "-", "--state", "s", "-o", "l.csv"], cwd=tmp_path, env=env, stdin=subprocess.PIPE
+    )
+    assert process.stdin is not None
+    process.stdin.write(text)
+    process.stdin.flush()  # and left open: the run is still reading when it is killed
+    time.sleep(1.0)
+    assert process.poll() is None
     process.send_signal(signal.SIGKILL)
     process.wait()
+    process.stdin.close()
     assert (tmp_path / "s" / "templates.json").read_bytes() == saved
     assert not (tmp_path / "l.csv").exists()
     resumed = subprocess.run(
-        [*neardup, "big.log", "--state", "s", "-q"], cwd=tmp_path, env=env, capture_output=True
+        [*neardup, "-", "--state", "s", "-q"], cwd=tmp_path, env=env, input=text, capture_output=True
     )
     (tmp_path / "ab.log").write_text("\n".join(SSH + lines) + "\n")
     whole = subprocess.run([*neardup, "ab.log", "-q"], cwd=tmp_path, env=env, capture_output=True)
     assert resumed.returncode == whole.returncode == 0, resumed.stderr
     assert resumed.stdout == whole.stdout
+
+
+def test_lines_are_named_by_file_and_line_or_by_the_id_field(tmp_path, run):
+    (tmp_path / "a.log").write_text("\n".join(SSH[:2]) + "\n")
+    (tmp_path / "b.log").write_text("\n".join(SSH[2:]) + "\n")
+    records = [{"event": f"e{i}", "message": line} for i, line in enumerate(SSH)]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    files = run("logs", "a.log", "b.log", "-o", "files.csv", cwd=tmp_path)
+    events = run(
+        "logs", "events.jsonl", "--text-field", "message", "--id-field", "event", "-o", "events.csv",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert files.returncode == events.returncode == 0, events.stderr
+    assert files.stdout == events.stdout
+    named = pa_csv.read_csv(tmp_path / "files.csv").column("line").to_pylist()
+    assert named == ["a.log:1", "a.log:2", "b.log:1", "b.log:2", "b.log:3"]
+    by_id = pa_csv.read_csv(tmp_path / "events.csv")
+    assert by_id.column("line").to_pylist() == [f"e{i}" for i in range(5)]
+    assert by_id.column("template_id").to_pylist() == [0, 1, 2, 1, 3]

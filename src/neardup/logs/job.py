@@ -9,6 +9,7 @@ output is written from the spool at the end with every id made final.
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 import time
@@ -23,6 +24,7 @@ import pyarrow as pa
 from .._atomic import atomic_path
 from .._prefetch import prefetch
 from .._progress import Progress
+from ..io.arrays import int64_array, prefixed, string_array
 from ..io.batch import Batch, ReadOptions
 from ..io.dispatch import read_documents
 from ..io.rejects import Rejects
@@ -77,9 +79,8 @@ def mine(
     with _Spool(lines_path is not None) as spool:
         with progress.stage("read", total=sum(source.size for source in sources)) as stage:
             for batch, where in prefetch(read_documents(sources, read, rejects)):
-                texts = batch.texts.to_pylist()
-                found = templates.add_keys(templates.masker.keys(texts), texts)
-                lines += len(texts)
+                found = templates.add_texts(_strings(batch.texts))
+                lines += len(found)
                 spool.add(where, batch, found)
                 stage.update(batch.consumed, lines)
         rejects.check_share(lines + rejects.count, max_skipped)
@@ -91,17 +92,23 @@ def mine(
     )
 
 
+def _strings(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A batch's texts as one large string array (they are valid UTF-8 once read)."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    return texts if texts.type == pa.large_string() else texts.cast(pa.large_string())
+
+
 def write_templates(path: str | IO[bytes] | pa.NativeFile, templates: LogTemplates, format: str) -> None:
     """The live templates, one row each (``TEMPLATE_COLUMNS``), by id."""
     live = templates.templates()
-    table = pa.table(
-        {
-            "template_id": pa.array([t.id for t in live], pa.int64()),
-            "template": pa.array([t.text for t in live], pa.string()),
-            "count": pa.array([t.count for t in live], pa.int64()),
-            "first_line": pa.array([t.first for t in live], pa.string()),
-        }
-    )
+    arrays = [
+        int64_array(np.array([t.id for t in live], dtype=np.int64)),
+        string_array([t.text for t in live]),
+        int64_array(np.array([t.count for t in live], dtype=np.int64)),
+        string_array([t.first for t in live]),
+    ]
+    table = pa.Table.from_arrays(arrays, names=list(TEMPLATE_COLUMNS))
     if isinstance(path, str):
         with atomic_path(path) as target:
             write_table(table, target, format)
@@ -148,6 +155,17 @@ class _Spool:
             yield np.frombuffer(self.file.read(count * _SPOOLED.itemsize), dtype=_SPOOLED)
 
 
+def _names(sources: Sequence[Source], owners: np.ndarray, rows: np.ndarray) -> pa.Array:
+    """``Source.document_id`` of each (source, row): ``name:row``, a run of one source at a
+    time (rows start at 1: every line is a document here)."""
+    cuts = [0, *(np.flatnonzero(owners[1:] != owners[:-1]) + 1).tolist(), len(owners)]
+    runs = [
+        prefixed(sources[int(owners[begin])].name + ":", rows[begin:end])
+        for begin, end in itertools.pairwise(cuts)
+    ]
+    return pa.concat_arrays(runs) if runs else string_array([])
+
+
 def _write_lines(path: str, spool: _Spool, sources: Sequence[Source], templates: LogTemplates) -> None:
     roots = templates.resolve(np.arange(templates.next_id))
     given = pa.chunked_array(spool.ids, pa.string()) if spool.ids else None
@@ -159,12 +177,11 @@ def _write_lines(path: str, spool: _Spool, sources: Sequence[Source], templates:
             if given is not None:
                 names = given.slice(start, len(chunk)).combine_chunks()
             else:
-                owners, rows = chunk["source"].tolist(), chunk["row"].tolist()
-                names = pa.array([sources[s].document_id(r) for s, r in zip(owners, rows)], pa.string())
+                names = _names(sources, chunk["source"], chunk["row"])
             start += len(chunk)
-            templates_of = pa.array(roots[chunk["template"]])
+            templates_of = int64_array(roots[chunk["template"]])
             writer.write(pa.record_batch([names, templates_of], names=list(LINE_COLUMNS)))
         if writer.schema is None:  # no line: the columns still say what the file holds
-            empty = [pa.array([], pa.string()), pa.array([], pa.int64())]
+            empty = [string_array([]), int64_array(np.empty(0, dtype=np.int64))]
             writer.write(pa.record_batch(empty, names=list(LINE_COLUMNS)))
         writer.close()

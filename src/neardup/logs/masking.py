@@ -12,12 +12,21 @@ A line is masked in three steps, each a regular expression run over a whole bloc
 3. Variables joined by punctuation (``<*>:<*>``) become one, and so do neighbours.
 
 What each step leaves is the line's *key*: lines with one key share a template.
+
+The regular expressions here define the keys (:meth:`Masker.keys_by_regex`); the keys are
+made by a compiled kernel equal to them (``_kernels/log_masks.py``, ~20x faster), over Arrow
+buffers (:meth:`Masker.key_array`). Custom masks still run as one regular expression over
+the block, and the kernel does the rest.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
 
 VARIABLE = "<*>"
 
@@ -79,6 +88,51 @@ class Masker:
         """Each line's key: its masked words, joined by single spaces."""
         if not lines:
             return []
+        try:
+            texts = pa.array(lines, pa.large_string())
+        except (pa.ArrowException, UnicodeEncodeError):  # a lone surrogate is no UTF-8
+            return self.keys_by_regex(lines)
+        keys, _ = self.key_array(texts)
+        return keys.to_pylist()
+
+    def key_array(
+        self, texts: pa.StringArray | pa.LargeStringArray
+    ) -> tuple[pa.LargeStringArray, np.ndarray]:
+        """Each line's key (as :meth:`keys`, a null line's that of ``""``) and its XXH3-64
+        (seed 0, of the key's UTF-8 bytes): (large string array, uint64 shape (n,))."""
+        from .._kernels.log_masks import mask_lines
+
+        if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
+            raise TypeError(f"key_array needs a pyarrow string or large_string array, got {texts.type}")
+        if texts.null_count:
+            texts = texts.fill_null("")
+        if len(texts) and self._patterns is not None and self.masks != DEFAULT_MASKS:
+            data, offsets = self._masked_block(texts.to_pylist())
+        else:
+            data, offsets = _buffers(texts)
+        key_data, key_offsets, hashes = mask_lines(data, offsets, self.masks == DEFAULT_MASKS)
+        keys = pa.LargeStringArray.from_buffers(len(texts), pa.py_buffer(key_offsets), pa.py_buffer(key_data))
+        return keys, hashes
+
+    def _masked_block(self, lines: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The lines with the custom masks applied, as one block; each line keeps the newline
+        after it, which the kernel reads as a space at its end (a key's end is stripped)."""
+        assert self._patterns is not None
+        block = self._patterns.sub(VARIABLE, "\n".join(line.replace("\n", " ") for line in lines))
+        data = np.frombuffer(block.encode(), dtype=np.uint8)
+        ends = np.flatnonzero(data == 10)
+        if len(ends) != len(lines) - 1:
+            raise ValueError(
+                f"the masks {[name for name, _ in self.masks]} matched a line's end: a mask must "
+                "not match a newline (use [ \\t] or [^\\S\\n] instead of \\s)"
+            )
+        return data, np.concatenate([[0], ends + 1, [len(data)]]).astype(np.int64)  # as _buffers
+
+    def keys_by_regex(self, lines: Sequence[str]) -> list[str]:
+        """The keys by the regular expressions alone: their definition, which the kernel of
+        :meth:`keys` equals (the tests hold them equal); 20x slower."""
+        if not lines:
+            return []
         block = "\n".join(line.replace("\n", " ") for line in lines)
         if self._patterns is not None:
             block = self._patterns.sub(VARIABLE, block)
@@ -91,3 +145,12 @@ class Masker:
     def key(self, line: str) -> str:
         """One line's key (see :meth:`keys`)."""
         return self.keys([line])[0]
+
+
+def _buffers(texts: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The UTF-8 bytes and int64 offsets (shape (n + 1,)) of a string array, without copies."""
+    _, offset_buf, data_buf = texts.buffers()
+    kind = np.int64 if pa.types.is_large_string(texts.type) else np.int32
+    offsets = np.frombuffer(offset_buf, dtype=kind)[texts.offset : texts.offset + len(texts) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    return data, offsets.astype(np.int64)  # a copy: one type of arguments, one compilation

@@ -29,8 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from .._atomic import atomic_write
+from ..io.arrays import string_array
 from .masking import DEFAULT_MASKS, VARIABLE, Masker
 
 FORMAT = "neardup-log-templates"
@@ -97,7 +99,10 @@ class LogTemplates:
         self._unanchored: dict[int, set[int]] = {}
         # (length, word position, the other words) -> {word there: template}
         self._siblings: dict[tuple[int, int, tuple[str, ...]], dict[str, int]] = {}
-        self._cache: dict[str, int] = {}
+        # The template of each masked key seen lately, by the key's 64-bit hash (XXH3): a
+        # line's key is never made a Python string once seen. Keys collide with odds of about
+        # 1 in 2**64 / (the keys cached)**2, below 1e-7 for a million keys.
+        self._cache: dict[int, int] = {}
         self._cleared = 0  # times the cache was cleared: what it answered may have changed
 
     # --- lines in -------------------------------------------------------------------
@@ -111,45 +116,49 @@ class LogTemplates:
     def add_lines(self, lines: Sequence[str]) -> np.ndarray:
         """The template of each line, int64 shape (n,), as ``add`` gives them one by one.
         An id may later become an alias of an older one: :meth:`resolve` says which."""
-        keys = self.masker.keys(lines)
-        return self.add_keys(keys, lines)
+        return self.add_texts(string_array(lines))
 
-    def add_keys(self, keys: Sequence[str], lines: Sequence[str]) -> np.ndarray:
-        """:meth:`add_lines` of lines already masked: ``keys[i]`` is ``lines[i]``'s key."""
-        found: list[int | None] = []
+    def add_texts(self, texts: pa.Array) -> np.ndarray:
+        """:meth:`add_lines` of a pyarrow string array: no Python string made for a line
+        whose masked key was seen before."""
+        keys, hashes = self.masker.key_array(texts)
+        found = np.empty(len(texts), dtype=np.int64)
+        hashes_of = hashes.tolist()
         start = 0
-        while start < len(keys):
+        while start < len(hashes_of):
             # The cache answers most lines in one C loop; a line it cannot answer is placed
             # in Python, and where that changed the templates the rest is looked up again.
-            answers = list(map(self._cache.get, keys[start : start + _WINDOW]))
+            answers = list(map(self._cache.get, hashes_of[start : start + _WINDOW]))
             for offset, template in enumerate(answers):
                 if template is None:
-                    cleared = self._cleared
-                    answers[offset] = self._place(keys[start + offset], lines[start + offset])
+                    cleared, at = self._cleared, start + offset
+                    answers[offset] = self._place(hashes_of[at], keys, texts, at)
                     if self._cleared != cleared:
-                        found += answers[: offset + 1]
-                        start += offset + 1
+                        answers = answers[: offset + 1]
                         break
-            else:
-                found += answers
-                start += len(answers)
-        ids = np.array(found, dtype=np.int64)
-        counts = np.bincount(ids, minlength=len(self._counts)) if ids.size else ids
+            found[start : start + len(answers)] = np.asarray(answers, dtype=np.int64)
+            start += len(answers)
+        counts = np.bincount(found, minlength=len(self._counts)) if found.size else found
         for template in np.flatnonzero(counts).tolist():
             self._counts[template] += int(counts[template])
-        return ids
+        return found
 
-    def _place(self, key: str, line: str) -> int:
+    def _place(self, hashed: int, keys: pa.Array, texts: pa.Array, at: int) -> int:
+        """The template of line ``at``, whose key the cache has not answered."""
+        template = self._cache.get(hashed)  # placed since the cache was looked up
+        if template is not None:
+            return template
+        key = keys[at].as_py()
         words = tuple(key.split(" ")) if key else ()
         template = self._match(words)
         if template is None:
-            template = self._create(words, line)  # which may merge it into an older one
+            template = self._create(words, texts[at].as_py())  # which may merge it into an older one
             while self._parent[template] != template:
                 template = self._parent[template]
             self._clear_cache()  # a new template can be a better fit for keys seen before
         if len(self._cache) >= _CACHE_LIMIT:
             self._clear_cache()
-        self._cache[key] = template
+        self._cache[hashed] = template
         return template
 
     def _clear_cache(self) -> None:
