@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .options import STDOUT, add_input_arguments, positive_int
+from .options import STDOUT, add_input_arguments, positive_int, read_options
 
 STATE_FILE = "templates.json"
 
@@ -91,7 +91,6 @@ def add_command(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .._progress import Progress
-    from ..io.batch import MiB, ReadOptions
     from ..io.rejects import Rejects
     from ..io.writers import table_format
     from ..logs.job import mine, write_templates
@@ -108,21 +107,16 @@ def run(args: argparse.Namespace) -> int:
         args.command_parser.error("-o needs a file: stdout is where the templates go")
     templates, state = _templates(args)
     args.lines = True  # a log file is one event a line, in a folder too
-    read = ReadOptions(
-        text_field=args.text_field,
-        id_field=args.id_field,
-        max_document_bytes=int(args.max_document_mb * MiB),
-        block_bytes=int(args.block_mb * MiB),
-    )
+    read = read_options(args)
     with contextlib.ExitStack() as stack:
         sources = stack.enter_context(input_sources(args, lambda sources: _check_outputs(args)))
         result = mine(
             sources,
             templates,
             read,
-            Rejects(args.on_error),
+            Rejects(read.errors),
             lines_path=args.output,
-            max_skipped=args.max_skipped,
+            max_skipped=read.max_skipped,
             progress=Progress(enabled=not args.quiet),
         )
     if state is not None:
