@@ -169,7 +169,7 @@ def _date_tail(buf, s, n):
     return _date_year(buf, s, n)
 
 
-@jit_inline
+@jit
 def _date_end(buf, p, n):
     """End of the date mask's match at ``p``, or -1."""
     if (p > 0 and _is(buf, p - 1, n, _WORD)) or p + 3 > n or not _among(_pack(buf, p, p + 3), _DAYS):
@@ -225,9 +225,11 @@ def _number_end(buf, q, n):
 @jit_inline
 def _unit_end(buf, q, n):
     """End of the run of \\w at ``q`` if it is a unit, else -1."""
+    if not _is(buf, q, n, _UPPER | _LOWER):  # every unit is letters
+        return -1
     e = _run(buf, q, n, _WORD)
     size = e - q
-    if size == 0 or size > 7:
+    if size > 7:
         return -1
     if (size == 2 or (size == 3 and buf[q + 1] == 105)) and buf[e - 1] == 66:  # [KMGTP]i?B
         for c in _MULTIPLES:
@@ -236,7 +238,7 @@ def _unit_end(buf, q, n):
     return e if _among(_pack(buf, q, e), _UNITS) else -1
 
 
-@jit_inline
+@jit
 def _size_end(buf, p, n):
     """End of the size mask's match at ``p``, or -1."""
     if p > 0 and (_is(buf, p - 1, n, _WORD) or buf[p - 1] == _DOT):
@@ -270,7 +272,7 @@ def _size_end(buf, p, n):
 # (after the first, a '/' and a run: the run before it took the dots), a '/', a query.
 
 
-@jit_inline
+@jit
 def _path_end(buf, p, n):
     """End of the path mask's match at ``p``, or -1."""
     if p > 0 and (_is(buf, p - 1, n, _WORD) or buf[p - 1] == _SLASH or buf[p - 1] == _DOT):
@@ -298,7 +300,7 @@ def _path_end(buf, p, n):
 # the whole run of [\w.\-] there.
 
 
-@jit_inline
+@jit
 def _host_end(buf, p, n):
     """End of the host mask's match at ``p``, or -1."""
     if p > 0 and _is(buf, p - 1, n, _HOST):
@@ -325,15 +327,16 @@ def _host_end(buf, p, n):
 
 @jit_inline
 def _patterns(src, n, out):
-    """Step 1: the default masks, tried at each position in their order; returns the length."""
+    """Step 1: the default masks, tried at each position in their order; returns the length.
+    Every mask starts after a character that is not \\w, so the rest of a run of \\w is
+    copied without trying them."""
     i = 0
     o = 0
     while i < n:
         c = src[i]
+        flags = _CLASSES[c]
         e = -1
-        # Every mask starts after a character that is not \w (most of a line is): skip those.
         if i == 0 or (_CLASSES[src[i - 1]] & _WORD) == 0:
-            flags = _CLASSES[c]
             if (flags & _UPPER) != 0:
                 e = _date_end(src, i, n)
             if e < 0 and (flags & _SIZE_START) != 0:
@@ -345,54 +348,61 @@ def _patterns(src, n, out):
         if e >= 0:
             o = _put_variable(out, o)
             i = e
-        else:
-            out[o] = c
-            o += 1
-            i += 1
+            continue
+        out[o] = c
+        o += 1
+        i += 1
+        if (flags & _WORD) != 0:
+            while i < n and (_CLASSES[src[i]] & _WORD) != 0:
+                out[o] = src[i]
+                o += 1
+                i += 1
     return o
 
 
 @jit_inline
-def _in_word(buf, i, n):
-    """``buf[i]`` belongs to a word: not a space, not '=', not a dot next to a dot."""
-    c = buf[i]
-    if (_CLASSES[c] & _STOP) == 0:
-        return True
-    if c == _DOT:
-        return (i == 0 or buf[i - 1] != _DOT) and (i + 1 >= n or buf[i + 1] != _DOT)
-    return False
+def _word_end(out, word, o, digits):
+    """Where the word ``out[word:o]`` with ``digits`` digits ends once the digit rule is
+    applied: ``<*>`` in its place, unless it has none or is letters and one digit."""
+    if digits == 0:
+        return o
+    if (
+        digits == 1
+        and o - word >= 3
+        and (_CLASSES[out[o - 1]] & _DIGIT) != 0
+        and _run(out, word, o - 1, _UPPER | _LOWER) == o - 1
+    ):
+        return o
+    return _put_variable(out, word)
 
 
 @jit_inline
 def _digit_words(src, n, out):
-    """Step 2: each word with a digit becomes ``<*>``, but letters and one digit (``eth0``)."""
-    i = 0
+    """Step 2: each word with a digit becomes ``<*>``, but letters and one digit (``eth0``).
+    A word is a run of characters but spaces, '=' and dots next to a dot; it is copied as it
+    is read, and taken back at its end if it must go."""
     o = 0
-    while i < n:
-        if not _in_word(src, i, n):
-            out[o] = src[i]
-            o += 1
-            i += 1
-            continue
-        word = o  # copied as it is read, and taken back if it holds a digit
-        digits = 0
-        while i < n and _in_word(src, i, n):
-            c = src[i]
-            out[o] = c
-            o += 1
-            i += 1
-            if (_CLASSES[c] & _DIGIT) != 0:
+    word = -1  # where the word being read starts in out; -1 between words
+    digits = 0
+    for i in range(n):
+        c = src[i]
+        flags = _CLASSES[c]
+        in_word = (flags & _STOP) == 0
+        if not in_word and c == _DOT:
+            in_word = (i == 0 or src[i - 1] != _DOT) and (i + 1 >= n or src[i + 1] != _DOT)
+        if in_word:
+            if word < 0:
+                word = o
+                digits = 0
+            if (flags & _DIGIT) != 0:
                 digits += 1
-        if digits == 0:
-            continue
-        named = (
-            digits == 1
-            and o - word >= 3
-            and (_CLASSES[out[o - 1]] & _DIGIT) != 0
-            and _run(out, word, o - 1, _UPPER | _LOWER) == o - 1
-        )
-        if not named:
-            o = _put_variable(out, word)
+        elif word >= 0:
+            o = _word_end(out, word, o, digits)
+            word = -1
+        out[o] = c
+        o += 1
+    if word >= 0:
+        o = _word_end(out, word, o, digits)
     return o
 
 

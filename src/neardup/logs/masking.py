@@ -110,6 +110,8 @@ class Masker:
             data, offsets = self._masked_block(texts.to_pylist())
         else:
             data, offsets = _buffers(texts)
+        data = data.view()
+        data.flags.writeable = False  # read-only, whatever the source: one compiled signature
         key_data, key_offsets, hashes = mask_lines(data, offsets, self.masks == DEFAULT_MASKS)
         keys = pa.LargeStringArray.from_buffers(len(texts), pa.py_buffer(key_offsets), pa.py_buffer(key_data))
         return keys, hashes
@@ -152,5 +154,5 @@ def _buffers(texts: Any) -> tuple[np.ndarray, np.ndarray]:
     _, offset_buf, data_buf = texts.buffers()
     kind = np.int64 if pa.types.is_large_string(texts.type) else np.int32
     offsets = np.frombuffer(offset_buf, dtype=kind)[texts.offset : texts.offset + len(texts) + 1]
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    data = np.frombuffer(data_buf if data_buf is not None else b"", dtype=np.uint8)
     return data, offsets.astype(np.int64)  # a copy: one type of arguments, one compilation
