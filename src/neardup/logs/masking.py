@@ -1,7 +1,6 @@
 """Masking: the variable parts of log lines (numbers, addresses, paths, ...) made ``<*>``.
 
-A line is masked in three steps, each a regular expression run over a whole block of lines
-(in C, not a Python call per token):
+A line is masked in three steps, each defined by a regular expression:
 
 1. The patterns (:data:`DEFAULT_MASKS`, or the caller's): what spans words or holds no
    digit but is still a variable: dates with day and month names, sizes with their units,
