@@ -135,6 +135,8 @@ EXAMPLES = [
     ("  \t lead and trail\r\f\v ", "lead and trail"),
     ("line\nbreak 42\n", "line break <*>"),
     ("日本 é1 😀 2", "日本 <*> 😀 <*>"),
+    ("a-5ms b_1.com x-y.org -q.net", "a-<*> <*>"),  # a label has no '_', may start with '-'
+    ("Monday Jan 5 12:00 Mon_ Jan 5 12:00 Tue Jan 5 12:00", "Monday Jan <*> Mon_ Jan <*>"),
     ("", ""),
     ("<*> <*>", "<*>"),
 ]
