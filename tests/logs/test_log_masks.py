@@ -162,6 +162,8 @@ def test_arrays_of_every_layout():
         assert keys.to_pylist() == expected[2:4] and len(hashes) == 2
         keys, hashes = masker.key_array(texts.slice(0, 0))
         assert keys.to_pylist() == [] and hashes.shape == (0,)
+    chunked = pa.chunked_array([pa.array(lines[:2]), pa.array(lines[2:])])
+    assert masker.key_array(chunked)[0].to_pylist() == expected
     with pytest.raises(TypeError, match="string"):
         masker.key_array(pa.array([1, 2]))
     assert Masker([("x", "x")]).key_array(pa.array([], pa.string()))[0].to_pylist() == []

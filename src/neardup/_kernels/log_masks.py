@@ -35,6 +35,7 @@ _BLANK = 512  # [ \t\r\f\v]: what becomes one space
 _SIZE_START = 1024  # [<>=+\-0-9]
 _PATH_START = 2048  # [./]
 _JOINER = 4096  # [.:\-/,]: what joins variables
+_OPENS = 8192  # [ \t\r\f\v<]: where the joins may have something to do
 
 
 def _classes() -> np.ndarray:
@@ -56,6 +57,7 @@ def _classes() -> np.ndarray:
             | (_SIZE_START if ch.isdigit() or ch in "<>=+-" else 0)
             | (_PATH_START if ch in "./" else 0)
             | (_JOINER if ch in ".:-/," else 0)
+            | (_OPENS if ch in " \t\r\f\v<" else 0)
         )
         table[c] = flags
     return table
@@ -427,7 +429,11 @@ def _joins(src, n, out, o):
     after_variable = False  # the word before it is <*>
     i = 0
     while True:
-        if i == n or (_CLASSES[src[i]] & _BLANK) != 0:
+        if i < n and (_CLASSES[src[i]] & _OPENS) == 0:  # the most of a line: copied
+            out[o] = src[i]
+            o += 1
+            i += 1
+        elif i == n or (_CLASSES[src[i]] & _BLANK) != 0:
             variable = _is_token_variable(out, word, o)
             if variable and after_variable:
                 o = word - 1  # the space before it and it
