@@ -135,6 +135,8 @@ EXAMPLES = [
     ("  \t lead and trail\r\f\v ", "lead and trail"),
     ("line\nbreak 42\n", "line break <*>"),
     ("日本 é1 😀 2", "日本 <*> 😀 <*>"),
+    ("a-5ms b_1.com x-y.org -q.net", "a-<*> <*>"),  # a label has no '_', may start with '-'
+    ("Monday Jan 5 12:00 Mon_ Jan 5 12:00 Tue Jan 5 12:00", "Monday Jan <*> Mon_ Jan <*>"),
     ("", ""),
     ("<*> <*>", "<*>"),
 ]
@@ -160,6 +162,8 @@ def test_arrays_of_every_layout():
         assert keys.to_pylist() == expected[2:4] and len(hashes) == 2
         keys, hashes = masker.key_array(texts.slice(0, 0))
         assert keys.to_pylist() == [] and hashes.shape == (0,)
+    chunked = pa.chunked_array([pa.array(lines[:2]), pa.array(lines[2:])])
+    assert masker.key_array(chunked)[0].to_pylist() == expected
     with pytest.raises(TypeError, match="string"):
         masker.key_array(pa.array([1, 2]))
     assert Masker([("x", "x")]).key_array(pa.array([], pa.string()))[0].to_pylist() == []

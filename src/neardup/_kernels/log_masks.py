@@ -3,9 +3,11 @@
 The masks are regular expressions run over a block of lines: clear, but about 65k lines a
 second, slower than the rest of ``neardup logs`` together. Here each of them is a small
 hand-written scanner over the line's UTF-8 bytes that takes the path the regular expression
-engine takes (its greedy choices and backtracking worked out once, in the comments), and the
-steps run one after another over a scratch copy of the line, as the substitutions do. The
-tests hold every key equal to the regular expressions' on generated and real lines.
+engine takes (its greedy choices and backtracking worked out once, in the comments). The
+steps run one after another, each over what the one before wrote, as the substitutions do:
+the masks (``_patterns``), the digit rule (``_digit_words``), the joins (``_joins``). The
+tests hold every key equal to the regular expressions' on generated and real lines: a change
+to the expressions needs the same change here.
 
 Bytes stand for characters safely: the expressions use ASCII classes (``re.ASCII``), every
 mask starts with an ASCII character, and a byte of a multi-byte UTF-8 character is, like the
@@ -33,6 +35,7 @@ _BLANK = 512  # [ \t\r\f\v]: what becomes one space
 _SIZE_START = 1024  # [<>=+\-0-9]
 _PATH_START = 2048  # [./]
 _JOINER = 4096  # [.:\-/,]: what joins variables
+_OPENS = 8192  # [ \t\r\f\v<]: where the joins may have something to do
 
 
 def _classes() -> np.ndarray:
@@ -54,6 +57,7 @@ def _classes() -> np.ndarray:
             | (_SIZE_START if ch.isdigit() or ch in "<>=+-" else 0)
             | (_PATH_START if ch in "./" else 0)
             | (_JOINER if ch in ".:-/," else 0)
+            | (_OPENS if ch in " \t\r\f\v<" else 0)
         )
         table[c] = flags
     return table
@@ -328,8 +332,9 @@ def _host_end(buf, p, n):
 @jit_inline
 def _patterns(src, n, out):
     """Step 1: the default masks, tried at each position in their order; returns the length.
-    Every mask starts after a character that is not \\w, so the rest of a run of \\w is
-    copied without trying them."""
+    Every mask starts after a character that is not \\w, so only there are they tried, and
+    only those the run of \\w there allows: a date's day is three letters, a host name's
+    first label ends at '.' or goes on with '-'. The rest of the run is copied."""
     i = 0
     o = 0
     while i < n:
@@ -337,26 +342,28 @@ def _patterns(src, n, out):
         flags = _CLASSES[c]
         e = -1
         if i == 0 or (_CLASSES[src[i - 1]] & _WORD) == 0:
-            if (flags & _UPPER) != 0:
+            r = _run(src, i, n, _WORD)
+            if (flags & _UPPER) != 0 and r - i == 3:
                 e = _date_end(src, i, n)
             if e < 0 and (flags & _SIZE_START) != 0:
                 e = _size_end(src, i, n)
             if e < 0 and (flags & _PATH_START) != 0:
                 e = _path_end(src, i, n)
-            if e < 0 and (flags & _LABEL) != 0:
+            if e < 0 and (flags & _LABEL) != 0 and r < n and (src[r] == _DOT or src[r] == 45):
                 e = _host_end(src, i, n)
+            if e < 0 and r > i:
+                for k in range(i, r):
+                    out[o] = src[k]
+                    o += 1
+                i = r
+                continue
         if e >= 0:
             o = _put_variable(out, o)
             i = e
-            continue
-        out[o] = c
-        o += 1
-        i += 1
-        if (flags & _WORD) != 0:
-            while i < n and (_CLASSES[src[i]] & _WORD) != 0:
-                out[o] = src[i]
-                o += 1
-                i += 1
+        else:
+            out[o] = c
+            o += 1
+            i += 1
     return o
 
 
@@ -422,7 +429,11 @@ def _joins(src, n, out, o):
     after_variable = False  # the word before it is <*>
     i = 0
     while True:
-        if i == n or (_CLASSES[src[i]] & _BLANK) != 0:
+        if i < n and (_CLASSES[src[i]] & _OPENS) == 0:  # the most of a line: copied
+            out[o] = src[i]
+            o += 1
+            i += 1
+        elif i == n or (_CLASSES[src[i]] & _BLANK) != 0:
             variable = _is_token_variable(out, word, o)
             if variable and after_variable:
                 o = word - 1  # the space before it and it

@@ -13,9 +13,9 @@ A line is masked in three steps, each defined by a regular expression:
 What each step leaves is the line's *key*: lines with one key share a template.
 
 The regular expressions here define the keys (:meth:`Masker.keys_by_regex`); the keys are
-made by a compiled kernel equal to them (``_kernels/log_masks.py``, ~20x faster), over Arrow
-buffers (:meth:`Masker.key_array`). Custom masks still run as one regular expression over
-the block, and the kernel does the rest.
+made by a compiled kernel equal to them (``_kernels/log_masks.py``, ~30x faster: see
+benchmarks/bench_log_masks.py), over Arrow buffers (:meth:`Masker.key_array`). Custom masks
+still run as one regular expression over the block, and the kernel does the rest.
 """
 
 from __future__ import annotations
@@ -95,12 +95,14 @@ class Masker:
         return keys.to_pylist()
 
     def key_array(
-        self, texts: pa.StringArray | pa.LargeStringArray
+        self, texts: pa.StringArray | pa.LargeStringArray | pa.ChunkedArray
     ) -> tuple[pa.LargeStringArray, np.ndarray]:
         """Each line's key (as :meth:`keys`, a null line's that of ``""``) and its XXH3-64
         (seed 0, of the key's UTF-8 bytes): (large string array, uint64 shape (n,))."""
         from .._kernels.log_masks import mask_lines
 
+        if isinstance(texts, pa.ChunkedArray):
+            texts = texts.combine_chunks()
         if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
             raise TypeError(f"key_array needs a pyarrow string or large_string array, got {texts.type}")
         if texts.null_count:
@@ -131,7 +133,7 @@ class Masker:
 
     def keys_by_regex(self, lines: Sequence[str]) -> list[str]:
         """The keys by the regular expressions alone: their definition, which the kernel of
-        :meth:`keys` equals (the tests hold them equal); 20x slower."""
+        :meth:`keys` equals (the tests hold them equal); ~30x slower."""
         if not lines:
             return []
         block = "\n".join(line.replace("\n", " ") for line in lines)
