@@ -24,6 +24,7 @@ def mih(bits: int, k: int, blocks: int) -> IndexPlan:
     return IndexPlan(bits, k, blocks, strategy="mih")
 
 
+@pytest.mark.slow  # 25 plans; test_index_equals_brute_force draws plans in the quick loop
 @pytest.mark.parametrize(
     ("bits", "k", "plan"),
     [
