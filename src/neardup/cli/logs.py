@@ -91,7 +91,6 @@ def add_command(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .._progress import Progress
-    from ..io.rejects import Rejects
     from ..io.writers import table_format
     from ..logs.job import mine, write_templates
     from .dedup import input_sources
@@ -114,9 +113,7 @@ def run(args: argparse.Namespace) -> int:
             sources,
             templates,
             read,
-            Rejects(read.errors),
             lines_path=args.output,
-            max_skipped=read.max_skipped,
             progress=Progress(enabled=not args.quiet),
         )
     if state is not None:

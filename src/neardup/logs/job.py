@@ -64,10 +64,8 @@ def mine(
     sources: list[Source],
     templates: LogTemplates,
     read: ReadOptions,
-    rejects: Rejects,
     *,
     lines_path: str | None = None,
-    max_skipped: float | None = None,
     progress: Progress | None = None,
 ) -> LogsRun:
     """Give every line of ``sources`` its template in ``templates``; with ``lines_path``,
@@ -76,6 +74,7 @@ def mine(
     progress = progress or Progress(enabled=False)
     before = len(templates)
     lines = 0
+    rejects = Rejects(read.errors)
     with _Spool(lines_path is not None) as spool:
         with progress.stage("read", total=sum(source.size for source in sources)) as stage:
             for batch, where in prefetch(read_documents(sources, read, rejects)):
@@ -83,7 +82,7 @@ def mine(
                 lines += len(found)
                 spool.add(where, batch, found)
                 stage.update(batch.consumed, lines)
-        rejects.check_share(lines + rejects.count, max_skipped)
+        rejects.check_share(lines + rejects.count, read.max_skipped)
         if lines_path is not None:
             with progress.stage("write", total=lines, unit="lines"):
                 _write_lines(lines_path, spool, sources, templates)
