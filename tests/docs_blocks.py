@@ -131,6 +131,22 @@ def example_pages() -> list[dict[str, str]]:
     ]
 
 
+def example_log() -> list[str]:
+    """The lines of app.log, the log docs/logs.md mines: four messages, their variables varied."""
+    users = ["alice", "bob", "carol", "dave", "erin", "frank"]
+    lines = []
+    for i in range(24):
+        ip = f"10.0.{i % 3}.{i * 7 % 250}"
+        lines.append(f"Accepted password for {users[i % 6]} from {ip} port {40000 + i * 37} ssh2")
+        if i % 2:
+            lines.append(f"Connection closed by {ip} port {40000 + i * 37} [preauth]")
+        if i % 3 == 0:
+            lines.append(f"Received block blk_{9000 + i * 11} of size {1024 * (i + 1)} from /{ip}")
+        if i % 4 == 0:
+            lines.append(f"Served GET /static/app{i}.js in {3 + i} ms")
+    return lines
+
+
 def example_inputs(folder: Path) -> None:
     """Write the inputs the docs' examples name into ``folder``."""
     import pyarrow as pa
@@ -144,6 +160,7 @@ def example_inputs(folder: Path) -> None:
     pq.write_table(table, folder / "pages.parquet")
     pacsv.write_csv(table, folder / "pages.csv")
     (folder / "docs.txt").write_text("".join(page["text"] + "\n" for page in pages), "utf-8")
+    (folder / "app.log").write_text("".join(line + "\n" for line in example_log()), "utf-8")
     crawl = folder / "crawl"
     crawl.mkdir()
     half = len(lines) // 2

@@ -26,7 +26,8 @@ STANDS_ON: dict[str, set[str]] = {
     "spark": {"decision"},
     "service": {"decision"},
     "report": {"passage"},  # explain shows the passages two documents share
-    "cli": {"pipeline", "passage", "spark", "service", "report", "planted"},
+    "logs": {"io"},  # log templates: lines read as every command reads them, no fingerprint
+    "cli": {"pipeline", "passage", "spark", "service", "report", "planted", "logs"},
 }
 ENGINES = {"pipeline", "passage", "spark", "service"}
 SHARED = {
@@ -224,3 +225,27 @@ def test_modules_and_functions_stay_short_enough_to_read():
                 if lines > LONGEST_FUNCTION:
                     long.append(f"{name}:{node.lineno} {node.name}: {lines} lines")
     assert not long, "\n".join(long)
+
+
+ENTRY_POINTS = {
+    "pipeline/job.py": "run_job",
+    "spark/job.py": "run_job",
+    "passage/job.py": "run_job",
+}
+MOST_PARAMETERS = 10
+
+
+def test_the_engines_entry_points_take_one_contract():
+    """Each engine's internal entry point takes ``ReadOptions``, its outputs and its own
+    options as values, not a keyword per setting (the public keyword functions may)."""
+    wide = []
+    for name, function in ENTRY_POINTS.items():
+        tree = ast.parse((PACKAGE / name).read_text("utf-8"))
+        found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]
+        assert found, f"{name} has no {function}"
+        arguments = found[0].args
+        count = len(arguments.posonlyargs + arguments.args + arguments.kwonlyargs)
+        count += (arguments.vararg is not None) + (arguments.kwarg is not None)
+        if count > MOST_PARAMETERS:
+            wide.append(f"{name}: {function} takes {count} parameters")
+    assert not wide, "\n".join(wide)

@@ -21,6 +21,7 @@ EXPECTED = [
     "HammingIndex",
     "IdfModel",
     "IndexPlan",
+    "LogTemplates",
     "MissingExtraError",
     "NeardupError",
     "PassageOptions",

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .index.hamming_index import HammingIndex
     from .index.plan import IndexPlan
     from .index.self_join import self_join
+    from .logs.templates import LogTemplates
     from .passage.job import passages
     from .passage.matching import PassageOptions
     from .passage.result import PassageResult
@@ -56,6 +57,7 @@ _LAZY = {
     "HammingIndex": "index.hamming_index",
     "IdfModel": "fingerprint.idf",
     "IndexPlan": "index.plan",
+    "LogTemplates": "logs.templates",
     "PassageOptions": "passage.matching",
     "PassageResult": "passage.result",
     "clusters": "decision.clustering",
@@ -83,6 +85,7 @@ __all__ = [  # sorted case-insensitively (tests/test_public_api.py)
     "HammingIndex",
     "IdfModel",
     "IndexPlan",
+    "LogTemplates",
     "MissingExtraError",
     "NeardupError",
     "PassageOptions",

@@ -124,6 +124,7 @@ def budget_for_out_of_core() -> int:
     return plan.window_bytes + 50 * plan.row_bytes
 
 
+@pytest.mark.slow  # dedups out of core, each a few times over
 @pytest.mark.parametrize("cluster", ["greedy", "components"])
 @pytest.mark.parametrize("verify", [None, ("jaccard", 0.93)])  # two variants fail it
 def test_a_budgeted_dedup_answers_as_the_default_one(skewed, cluster, verify, tmp_path):

@@ -339,6 +339,7 @@ def test_candidate_pairs_are_each_pair_sharing_a_key_once(case, chunk):
     assert sorted(got) == [(x, y) for x in range(m) for y in range(x + 1, m) if (keys[x] == keys[y]).any()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threshold", [0.5, 0.9])
 def test_pairs_of_a_jaccard_dedup_are_the_verified_candidates(corpus, threshold):
     result = neardup.dedup(corpus, jaccard=threshold)

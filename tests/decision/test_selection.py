@@ -4,6 +4,7 @@ their one-document-at-a-time references, on skewed shapes (copies, near-identica
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -147,6 +148,7 @@ def _similar(values):
     return similar, accept
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(skewed_fingerprints(), st.booleans())
 def test_greedy_with_verification_equals_the_one_at_a_time_rule(fps, search):

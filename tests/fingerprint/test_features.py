@@ -123,6 +123,7 @@ def test_text_of_table_code_points_normalises_code_point_by_code_point(data):
     assert normalize(text).translate(_LOWER) == expected.translate(_LOWER)
 
 
+@pytest.mark.slow  # 200 drawn batches
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_prepared_buffers_hold_the_normalised_text(data):

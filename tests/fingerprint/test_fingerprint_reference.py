@@ -356,6 +356,7 @@ INSERTS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     pieces=st.lists(ascii_pieces, max_size=40),
@@ -427,6 +428,7 @@ def test_numpy_string_arrays_equal_naive(batch, config):
         assert rows_as_ints(fingerprinter.fingerprint_batch(array)) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(
     batch=st.lists(texts, min_size=1, max_size=16),

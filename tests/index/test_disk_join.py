@@ -57,6 +57,7 @@ def test_planted_pairs_out_of_core_equal_brute_force(bits, k, tmp_path):
     assert list(tmp_path.iterdir()) == []  # the work folder's files are gone
 
 
+@pytest.mark.slow  # 5,500 rows
 def test_a_skewed_key_range_is_split_again_and_a_key_group_held_whole(tmp_path):
     """2,000 copies of one fingerprint and 500 near it share their keys in most tables: their
     partition is split by the key's next bits until only their key group is left, which is
@@ -102,6 +103,7 @@ def test_budgets_and_plans_that_cannot_be_joined_out_of_core_are_refused():
         joined(fps, 3, memory=0)
 
 
+@pytest.mark.slow  # 40 drawn joins, out of core
 @settings(deadline=None, max_examples=40)
 @given(st.data())
 def test_drawn_fingerprints_out_of_core_equal_brute_force(data):
@@ -133,6 +135,7 @@ def mapped_kib(path: Path) -> int:
     return total
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="reads /proc/self/smaps (Linux)")
 @pytest.mark.parametrize("bits", [64, 128])
 def test_a_read_only_mapping_s_pages_are_released_behind_each_pass(bits, tmp_path):
@@ -187,6 +190,7 @@ def first_agreeing_table(a: int, b: int, plan) -> int:
     raise AssertionError("no table: the pair is beyond the radius")
 
 
+@pytest.mark.slow  # a join resumed from each table
 @pytest.mark.parametrize("out_of_core", [False, True])
 def test_a_join_resumed_from_a_table_reports_the_rest_each_once(out_of_core, tmp_path):
     """A run stopped after tables 0 .. t - 1 and one resumed with first_table=t: together the
@@ -213,6 +217,7 @@ def test_a_join_resumed_from_a_table_reports_the_rest_each_once(out_of_core, tmp
         joined(fps, 3, first_table=11, **options)
 
 
+@pytest.mark.slow
 def test_an_index_file_s_pairs_in_a_memory_budget(tmp_path):
     """iter_pairs(memory=) joins an opened index's memory-mapped fingerprints out of core, ids
     and all, with or without pending changes, as pairs() finds them."""

@@ -27,6 +27,7 @@ def test_planted_near_duplicates(bits, k, plan):
     build_and_check(values, ids, bits, k, plan, batches=2)
 
 
+@pytest.mark.slow  # chunk_size=1 streams rescan the one bucket
 @pytest.mark.parametrize("bits", [64, 128])
 @pytest.mark.parametrize("plan", ["compact", "fast", 5])
 def test_giant_bucket_sparse_fingerprints(bits, plan):

@@ -24,6 +24,7 @@ def mih(bits: int, k: int, blocks: int) -> IndexPlan:
     return IndexPlan(bits, k, blocks, strategy="mih")
 
 
+@pytest.mark.slow  # 25 plans; test_index_equals_brute_force draws plans in the quick loop
 @pytest.mark.parametrize(
     ("bits", "k", "plan"),
     [
@@ -80,6 +81,7 @@ def test_blocks_wider_than_the_key(bits, k, blocks):
     build_and_check(values, list(range(len(values))), bits, k, mih(bits, k, blocks))
 
 
+@pytest.mark.slow  # chunk_size=1 streams rescan the one bucket
 @pytest.mark.parametrize(("bits", "k", "plan"), [(64, 8, 4), (64, 8, "auto"), (128, 16, 8), (128, 12, 4)])
 def test_giant_bucket_sparse_fingerprints(bits, k, plan):
     rng = np.random.default_rng(7)
@@ -111,6 +113,7 @@ def test_index_equals_brute_force(bits, data):
     )
 
 
+@pytest.mark.slow  # each step checked against brute force
 @pytest.mark.parametrize(
     ("bits", "k", "plan"), [(64, 8, "auto"), (64, 6, mih(64, 6, 4)), (128, 16, "mih"), (128, 11, 5)]
 )

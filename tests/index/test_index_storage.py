@@ -22,6 +22,7 @@ def small_thresholds(monkeypatch):
     monkeypatch.setattr(hamming_index, "DELTA_MAX", 40)
 
 
+@pytest.mark.slow  # each step checked against brute force
 @pytest.mark.parametrize("bits", [64, 128])
 @pytest.mark.parametrize("seed", range(4))
 def test_random_sequences_equal_brute_force(tmp_path, small_thresholds, bits, seed):

@@ -152,6 +152,7 @@ EDIT_TOLERANCE = 3
 and the full alignment break the same way, so only a band too narrow could move an end."""
 
 
+@pytest.mark.slow
 def test_edited_passages_are_found_with_the_reference_ends():
     # 80 planted pairs, one in ten or one in twenty words edited, fixed seeds: the misses
     # docs/passages.md allows (about 1 in 100 at 50 words, one word in ten edited) are

@@ -157,6 +157,7 @@ def test_shingle_text_is_the_words_as_they_appear_in_the_normalised_text():
     assert feature_texts == ["ab ", "b c"]
 
 
+@pytest.mark.slow  # 200 drawn pairs
 @settings(max_examples=200, deadline=None)
 @given(documents, documents, configs)
 def test_exact_similarities_match_a_plain_computation(a, b, config):
@@ -178,6 +179,7 @@ def test_exact_similarities_match_a_plain_computation(a, b, config):
     assert (e.features_a, e.features_b, e.shared) == (len(wa), len(wb), len(set(wa) & set(wb)))
 
 
+@pytest.mark.slow  # 150 drawn texts
 @settings(max_examples=150, deadline=None)
 @given(documents, configs)
 def test_identical_texts_have_nothing_to_explain(document, config):
@@ -187,6 +189,7 @@ def test_identical_texts_have_nothing_to_explain(document, config):
     assert "no feature differs" in str(e)
 
 
+@pytest.mark.slow  # 150 drawn pairs
 @settings(max_examples=150, deadline=None)
 @given(documents, documents, configs)
 def test_explain_is_symmetric(a, b, config):

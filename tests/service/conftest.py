@@ -1,4 +1,8 @@
-"""A real ``neardup serve`` process on 127.0.0.1, started by the tests and stopped by them."""
+"""A real ``neardup serve`` process on 127.0.0.1, started by the tests and stopped by them.
+
+A server takes seconds to start, so the tests that start their own are marked ``slow``, but for
+two that keep the service in the quick loop: ``test_lookups_equal_the_library_and_writes_survive_sigkill``
+and ``test_client_adds_in_batches_queries_gets_and_deletes``."""
 
 from __future__ import annotations
 

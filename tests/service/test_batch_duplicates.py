@@ -34,6 +34,7 @@ BATCH = [
 ]
 
 
+@pytest.mark.slow
 def test_skip_if_duplicate_skips_near_copies_within_the_batch(http):
     body = {"documents": BATCH, "skip_if_duplicate": True}
     results = http.post("/documents", json=body).json()["results"]
@@ -55,6 +56,7 @@ def test_skip_if_duplicate_skips_near_copies_within_the_batch(http):
     assert http.get("/stats").json()["documents"] == 4
 
 
+@pytest.mark.slow
 def test_a_smaller_radius_and_plain_stores_are_as_before(http):
     body = {"documents": BATCH[:2], "skip_if_duplicate": True, "max_distance": 1}
     assert [r["stored"] for r in http.post("/documents", json=body).json()["results"]] == [True, True]

@@ -28,6 +28,7 @@ def test_client_adds_in_batches_queries_gets_and_deletes(server_factory):
         client.stats()
 
 
+@pytest.mark.slow
 def test_client_commands_add_a_file_and_query_texts(server_factory, tmp_path):
     import json
     import subprocess

@@ -12,6 +12,7 @@ import pytest
 DOCUMENT = b'{"documents": [{"id": "csrf", "text": "x"}]}'
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", ["/documents", "/query"])
 def test_a_body_that_is_not_json_is_refused_unread(server_factory, route):
     server = server_factory()
@@ -45,6 +46,7 @@ def _warned(log: str) -> bool:
     return re.search(r"^neardup: warning: http://\S+ is reachable from other machines", log, re.M) is not None
 
 
+@pytest.mark.slow
 def test_serving_other_machines_without_a_token_warns(server_factory, tmp_path):
     everywhere = server_factory("--host", "0.0.0.0", data=tmp_path / "a")
     assert _warned(everywhere.log()), everywhere.log()

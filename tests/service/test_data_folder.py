@@ -38,6 +38,7 @@ def umask_022():
     os.umask(old)
 
 
+@pytest.mark.slow
 def test_the_folder_and_its_files_are_private(server_factory, tmp_path, umask_022):
     data = tmp_path / "data"
     server = server_factory(data=data)
@@ -53,6 +54,7 @@ def test_the_folder_and_its_files_are_private(server_factory, tmp_path, umask_02
     assert mode(data / SNAPSHOT) == 0o600
 
 
+@pytest.mark.slow
 def test_one_store_a_folder_and_one_service(server_factory, tmp_path):
     """Two services on one folder would each serve an index without the other's writes, and
     the second would sweep away the first's temporary files: the second is refused."""
@@ -77,6 +79,7 @@ def test_one_store_a_folder_and_one_service(server_factory, tmp_path):
         assert client.post("/documents", json={"documents": [{"id": "a", "text": "x"}]}).is_success
 
 
+@pytest.mark.slow
 def test_temporary_files_a_crash_left_are_removed_at_start(server_factory, tmp_path):
     data = tmp_path / "data"
     server = server_factory(data=data)

@@ -10,6 +10,9 @@ import threading
 import time
 
 import httpx
+import pytest
+
+pytestmark = pytest.mark.slow  # each test starts a real server
 
 
 def _connect(server) -> socket.socket:

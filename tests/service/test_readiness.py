@@ -88,6 +88,7 @@ def _line(log: str, pattern: str) -> bool:
     return re.search(pattern, log, re.MULTILINE) is not None
 
 
+@pytest.mark.slow
 def test_it_logs_its_address_requests_and_shutdown_and_closes_the_store(server_factory, tmp_path):
     server = server_factory()
     with server.client() as client:

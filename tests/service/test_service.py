@@ -70,6 +70,7 @@ def test_lookups_equal_the_library_and_writes_survive_sigkill(server_factory, do
         assert by_hex["duplicates"][0] == {"id": ids[1], "distance": 0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "body, status, words",
     [
@@ -100,6 +101,7 @@ def test_bad_requests_get_a_clear_4xx(server_factory, body, status, words):
             assert words.lower() in response.text.lower(), route
 
 
+@pytest.mark.slow
 def test_booleans_are_not_numbers_nor_numbers_booleans(server_factory):
     server = server_factory()
     document = {"documents": [{"id": "a", "text": "x"}]}
@@ -120,6 +122,7 @@ def test_booleans_are_not_numbers_nor_numbers_booleans(server_factory):
         assert client.get("/stats").json()["documents"] == 0
 
 
+@pytest.mark.slow
 def test_token_settings_metrics_and_openapi(server_factory, tmp_path):
     server = server_factory("--bits", "128", "-k", "10", token="s3cret")
     with server.client() as client:
@@ -149,6 +152,7 @@ def test_token_settings_metrics_and_openapi(server_factory, tmp_path):
         server_factory("--bits", "64", data=tmp_path / "data")
 
 
+@pytest.mark.slow
 def test_restart_from_the_snapshot_plus_what_came_after(server_factory, tmp_path):
     data = tmp_path / "data"
     texts = {f"d{i}": f"a page about item {i} in {i % 5} colours" for i in range(200)}
@@ -187,6 +191,7 @@ def test_restart_from_the_snapshot_plus_what_came_after(server_factory, tmp_path
         assert sorted((d["distance"], d["id"]) for d in result["duplicates"]) == want
 
 
+@pytest.mark.slow
 def test_pipelined_requests_are_answered_in_order_each_whole(server_factory):
     """Responses go out through one write each (head and body together): requests sent at
     once on one connection are still answered in order, each head with its own body."""

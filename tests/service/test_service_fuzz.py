@@ -30,6 +30,7 @@ def server(tmp_path_factory):
     running.stop()
 
 
+@pytest.mark.slow  # a real server and 150 drawn bodies
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=BODY | JSON, route=st.sampled_from(["/documents", "/query"]))
 def test_no_body_gets_a_500(server, body, route):

@@ -5,6 +5,7 @@ serve`` processes."""
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from neardup.service.app import create_app
 from neardup.service.metrics import route_label
@@ -13,6 +14,7 @@ from neardup.service.store import Store
 UNKNOWN = 300
 
 
+@pytest.mark.slow
 def test_the_schema_needs_the_token_and_unknown_paths_share_a_label(server_factory):
     server = server_factory(token="s3cret")
     with server.client() as client:
@@ -32,6 +34,7 @@ def test_the_schema_needs_the_token_and_unknown_paths_share_a_label(server_facto
             assert "paths" not in refused.text and "swagger" not in refused.text.lower()
 
 
+@pytest.mark.slow
 def test_without_a_token_the_schema_and_its_pages_answer(server_factory):
     server = server_factory()
     for path, words in (("/openapi.json", '"/documents"'), ("/docs", "swagger"), ("/redoc", "redoc")):
@@ -51,6 +54,7 @@ def test_every_route_of_the_app_has_a_label_of_its_own(tmp_path):
     assert {route_label(p) for p in ("/", "/x", "/documentsx", "//documents", "")} == {"other"}
 
 
+@pytest.mark.slow
 def test_the_bearer_scheme_is_in_any_case(server_factory):
     server = server_factory(token="s3cret")
     body = {"documents": [{"text": "x"}]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import sys
 import tempfile
 import warnings
@@ -250,15 +251,6 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         parser.error("--example on --engine spark shows its clusters; give -o only, or run it locally")
     if args.all_pairs and not args.pairs:
         parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
-    if args.engine == "spark":
-        unsupported = (
-            ("-" in args.inputs, "'-' (stdin)"),
-            (args.memory is not None, "--memory"),
-            (args.work_dir is not None, "--work-dir"),
-        )
-        for given, option in unsupported:
-            if given:
-                parser.error(f"{option} does not run on --engine spark yet; run it with the local engine")
     if args.verify is None:
         return None
     metric, threshold = args.verify
@@ -266,6 +258,37 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         return metric, float(threshold)
     except ValueError:
         parser.error(f"--verify {metric} {threshold}: the threshold must be a number in [0, 1]")
+
+
+def _refuse_local_only(args: argparse.Namespace, engine: Any, read: Any) -> None:
+    """What the Spark engine refuses (``SparkEngine.refuse_local_only``), as a usage error."""
+    from .._errors import ConfigError
+
+    try:
+        engine.refuse_local_only(args.inputs, read, memory=args.memory, work_dir=args.work_dir)
+    except ConfigError as error:
+        args.command_parser.error(str(error))
+
+
+def spark_engine(args: argparse.Namespace) -> Any:
+    """The :class:`~neardup.spark.job.SparkEngine` of ``--master`` and ``--driver-limit``."""
+    from ..spark.job import SparkEngine
+
+    return SparkEngine(master=args.master, driver_limit=args.driver_limit)
+
+
+def outputs_of(args: argparse.Namespace) -> Any:
+    """The :class:`~neardup.io.outputs.Outputs` the flags ask for, for either engine."""
+    from ..io.outputs import Outputs
+
+    return Outputs(
+        output=args.output,
+        format=args.format,
+        clusters=args.clusters,
+        pairs=args.pairs,
+        every_pair=args.all_pairs,
+        save_index=args.save_index,
+    )
 
 
 def dedup_options(args: argparse.Namespace, verify: tuple[str, float] | None) -> Any:
@@ -300,35 +323,23 @@ def run(args: argparse.Namespace) -> int:
 
             print(explain_jaccard(args.jaccard, args.verify_features, args.verify_size))
         return 0
+    read, outputs = read_options(args), outputs_of(args)  # once, for either engine
+    engine = spark_engine(args) if args.engine == "spark" else None
+    if engine is not None:
+        _refuse_local_only(args, engine, read)
     options = dedup_options(args, verify)
-    if args.engine == "spark":  # the job checks its outputs, before the session starts
+    if engine is not None:  # the job checks its outputs, before the session starts
         if args.example:
-            return _example_on_spark(args, options)
-        from ..spark.job import run as run_on_spark
+            return _example_on_spark(args, options, engine)
+        from ..spark.job import run_job
 
-        stats = run_on_spark(
-            args.inputs,
-            options,
-            read=read_options(args),
-            output=args.output,
-            output_format=args.format,
-            clusters=args.clusters,
-            pairs=args.pairs,
-            every_pair=args.all_pairs,
-            save_index=args.save_index,
-            master=args.master,
-            driver_limit=args.driver_limit,
-            errors=args.on_error,
-            max_skipped=args.max_skipped,
-            lines=args.lines,
-        )
-        _summarise(stats, args)
+        _summarise(run_job(args.inputs, options, read, outputs, engine), args)
         return 0
     with contextlib.ExitStack() as stack:
-        return _run_locally(args, options, stack)
+        return _run_locally(args, options, read, outputs, stack)
 
 
-def _example_on_spark(args: argparse.Namespace, options: Any) -> int:
+def _example_on_spark(args: argparse.Namespace, options: Any, engine: Any) -> int:
     """``--example`` on Spark: the example corpus written as JSON lines for the job to read,
     its clusters read back and shown as the local engine shows them."""
     import json
@@ -338,22 +349,20 @@ def _example_on_spark(args: argparse.Namespace, options: Any) -> int:
 
     from ..fingerprint.fingerprinter import Fingerprinter
     from ..io.batch import ReadOptions
+    from ..io.outputs import Outputs
     from ..planted.example import example_corpus
-    from ..spark.job import run as run_on_spark
+    from ..spark.job import run_job
 
     documents = example_corpus()
     with tempfile.TemporaryDirectory(prefix="neardup-example-") as folder:
         corpus, clusters = Path(folder, "example.jsonl"), Path(folder, "clusters.parquet")
         corpus.write_text("".join(json.dumps({"id": d.id, "text": d.text}) + "\n" for d in documents))
-        stats = run_on_spark(
+        stats = run_job(
             [str(corpus)],
             options,
-            read=ReadOptions(text_field="text", id_field="id"),
-            output=args.output,
-            output_format=args.format,
-            clusters=str(clusters),
-            master=args.master,
-            driver_limit=args.driver_limit,
+            ReadOptions(text_field="text", id_field="id"),
+            Outputs(output=args.output, format=args.format, clusters=str(clusters)),
+            engine,
         )
         members = pq.read_table(clusters).to_pylist()
     _summarise(stats, args)
@@ -370,9 +379,13 @@ def _example_on_spark(args: argparse.Namespace, options: Any) -> int:
     return 0
 
 
-def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitStack) -> int:
+def _run_locally(
+    args: argparse.Namespace, options: Any, read: Any, outputs: Any, stack: contextlib.ExitStack
+) -> int:
+    import dataclasses
+
     from .._progress import Progress
-    from ..pipeline.job import dedup
+    from ..pipeline.job import LocalEngine, run_job
 
     progress = Progress(enabled=not args.quiet)
     progress.record("compile", getattr(args, "compile_seconds", None))
@@ -383,41 +396,19 @@ def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitS
         data: Any = {"id": [d.id for d in documents], "text": [d.text for d in documents]}
         import pyarrow as pa
 
-        data, id_field = pa.table(data), "id"
-        _check_outputs(args, [])
+        data, read = pa.table(data), dataclasses.replace(read, id_field="id")
+        _check_outputs(args, outputs, [])
     else:
-        data = stack.enter_context(input_sources(args, lambda sources: _check_outputs(args, sources)))
-        id_field = args.id_field
+        check = functools.partial(_check_outputs, args, outputs)
+        data = stack.enter_context(input_sources(args, check))
+    engine = LocalEngine(n_jobs=args.n_jobs, memory=args.memory, work_dir=args.work_dir)
     with warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always", UserWarning)
-        result = dedup(
-            data,
-            options,
-            text_field=args.text_field,
-            id_field=id_field,
-            n_jobs=args.n_jobs,
-            errors=args.on_error,
-            max_skipped=args.max_skipped,
-            input_format=args.input_format,
-            compression=args.compression,
-            lines=args.lines,
-            max_document_mb=args.max_document_mb,
-            block_mb=args.block_mb,
-            memory=args.memory,
-            work_dir=args.work_dir,
-            progress=progress,
-        )
-    for warning in warned:
-        print(f"neardup: warning: {warning.message}", file=sys.stderr)
-    result.write(
-        args.output,
-        format=args.format,
-        clusters=args.clusters,
-        pairs=args.pairs,
-        every_pair=args.all_pairs,
-        save_index=args.save_index,
-        progress=progress,
-    )
+        try:
+            result = run_job(data, options, read, engine, outputs, progress)
+        finally:
+            for warning in warned:
+                print(f"neardup: warning: {warning.message}", file=sys.stderr)
     _summarise(result.stats, args)
     if args.example:
         from .example import show_example
@@ -426,25 +417,18 @@ def _run_locally(args: argparse.Namespace, options: Any, stack: contextlib.ExitS
     return 0
 
 
-def _check_outputs(args: argparse.Namespace, sources: list[Source]) -> None:
+def _check_outputs(args: argparse.Namespace, outputs: Any, sources: list[Source]) -> None:
     """Refuse, before anything is read, outputs that would replace an input or each other, or
-    could not be written (:func:`neardup.io.sources.check_outputs`), an -o the inputs cannot
+    could not be written (:meth:`neardup.io.outputs.Outputs.check`), an -o the inputs cannot
     fill, and a table whose name says no table format."""
     from .._errors import ConfigError
-    from ..io.sources import check_outputs
     from ..io.writers import output_format, table_format
 
-    outputs = {
-        "-o": args.output,
-        "--clusters": args.clusters,
-        "--pairs": args.pairs,
-        "--save-index": args.save_index,
-    }
     try:
         folder = args.output is not None and output_format(args.output, args.format, sources)[0] == "text"
     except ConfigError:  # said below, once -o is known not to replace an input
         folder = args.format == "text"
-    check_outputs(outputs, args.inputs, folders=("-o",) if folder else ())
+    outputs.check(args.inputs, folders=("-o",) if folder else ())
     if args.output is not None:
         output_format(args.output, args.format, sources)
     for table in (args.clusters, args.pairs):

@@ -21,10 +21,10 @@ from .._config import FINGERPRINT_VERSION
 from .._errors import NeardupError
 from .._extras import extra_of, missing
 from .._version import __version__
-from . import client, dedup, explain, fingerprint, index, pairs, passages, report, serve, warmup
+from . import client, dedup, explain, fingerprint, index, logs, pairs, passages, report, serve, warmup
 from .options import check_config_args
 
-COMMANDS = (fingerprint, pairs, index, dedup, passages, report, explain, serve, client, warmup)
+COMMANDS = (fingerprint, pairs, index, dedup, passages, logs, report, explain, serve, client, warmup)
 """The command modules, in the order ``--help`` lists them; each has ``add_command``."""
 
 EX_SOFTWARE = 70

@@ -155,14 +155,19 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGr
 
 
 def read_options(args: argparse.Namespace) -> ReadOptions:
-    """The ``ReadOptions`` of the input options."""
-    from ..io.batch import MiB, ReadOptions
+    """The ``ReadOptions`` of the input options (:func:`add_input_arguments`), built once."""
+    from ..io.batch import ReadOptions
 
-    return ReadOptions(
+    return ReadOptions.from_keywords(
         text_field=args.text_field,
         id_field=args.id_field,
-        max_document_bytes=int(args.max_document_mb * MiB),
-        block_bytes=int(args.block_mb * MiB),
+        errors=args.on_error,
+        max_skipped=args.max_skipped,
+        input_format=args.input_format,
+        compression=args.compression,
+        lines=args.lines,
+        max_document_mb=args.max_document_mb,
+        block_mb=args.block_mb,
     )
 
 

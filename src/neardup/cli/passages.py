@@ -10,7 +10,7 @@ import warnings
 from typing import Any
 
 from ..decision.choices import KEEP
-from .options import STDOUT, add_input_arguments, fraction, positive_int
+from .options import STDOUT, add_input_arguments, fraction, positive_int, read_options
 
 _EPILOG = """\
 inputs:
@@ -112,7 +112,7 @@ def add_command(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from .._progress import Progress
     from ..io.writers import table_format
-    from ..passage.job import passages
+    from ..passage.job import run_job
     from ..passage.matching import PassageOptions
     from .dedup import input_sources
 
@@ -131,18 +131,10 @@ def run(args: argparse.Namespace) -> int:
         sources = stack.enter_context(input_sources(args, lambda sources: _check_outputs(args, sources)))
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always", UserWarning)
-            result = passages(
+            result = run_job(
                 sources,
                 options,
-                text_field=args.text_field,
-                id_field=args.id_field,
-                errors=args.on_error,
-                max_skipped=args.max_skipped,
-                input_format=args.input_format,
-                compression=args.compression,
-                lines=args.lines,
-                max_document_mb=args.max_document_mb,
-                block_mb=args.block_mb,
+                read_options(args),
                 n_jobs=args.n_jobs,
                 progress=Progress(enabled=not args.quiet),
             )

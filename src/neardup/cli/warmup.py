@@ -40,6 +40,7 @@ NEEDS: dict[str, Callable[[argparse.Namespace], list[str]]] = {
     }.get(args.action, []),
     "dedup": _dedup,
     "passages": lambda args: ["read", "passages"],
+    "logs": lambda args: ["read", "logs"],
     "explain": lambda args: ["read", "fingerprint", "passages", "explain"],
     "serve": lambda args: ["fingerprint", "service"],
 }

@@ -6,7 +6,8 @@ record batches of bounded size (pyarrow):
 
     sources.py            what the inputs are (formats, compression); light, for --help
     rejects.py            the policy for bad records
-    batch.py              what readers yield
+    batch.py              what readers yield, and ReadOptions: every reading setting
+    outputs.py            Outputs: where a dedup writes, for every engine
     lines.py              JSONL and lines; tables.py CSV, TSV, Parquet; files.py one-document files
     dispatch.py           read any source; write the kept documents of any source
     corpus.py             a corpus every engine reads: files read again for each pass, or

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from .._errors import ConfigError
 from .._prefetch import prefetch
-from .batch import Batch, MiB, ReadOptions
+from .batch import Batch, ReadOptions
 from .dispatch import read_documents
 from .rejects import Rejects
 from .sources import Source, check_outputs, find_sources
@@ -133,33 +133,17 @@ def open_corpus(
     return MemoryCorpus(table.column(text_field), ids)
 
 
-def read_corpus(
-    data: Any,
-    *,
-    text_field: str,
-    id_field: str | None,
-    input_format: str | None,
-    compression: str | None,
-    lines: bool,
-    max_document_mb: float,
-    block_mb: float,
-) -> FileCorpus | MemoryCorpus:
-    """:func:`open_corpus` with the reading options as the library's jobs take them
-    (``neardup.dedup``, ``neardup.passages``): sizes in MB."""
-    read = ReadOptions(
-        text_field=text_field,
-        id_field=id_field,
-        max_document_bytes=int(max_document_mb * MiB),
-        block_bytes=int(block_mb * MiB),
-    )
+def read_corpus(data: Any, read: ReadOptions) -> FileCorpus | MemoryCorpus:
+    """:func:`open_corpus` with every reading setting from ``read`` (the library's jobs:
+    ``neardup.dedup``, ``neardup.passages``)."""
     return open_corpus(
         data,
-        text_field=text_field,
-        id_field=id_field,
+        text_field=read.text_field,
+        id_field=read.id_field,
         options=read,
-        input_format=input_format,
-        compression=compression,
-        lines=lines,
+        input_format=read.input_format,
+        compression=read.compression,
+        lines=read.lines,
     )
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._errors import ConfigError
+
 
 @dataclass(frozen=True)
 class Format:
@@ -83,5 +85,16 @@ COMPRESSION_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd":
 """The whole-file compressions by suffix; pyarrow reads and writes each."""
 COMPRESSIONS = (*dict.fromkeys(COMPRESSION_SUFFIXES.values()), "none")
 """What ``--compression`` takes."""
+
+
+def check_format_names(format: str | None, compression: str | None) -> None:
+    """Refuse an input format or a compression no reader knows, naming those it knows."""
+    if format is not None and format not in INPUT_FORMATS:
+        raise ConfigError(f"input format {format!r} is not known; choose one of {', '.join(INPUT_FORMATS)}")
+    if compression is not None and compression not in COMPRESSIONS:
+        raise ConfigError(
+            f"compression {compression!r} is not known; choose one of {', '.join(COMPRESSIONS)}"
+        )
+
 
 SUFFIXES = {suffix: f.name for f in FORMATS.values() for suffix in f.suffixes}

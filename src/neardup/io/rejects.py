@@ -11,6 +11,12 @@ from .._errors import FormatError
 ERRORS = ("raise", "skip")
 
 
+def check_errors(errors: str) -> None:
+    """Refuse a policy for bad records other than ``ERRORS``."""
+    if errors not in ERRORS:
+        raise ValueError(f"errors={errors!r} is not allowed; choose 'raise' or 'skip'")
+
+
 class Rejects:
     """The policy for bad input and the record of what it left out.
 
@@ -21,8 +27,7 @@ class Rejects:
     """
 
     def __init__(self, errors: str = "raise", keep_examples: int = 20) -> None:
-        if errors not in ERRORS:
-            raise ValueError(f"errors={errors!r} is not allowed; choose 'raise' or 'skip'")
+        check_errors(errors)
         self.errors = errors
         self.keep_examples = keep_examples
         self.count = 0

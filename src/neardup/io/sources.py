@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .._atomic import folder_taken
 from .._errors import ConfigError, FormatError
-from .formats import COMPRESSION_SUFFIXES, COMPRESSIONS, FORMATS, INPUT_FORMATS, SUFFIXES
+from .formats import COMPRESSION_SUFFIXES, FORMATS, SUFFIXES, check_format_names
 
 
 @dataclass(frozen=True)
@@ -96,12 +96,7 @@ def find_sources(
     is text: one document per line when named in ``inputs`` (or when ``lines``), one document
     per file when found in a folder. ``format`` and ``compression`` override what the names
     say, for every file (``format="text"``: a named file is one document)."""
-    if format is not None and format not in INPUT_FORMATS:
-        raise ConfigError(f"input format {format!r} is not known; choose one of {', '.join(INPUT_FORMATS)}")
-    if compression is not None and compression not in COMPRESSIONS:
-        raise ConfigError(
-            f"compression {compression!r} is not known; choose one of {', '.join(COMPRESSIONS)}"
-        )
+    check_format_names(format, compression)
     if not inputs:
         raise ConfigError("no input given: name files or folders of documents")
     sources = []

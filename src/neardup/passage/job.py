@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from .._progress import Progress
 from ..fingerprint.fingerprinter import _resolve_threads, _threads
+from ..io.batch import ReadOptions
 from ..io.corpus import read_corpus
 from ..io.ids import repeated_ids
 from ..io.rejects import Rejects
@@ -64,18 +65,34 @@ def passages(
         raise TypeError(
             f"pass options= or its fields as keywords, not both: {', '.join(sorted(option_keywords))}"
         )
-    corpus = read_corpus(
-        data,
+    read = ReadOptions.from_keywords(
         text_field=text_field,
         id_field=id_field,
+        errors=errors,
+        max_skipped=max_skipped,
         input_format=input_format,
         compression=compression,
         lines=lines,
         max_document_mb=max_document_mb,
         block_mb=block_mb,
     )
+    return run_job(data, options, read, n_jobs=n_jobs, progress=progress)
+
+
+def run_job(
+    data: Any,
+    options: PassageOptions,
+    read: ReadOptions,
+    *,
+    n_jobs: int | None = None,
+    progress: Progress | None = None,
+) -> PassageResult:
+    """The passages job, as :func:`passages` and ``neardup passages`` run it: ``data`` read
+    as ``read`` says, passages found as ``options`` say, on ``n_jobs`` threads (None: all
+    cores). Its outputs are the result's to write (:meth:`PassageResult.write`)."""
+    corpus = read_corpus(data, read)
     progress = progress or Progress(enabled=False)
-    rejects = Rejects(errors)
+    rejects = Rejects(read.errors)
     words, seeds = CorpusWords(), Seeds(options.min_words)
     ids: list = []
     owners, rows = [], []
@@ -92,9 +109,9 @@ def passages(
                 hashes, offsets = words.add(batch.texts)
                 seeds.add(hashes, offsets, first)
                 stage.update(batch.consumed if corpus.total_bytes else len(words), len(batch))
-        rejects.check_share(len(ids), max_skipped)
-        if id_field is not None and (repeated := repeated_ids(ids, id_field)) is not None:
-            warnings.warn(repeated, UserWarning, stacklevel=2)
+        rejects.check_share(len(ids), read.max_skipped)
+        if read.id_field is not None and (repeated := repeated_ids(ids, read.id_field)) is not None:
+            warnings.warn(repeated, UserWarning, stacklevel=3)  # the caller of passages or run_job
         words.freeze()
         with progress.stage("passages", unit="docs"):
             matches, common = find_passages(words.hashes, words.offsets, seeds, options)

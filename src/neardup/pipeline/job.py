@@ -30,8 +30,10 @@ from ..decision.stats import DedupStats
 from ..decision.steps import Choice, choose_representatives, distances, drop_near_index, priority
 from ..decision.verify import featureless_texts
 from ..fingerprint.fingerprinter import Fingerprinter
+from ..io.batch import ReadOptions
 from ..io.corpus import read_corpus
 from ..io.ids import repeated_ids
+from ..io.outputs import Outputs
 from ..io.rejects import Rejects
 from .result import DedupResult
 
@@ -92,17 +94,49 @@ def dedup(
     elif config is not None or option_keywords:
         given = sorted(option_keywords) + (["config"] if config is not None else [])
         raise ConfigError(f"pass options= or its fields as keywords, not both: {', '.join(given)}")
-    corpus = read_corpus(
-        data,
+    read = ReadOptions.from_keywords(
         text_field=text_field,
         id_field=id_field,
+        errors=errors,
+        max_skipped=max_skipped,
         input_format=input_format,
         compression=compression,
         lines=lines,
         max_document_mb=max_document_mb,
         block_mb=block_mb,
     )
-    budget = JoinBudget.of(memory, work_dir)
+    return run_job(data, options, read, LocalEngine(n_jobs, memory, work_dir), progress=progress)
+
+
+@dataclass(frozen=True)
+class LocalEngine:
+    """What the local engine takes besides the reading and the decision's options.
+
+    Attributes:
+        n_jobs: threads for fingerprinting; None: all cores.
+        memory: bytes for the near-duplicate join (``JoinBudget``); None: in memory.
+        work_dir: where a join past ``memory`` writes its files; None: the temporary folder.
+    """
+
+    n_jobs: int | None = None
+    memory: int | None = None
+    work_dir: str | os.PathLike | None = None
+
+
+def run_job(
+    data: Any,
+    options: DedupOptions,
+    read: ReadOptions,
+    engine: LocalEngine | None = None,
+    outputs: Outputs | None = None,
+    progress: Progress | None = None,
+) -> DedupResult:
+    """The local job, as :func:`dedup` and ``neardup dedup`` run it: ``data`` read as ``read``
+    says, decided as ``options`` say, on this machine as ``engine`` says; ``outputs``, when
+    given, written (:meth:`DedupResult.write`) before the result is returned."""
+    engine = engine or LocalEngine()
+    corpus = read_corpus(data, read)
+    budget = JoinBudget.of(engine.memory, engine.work_dir)
     if budget is not None and options.banding is not None:
         raise ConfigError(
             "memory= bounds the Hamming join; jaccard's MinHash buckets are joined in memory: "
@@ -110,16 +144,16 @@ def dedup(
         )
     against = options.open_against()
     progress = progress or Progress(enabled=False)
-    rejects = Rejects(errors)
-    read_pass = _fingerprint_all(corpus, options, rejects, progress, n_jobs)
-    rejects.check_share(len(read_pass.rows), max_skipped)
-    if (repeated := repeated_ids(read_pass.ids, id_field)) is not None:
-        warnings.warn(repeated, UserWarning, stacklevel=2)
+    rejects = Rejects(read.errors)
+    read_pass = _fingerprint_all(corpus, options, rejects, progress, engine.n_jobs)
+    rejects.check_share(len(read_pass.rows), read.max_skipped)
+    if (repeated := repeated_ids(read_pass.ids, read.id_field)) is not None:
+        warnings.warn(repeated, UserWarning, stacklevel=3)  # the caller of dedup or run_job
     keys = None if read_pass.keys is None else read_pass.keys.keys()  # once: n x bands words
     choice = _choose(read_pass, keys, options, corpus, progress, against, budget)
     with progress.stage("clusters", unit="docs"):
         outcome = _Outcome.of(read_pass, choice, options)
-    return DedupResult(
+    result = DedupResult(
         config=options.config,
         max_distance=options.radius,
         fingerprints=read_pass.fingerprints,
@@ -143,6 +177,17 @@ def dedup(
         _features=choice.features,
         _budget=budget,
     )
+    if outputs is not None:
+        result.write(
+            outputs.output,
+            format=outputs.format,
+            clusters=outputs.clusters,
+            pairs=outputs.pairs,
+            every_pair=outputs.every_pair,
+            save_index=outputs.save_index,
+            progress=progress,
+        )
+    return result
 
 
 def _choose(

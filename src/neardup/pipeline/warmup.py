@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .._kernels._jit import mark_warm
+from .._kernels.log_masks import mask_lines
 from ..decision.clustering import clusters
 from ..decision.selection import keep_greedy
 from ..fingerprint.fingerprinter import _CHUNK_BYTES, Fingerprinter
@@ -117,6 +118,12 @@ def warm_verify() -> None:
             dedup([path], **options)
 
 
+def warm_logs() -> None:
+    """``neardup logs``: the masking kernel, with the argument types of ``Masker.key_array``
+    (read-only bytes from Arrow)."""
+    mask_lines(np.frombuffer(b"warm up 1", dtype=np.uint8), np.array([0, 9], dtype=np.int64), True)
+
+
 GROUPS: dict[str, Callable[[], None]] = {
     "read": warm_reading,
     "fingerprint": warm_fingerprints,
@@ -127,6 +134,7 @@ GROUPS: dict[str, Callable[[], None]] = {
     "dedup": warm_dedup,
     "minhash": warm_minhash,
     "verify": warm_verify,
+    "logs": warm_logs,
 }
 """The library's groups of kernels, by name, each compiled by its function."""
 

@@ -52,9 +52,8 @@ class Inputs:
         cluster: Cluster,
         output: str | None,
         output_format: str | None,
-        errors: str = "raise",
-        lines: bool = False,
     ) -> None:
+        errors, lines = read.errors, read.lines
         self.cluster, self.paths, self.options, self.errors = cluster, paths, read, errors
         sc = cluster.sc
         text = read.text_field

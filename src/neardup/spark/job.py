@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from ..decision.options import DedupOptions
 from ..decision.stats import DedupStats
 from ..decision.steps import index_to_save
 from ..io.batch import ReadOptions
-from ..io.sources import check_outputs
+from ..io.outputs import Outputs
 from .dedup import Decision, decide
 from .facts import POSITION, Facts
 from .fingerprints import fingerprint_columns, fingerprints_of
@@ -57,7 +58,8 @@ def run(
 
     Args:
         paths: files or folders, local or at any path Spark reaches (``s3://``, ``hdfs://``).
-        read: the text and id fields, and how much to read at a time.
+        read: how to read (the text and id fields, how much at a time); ``errors``,
+            ``max_skipped`` and ``lines``, given apart from it, take the place of its own.
         output, output_format: the kept rows' folder, and its format (default: its suffix).
         clusters, pairs, every_pair: the clusters' and pairs' folders (Parquet, CSV, TSV or
             JSONL by suffix); the pairs name the documents by the id field, which they need.
@@ -75,18 +77,87 @@ def run(
         lines: a folder's text files hold one document a line (a text file named does
             anyway), written as text lines.
     """
+    read = _merged(
+        read or ReadOptions(),
+        errors=errors,
+        max_skipped=max_skipped,
+        lines=lines,
+    )
+    outputs = Outputs(output, output_format, clusters, pairs, every_pair, save_index)
+    return run_job(paths, options, read, outputs, SparkEngine(master, driver_limit))
+
+
+def _merged(read: ReadOptions, **keywords: Any) -> ReadOptions:
+    """``read`` with the keywords :func:`run` was given apart from it; a keyword at its
+    default leaves ``read``'s own value."""
+    defaults = ReadOptions()
+    given = {name: value for name, value in keywords.items() if value != getattr(defaults, name)}
+    return replace(read, **given)
+
+
+@dataclass(frozen=True)
+class SparkEngine:
+    """What the Spark engine takes besides the reading, the decision's options and the outputs.
+
+    Attributes:
+        master: the Spark master (None: spark-submit's, else ``local[*]``), or
+            ``sc://host:port`` for a Spark Connect server; see :func:`run`.
+        driver_limit: up to this many documents the decision is taken on the driver by the
+            local engine's steps; None: the default (:func:`neardup.spark.dedup.decide`).
+    """
+
+    master: str | None = None
+    driver_limit: int | None = None
+
+    def refuse_local_only(
+        self,
+        paths: list[str],
+        read: ReadOptions | None = None,
+        *,
+        memory: int | None = None,
+        work_dir: str | os.PathLike | None = None,
+    ) -> None:
+        """Refuse, as the command line names them, what only the local engine does: stdin
+        (``-``), a join bounded by ``memory`` (and its ``work_dir``), and the input format
+        or compression given for every file (Spark reads each by its name)."""
+        local_only = (
+            ("-" in paths, "'-' (stdin)"),
+            (memory is not None, "--memory"),
+            (work_dir is not None, "--work-dir"),
+            (read is not None and read.input_format is not None, "--input-format"),
+            (read is not None and read.compression is not None, "--compression"),
+        )
+        for given, option in local_only:
+            if given:
+                raise ConfigError(
+                    f"{option} does not run on --engine spark yet; run it with the local engine"
+                )
+
+
+def run_job(
+    paths: list[str],
+    options: DedupOptions,
+    read: ReadOptions,
+    outputs: Outputs,
+    engine: SparkEngine,
+) -> DedupStats:
+    """The Spark job, as :func:`run` and ``neardup dedup --engine spark`` run it: the files at
+    ``paths`` read as ``read`` says, decided as ``options`` say, on the cluster ``engine``
+    names, ``outputs`` written as folders of part files (each but the index)."""
     started = time.perf_counter()
-    read = read or ReadOptions()
-    if pairs and not read.id_field:
+    engine.refuse_local_only(paths, read)
+    if outputs.pairs and not read.id_field:
         raise ConfigError("--pairs on --engine spark names the documents by --id-field; give it")
-    outputs = {"-o": output, "--clusters": clusters, "--pairs": pairs, "--save-index": save_index}
     # Before anything is read; each but the index is a folder of part files, replaced whole.
-    check_outputs(outputs, paths, folders=("-o", "--clusters", "--pairs"), replace=True)
+    outputs.check(paths, folders=("-o", "--clusters", "--pairs"), replace=True)
+    output_format, every_pair, save_index = outputs.format, outputs.every_pair, outputs.save_index
     against = options.open_against()
     # Spark resolves a relative path in its own working directory: a Connect server's is not ours.
     paths = [_absolute(p) for p in paths]
-    output, clusters, pairs = (_absolute(p) if p else None for p in (output, clusters, pairs))
-    cluster = connect(master, "neardup dedup")
+    output, clusters, pairs = (
+        _absolute(os.fspath(p)) if p else None for p in (outputs.output, outputs.clusters, outputs.pairs)
+    )
+    cluster = connect(engine.master, "neardup dedup")
     try:
         inputs = Inputs(
             paths,
@@ -95,8 +166,6 @@ def run(
             cluster,
             output,
             output_format,
-            errors,
-            lines,
         )
         timings: dict[str, float] = {}
         decision = decide(
@@ -108,19 +177,19 @@ def run(
             texts=inputs.texts if options.check else None,
             against=against,
             hold="--save-index" if save_index else None,
-            driver_limit=driver_limit,
+            driver_limit=engine.driver_limit,
             timings=timings,
         )
         rejects = inputs.rejects
         if rejects is not None:  # before anything is written
-            rejects.check_share(decision.documents, max_skipped)
+            rejects.check_share(decision.documents, read.max_skipped)
         if output:
             write_started = time.perf_counter()
             inputs.write_kept(decision, output, output_format)
             timings[f"write {os.path.basename(output.rstrip('/'))}"] = time.perf_counter() - write_started
         _write_clusters_and_pairs(decision, read.id_field, clusters, pairs)
         if save_index:
-            _save_index(decision, save_index, against, options)
+            _save_index(decision, os.fspath(save_index), against, options)
         timings["total"] = time.perf_counter() - started
         return DedupStats(
             documents=decision.documents,
