@@ -59,6 +59,7 @@ def test_each_command_needs_its_groups():
     assert needs("index", "info", "x.idx") == []
     assert needs("report", "-o", "out") == []
     assert set(needs("serve", "--data", "d")) == {"fingerprint", "service"}
+    assert needs("logs", "app.log") == ["read", "logs"]
 
 
 def test_every_group_a_command_needs_exists():
@@ -112,6 +113,16 @@ def test_quiet_compiles_without_a_word(cold, compiled, capsys):
     args = build_parser().parse_args(["dedup", "x.jsonl", "-o", "y.jsonl", "-q"])
     assert warmup.compile_once(args) is not None
     assert compiled == ["read", "fingerprint", "join", "dedup"] and capsys.readouterr().err == ""
+
+
+def test_a_compile_cut_short_ends_its_line(cold, monkeypatch, capsys):
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(warmup, "groups", lambda: {"read": interrupted})
+    with pytest.raises(KeyboardInterrupt):
+        warmup.compile_once(build_parser().parse_args(["fingerprint", "x.txt"]))
+    assert capsys.readouterr().err.endswith("... stopped\n")
 
 
 def test_commands_without_kernels_never_compile(cold, compiled, tmp_path, capsys):

@@ -99,7 +99,12 @@ def compile_once(args: argparse.Namespace) -> float | None:
             file=sys.stderr,
             flush=True,
         )
-    seconds = compile_groups(cold)
+    try:
+        seconds = compile_groups(cold)
+    except BaseException:  # Ctrl-C or a bug: the error that follows starts on a line of its own
+        if not quiet:
+            print(" stopped", file=sys.stderr)
+        raise
     if not quiet:
         print(f" done in {seconds:.0f} s", file=sys.stderr)
     return seconds
