@@ -9,6 +9,7 @@ import gzip
 import hashlib
 from pathlib import Path
 
+import numba
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -16,6 +17,7 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup.logs import masking
 from neardup.logs.masking import DEFAULT_MASKS, Masker
 
 LOGHUB = Path(__file__).resolve().parents[3] / "shared" / "data" / "loghub-2k"
@@ -99,6 +101,16 @@ def kernel_keys(masker: Masker, lines: list[str]) -> list[str]:
 def test_kernel_equals_the_regular_expressions(lines):
     masker = Masker()
     assert kernel_keys(masker, lines) == masker.keys_by_regex(lines)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(LINES, TEXT), max_size=12), st.integers(1, 4), st.integers(2, 5))
+def test_lines_masked_in_parts_on_threads_equal_one_run(lines, part_lines, threads):
+    masker = Masker()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(masking, "_PART_LINES", part_lines)
+        patch.setattr(numba, "get_num_threads", lambda: threads)
+        assert kernel_keys(masker, lines) == masker.keys_by_regex(lines)
 
 
 @settings(max_examples=200, deadline=None)

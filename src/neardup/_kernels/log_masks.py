@@ -65,7 +65,7 @@ def _classes() -> np.ndarray:
 
 _CLASSES = _classes()
 
-_DOT, _SLASH, _EQUALS, _SPACE_BYTE, _NEWLINE = 46, 47, 61, 32, 10
+_DOT, _SLASH, _EQUALS, _SPACE_BYTE = 46, 47, 61, 32
 _LT, _STAR, _GT = 60, 42, 62
 
 
@@ -470,17 +470,14 @@ def mask_lines(data, offsets, patterns):
     """The key of each line ``data[offsets[i]:offsets[i + 1]]`` (UTF-8, uint8), as
     ``Masker.keys`` makes it with the default masks (``patterns``) or none (the caller has
     applied its own): (key_data uint8, key_offsets int64 shape (n + 1,), hashes uint64 shape
-    (n,): the XXH3-64 of each key's bytes, seed 0)."""
+    (n,): the XXH3-64 of each key's bytes, seed 0). The lines hold no newline: the caller
+    makes them spaces, as the regular expressions read them."""
     n_lines = offsets.shape[0] - 1
     longest = 0
-    newlines = False  # a line's newlines are spaces: lines with them are copied first
     for line in range(n_lines):
         longest = max(longest, offsets[line + 1] - offsets[line])
-    for k in range(offsets[0], offsets[n_lines]):
-        newlines |= data[k] == _NEWLINE
     # Each <*> stands for at least one character, so no step makes a line over 3x longer.
     width = 3 * longest + 8
-    copy = np.empty(longest, dtype=np.uint8)
     first = np.empty(width, dtype=np.uint8)
     second = np.empty(width, dtype=np.uint8)
     capacity = max(np.int64(64), offsets[n_lines] - offsets[0] + 64)
@@ -493,11 +490,6 @@ def mask_lines(data, offsets, patterns):
         start = offsets[line]
         n = offsets[line + 1] - start
         src = data[start : start + n]
-        if newlines:
-            for k in range(n):
-                c = data[start + k]
-                copy[k] = _SPACE_BYTE if c == _NEWLINE else c
-            src = copy[:n]
         if patterns:
             n = _patterns(src, n, first)
             n = _digit_words(first, n, second)

@@ -21,11 +21,15 @@ def int64_array(values: np.ndarray) -> pa.Array:
 
 def string_array(texts: Sequence[str]) -> pa.Array:
     """``texts`` as a large string array."""
-    encoded = [text.encode("utf-8") for text in texts]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    data = pa.py_buffer(b"".join(encoded))
-    return pa.Array.from_buffers(pa.large_string(), len(encoded), [None, pa.py_buffer(offsets), data])
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
+    data = "".join(texts).encode("utf-8")
+    if len(data) != offsets[-1]:  # not all ASCII: a character's length is not its bytes'
+        encoded = [text.encode("utf-8") for text in texts]
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(texts)), out=offsets[1:])
+        data = b"".join(encoded)
+    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    return pa.Array.from_buffers(pa.large_string(), len(texts), buffers)
 
 
 def prefixed(prefix: str, numbers: np.ndarray) -> pa.Array:

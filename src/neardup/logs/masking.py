@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -99,8 +100,6 @@ class Masker:
     ) -> tuple[pa.LargeStringArray, np.ndarray]:
         """Each line's key (as :meth:`keys`, a null line's that of ``""``) and its XXH3-64
         (seed 0, of the key's UTF-8 bytes): (large string array, uint64 shape (n,))."""
-        from .._kernels.log_masks import mask_lines
-
         if isinstance(texts, pa.ChunkedArray):
             texts = texts.combine_chunks()
         if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
@@ -111,9 +110,11 @@ class Masker:
             data, offsets = self._masked_block(texts.to_pylist())
         else:
             data, offsets = _buffers(texts)
+        if (data[offsets[0] : offsets[-1]] == _NEWLINE).any():  # a line's newlines are spaces
+            data = np.where(data == _NEWLINE, _SPACE, data)
         data = data.view()
         data.flags.writeable = False  # read-only, whatever the source: one compiled signature
-        key_data, key_offsets, hashes = mask_lines(data, offsets, self.masks == DEFAULT_MASKS)
+        key_data, key_offsets, hashes = _mask_in_parts(data, offsets, self.masks == DEFAULT_MASKS)
         keys = pa.LargeStringArray.from_buffers(len(texts), pa.py_buffer(key_offsets), pa.py_buffer(key_data))
         return keys, hashes
 
@@ -148,6 +149,38 @@ class Masker:
     def key(self, line: str) -> str:
         """One line's key (see :meth:`keys`)."""
         return self.keys([line])[0]
+
+
+_NEWLINE, _SPACE = np.uint8(10), np.uint8(32)
+_PART_LINES = 16_384
+"""The fewest lines worth a thread of their own when masking."""
+
+
+def _mask_in_parts(data: np.ndarray, offsets: np.ndarray, patterns: bool) -> tuple[np.ndarray, ...]:
+    """``mask_lines`` over every core: the lines cut into runs, one a thread (the kernel lets
+    go of the GIL), the keys and hashes put back together in order: the same as one call."""
+    import numba
+
+    from .._kernels.log_masks import mask_lines
+
+    lines = len(offsets) - 1
+    parts = min(numba.get_num_threads(), lines // _PART_LINES)
+    if parts < 2:
+        return mask_lines(data, offsets, patterns)
+    cuts = np.linspace(0, lines, parts + 1).astype(np.int64).tolist()
+    with ThreadPoolExecutor(parts) as pool:
+        done = list(
+            pool.map(lambda a, b: mask_lines(data, offsets[a : b + 1], patterns), cuts[:-1], cuts[1:])
+        )
+    shifts = np.cumsum([0] + [len(key_data) for key_data, _, _ in done])
+    key_offsets = [done[0][1]] + [
+        part_offsets[1:] + shift for (_, part_offsets, _), shift in zip(done[1:], shifts[1:-1], strict=True)
+    ]
+    return (
+        np.concatenate([key_data for key_data, _, _ in done]),
+        np.concatenate(key_offsets),
+        np.concatenate([hashes for _, _, hashes in done]),
+    )
 
 
 def _buffers(texts: Any) -> tuple[np.ndarray, np.ndarray]:
