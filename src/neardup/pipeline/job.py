@@ -26,8 +26,9 @@ from .._progress import Progress
 from ..decision.bounded import JoinBudget
 from ..decision.lsh import CorpusKeys
 from ..decision.options import DedupOptions
+from ..decision.outcome import Outcome
 from ..decision.stats import DedupStats
-from ..decision.steps import Choice, choose_representatives, distances, drop_near_index, priority
+from ..decision.steps import Choice, choose_representatives, priority
 from ..decision.verify import featureless_texts
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..io.batch import ReadOptions
@@ -152,7 +153,7 @@ def run_job(
     keys = None if read_pass.keys is None else read_pass.keys.keys()  # once: n x bands words
     choice = _choose(read_pass, keys, options, corpus, progress, against, budget)
     with progress.stage("clusters", unit="docs"):
-        outcome = _Outcome.of(read_pass, choice, options)
+        outcome = Outcome.of(read_pass.fingerprints, read_pass.no_features, choice, options)
     result = DedupResult(
         config=options.config,
         max_distance=options.radius,
@@ -163,7 +164,7 @@ def run_job(
         distances=outcome.distances,
         matched=choice.matched,
         rows=read_pass.rows,
-        stats=outcome.stats(read_pass, choice, options, rejects, corpus, progress),
+        stats=_stats(outcome, read_pass, choice, options, rejects, corpus, progress),
         _corpus=corpus,
         _owners=read_pass.owners,
         _ids=read_pass.ids,
@@ -219,71 +220,35 @@ def _choose(
     )
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    """What the choice makes of each document: kept or not, its cluster, its distance to the
-    kept one, and the counts the summary gives."""
-
-    kept: np.ndarray
-    labels: np.ndarray
-    sizes: np.ndarray
-    distances: np.ndarray
-    duplicates: int
-    against_matches: int
-    chained: int
-
-    @classmethod
-    def of(cls, read_pass: ReadPass, choice: Choice, options: DedupOptions) -> _Outcome:
-        representatives, matched = choice.representatives, choice.matched
-        n = len(representatives)
-        _, labels = np.unique(representatives, return_inverse=True)
-        kept = representatives == np.arange(n)
-        sizes = np.bincount(labels, minlength=1)
-        against_matches = 0 if matched is None else drop_near_index(kept, labels, matched)
-        duplicates = int(n - kept.sum()) - against_matches
-        if options.featureless == "drop":
-            kept &= ~read_pass.no_features  # each is its own cluster: dropping it touches no other
-        to_representative = distances(read_pass.fingerprints, representatives)
-        # Removed as near-duplicates yet farther than k from their kept one: components chain,
-        # greedy never does. (Under components each cluster keeps one, so no other kept one
-        # lies within k.)
-        duplicate = representatives != np.arange(n)
-        if matched is not None:
-            duplicate &= matched < 0
-        chained = 0
-        if options.banding is None:  # under --jaccard no radius applies
-            chained = int((duplicate & (to_representative > options.radius)).sum())
-        return cls(kept, labels, sizes, to_representative, duplicates, against_matches, chained)
-
-    def stats(
-        self,
-        read_pass: ReadPass,
-        choice: Choice,
-        options: DedupOptions,
-        rejects: Rejects,
-        corpus: Any,
-        progress: Progress,
-    ) -> DedupStats:
-        lengths = read_pass.lengths
-        return DedupStats(
-            documents=len(lengths),
-            skipped=rejects.count,
-            skip_summary=rejects.summary(),
-            input_bytes=corpus.total_bytes or 0,
-            text_bytes=int(lengths.sum()),
-            candidate_pairs=choice.candidate_pairs,
-            checked_pairs=choice.checked_pairs,
-            similar_pairs=choice.similar_pairs,
-            clusters=int((self.sizes > 1).sum()),
-            duplicates=self.duplicates,
-            against_matches=self.against_matches,
-            featureless=int(read_pass.no_features.sum()),
-            featureless_policy=options.featureless,
-            chained=self.chained,
-            removed_text_bytes=int(lengths[~self.kept].sum()),
-            plan=options.plan,
-            seconds=progress.seconds,
-        )
+def _stats(
+    outcome: Outcome,
+    read_pass: ReadPass,
+    choice: Choice,
+    options: DedupOptions,
+    rejects: Rejects,
+    corpus: Any,
+    progress: Progress,
+) -> DedupStats:
+    lengths = read_pass.lengths
+    return DedupStats(
+        documents=len(lengths),
+        skipped=rejects.count,
+        skip_summary=rejects.summary(),
+        input_bytes=corpus.total_bytes or 0,
+        text_bytes=int(lengths.sum()),
+        candidate_pairs=choice.candidate_pairs,
+        checked_pairs=choice.checked_pairs,
+        similar_pairs=choice.similar_pairs,
+        clusters=outcome.clusters,
+        duplicates=outcome.duplicates,
+        against_matches=outcome.against_matches,
+        featureless=int(read_pass.no_features.sum()),
+        featureless_policy=options.featureless,
+        chained=outcome.chained,
+        removed_text_bytes=int(lengths[~outcome.kept].sum()),
+        plan=options.plan,
+        seconds=progress.seconds,
+    )
 
 
 @dataclass(frozen=True)

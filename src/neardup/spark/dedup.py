@@ -243,13 +243,12 @@ def _on_driver(
         against=against,
     )
     table = decided.outcome
-    _, sizes = np.unique(table.column("cluster").to_numpy(), return_counts=True)
     return Decision(
         computed=None,
         spread_pairs=None,
         documents=table.num_rows,
         kept=int(pc.sum(table.column("kept").cast("int64")).as_py() or 0),
-        clusters=int(np.count_nonzero(sizes > 1)),
+        clusters=decided.clusters,
         checked_pairs=decided.checked_pairs,
         similar_pairs=decided.similar_pairs,
         against_matches=decided.against_matches,

@@ -28,7 +28,8 @@ from .._errors import TooManyPairsError
 from .._progress import Progress
 from .._system import available_memory
 from ..decision.options import DedupOptions
-from ..decision.steps import choose_representatives, drop_near_index, near_pairs
+from ..decision.outcome import Outcome
+from ..decision.steps import choose_representatives, near_pairs
 from ..index.hamming_index import HammingIndex
 from ..index.join import pairs_memory_limit
 from .facts import POSITION, Texts, band_columns
@@ -59,6 +60,8 @@ class DriverDecision:
     checked_pairs: int | None
     similar_pairs: int | None
     against_matches: int
+    clusters: int
+    """Clusters of more than one document."""
 
 
 def decide_on_driver(
@@ -101,24 +104,24 @@ def decide_on_driver(
     choice = choose_representatives(
         fps, compared, order, options, corpus, Progress(enabled=False), against=against, keys=keys
     )
-    cluster_of = rank[choice.representatives]
-    kept = cluster_of == rank
-    against_matches = 0
-    if choice.matched is not None:
-        _, labels = np.unique(choice.representatives, return_inverse=True)
-        against_matches = drop_near_index(kept, labels, choice.matched)
-    if featureless == "drop":
-        kept &= ~no_features
+    decided_here = Outcome.of(fps, no_features, choice, options)  # as the local job's
     outcome = pa.table(
         {
             POSITION: position,
             **{w: facts.column(w) for w in fp},
-            "cluster": cluster_of,
-            "kept": kept,
+            "cluster": rank[choice.representatives],
+            "kept": decided_here.kept,
             **({id_col: facts.column(id_col)} if id_col else {}),
         }
     )
-    decided = DriverDecision(outcome, None, choice.checked_pairs, choice.similar_pairs, against_matches)
+    decided = DriverDecision(
+        outcome,
+        None,
+        choice.checked_pairs,
+        choice.similar_pairs,
+        decided_here.against_matches,
+        decided_here.clusters,
+    )
     if not with_pairs:
         return decided
     names = facts.column(id_col).combine_chunks() if id_col else pa.array(position)
