@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from argparse import Namespace
+from pathlib import Path
 
 import numba
 import pytest
@@ -26,6 +27,9 @@ def cold(monkeypatch, tmp_path):
     if _jit.cache_dir() is None:
         pytest.skip("kernel caching is off (NEARDUP_NUMBA_CACHE)")
     monkeypatch.setattr(_jit, "_MARKERS", f"neardup-kernels.{{group}}.warm-test-{tmp_path.name}")
+    monkeypatch.chdir(tmp_path)  # with the inputs the tests name: a missing one compiles nothing
+    for name in ("x.txt", "x.jsonl"):
+        Path(name).write_text('{"text": "a document"}\n')
     yield _jit.cache_dir()
     for marker in _jit.cache_dir().glob(f"neardup-kernels.*.warm-test-{tmp_path.name}"):
         marker.unlink()
@@ -123,6 +127,21 @@ def test_a_compile_cut_short_ends_its_line(cold, monkeypatch, capsys):
     with pytest.raises(KeyboardInterrupt):
         warmup.compile_once(build_parser().parse_args(["fingerprint", "x.txt"]))
     assert capsys.readouterr().err.endswith("... stopped\n")
+
+
+def test_a_missing_input_fails_at_once_compiling_nothing(cold, compiled, tmp_path, capsys):
+    missing = str(tmp_path / "nosuch.jsonl")
+    for argv in (
+        ["dedup", missing, "-o", str(tmp_path / "k.jsonl")],
+        ["logs", missing],
+        ["passages", missing],
+    ):
+        assert main(argv) == 1
+        assert "nosuch.jsonl" in capsys.readouterr().err
+    assert compiled == []
+    (tmp_path / "there.txt").write_text("a document\n")
+    assert main(["fingerprint", str(tmp_path / "there.txt"), "-o", str(tmp_path / "there.fp")]) == 0
+    assert compiled == ["read", "fingerprint"]
 
 
 def test_commands_without_kernels_never_compile(cold, compiled, tmp_path, capsys):

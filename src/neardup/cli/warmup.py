@@ -90,6 +90,8 @@ def compile_once(args: argparse.Namespace) -> float | None:
     cold = [group for group in needs(args) if not is_warm(group)]
     if not CACHE or not cold:  # uncached, every run compiles what it uses: no notice each time
         return None
+    if _missing_input(args):  # the command stops at once, naming it: no wait before that
+        return None
     quiet = getattr(args, "quiet", False)
     if not quiet:
         print(
@@ -108,6 +110,12 @@ def compile_once(args: argparse.Namespace) -> float | None:
     if not quiet:
         print(f" done in {seconds:.0f} s", file=sys.stderr)
     return seconds
+
+
+def _missing_input(args: argparse.Namespace) -> bool:
+    """True when a file or folder the command would read does not exist."""
+    named = [*(getattr(args, "inputs", None) or []), *(getattr(args, "corpus", None) or [])]
+    return any(given != "-" and not Path(given).exists() for given in named)
 
 
 def compile_groups(names: list[str]) -> float:
