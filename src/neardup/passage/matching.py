@@ -170,22 +170,49 @@ def find_passages(
 ) -> tuple[Matches, Common]:
     """The passages the documents share (pairs) and the common ones, from every document's
     words (``hashes[offsets[d]:offsets[d + 1]]``) and their ``seeds``. Every copy of a common
-    passage runs to its aligned ends (one alignment each: what stripping them needs)."""
+    passage runs to its aligned ends (one alignment each: what stripping them needs), and no
+    pair's alignment runs into one: a common passage is reported once, in ``Common``, not
+    again as the pairs of its copies that share a variant (a licence's year), and its words
+    cost a pair no alignment (the cost grows with the text pairs share, not with the
+    boilerplate around it)."""
     by_seed, docs, positions = seeds.by_seed()
     doc_a, doc_b, pos_a, pos_b, in_documents = seed_hits(by_seed, docs, positions, options.common_docs)
     common = in_documents > 0
+    runs = _common_runs(by_seed[common], docs[common], positions[common], in_documents[common], options)
+    del by_seed, docs, positions, in_documents, common
+    common_found = _copy_ends(_common_ends(runs, hashes, offsets, options.least_words), hashes, offsets)
     chains = chain_hits(doc_a, doc_b, pos_a, pos_b, len(offsets) - 1, MAX_GAP, MAX_DRIFT, MIN_HITS, MIN_SPAN)
     chains = chains[np.lexsort((chains[:, 2], chains[:, 1], chains[:, 0]))]  # as align_chains takes them
     del doc_a, doc_b, pos_a, pos_b
+    masked = common_words(common_found, offsets, len(hashes))
+    whole = np.stack([np.zeros(len(chains), np.int64), np.diff(offsets)[chains[:, 0]]], axis=1)
     aligned = align_chains(
-        hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, options.least_matches, True
+        hashes,
+        offsets,
+        masked,
+        chains,
+        whole,
+        SEED_WORDS,
+        MARGIN,
+        BAND,
+        MATCH,
+        MISMATCH,
+        GAP,
+        options.least_matches,
+        True,
     )
     matches = Matches(chains[:, 0], chains[:, 1], *aligned[:, :5].T)
     good = (matches.words >= options.least_words) & (matches.similarity >= options.min_similarity)
-    matches = _distinct(_rows(matches, np.flatnonzero(good)), aligned[good, 5])
-    runs = _common_runs(by_seed[common], docs[common], positions[common], in_documents[common], options)
-    common_found = _common_ends(runs, hashes, offsets, options.least_words)
-    return matches, _copy_ends(common_found, hashes, offsets)
+    return _distinct(_rows(matches, np.flatnonzero(good)), aligned[good, 5]), common_found
+
+
+def common_words(common: Common, offsets: np.ndarray, n_words: int) -> np.ndarray:
+    """uint8, one per word: 1 where a copy of a common passage lies, else 0."""
+    edges = np.zeros(n_words + 1, dtype=np.int32)
+    starts = offsets[common.doc] + common.first
+    np.add.at(edges, starts, 1)
+    np.add.at(edges, starts + (common.last - common.first) + 1, -1)
+    return (np.cumsum(edges[:-1]) > 0).astype(np.uint8)
 
 
 def _rows(matches: Matches, rows: np.ndarray) -> Matches:
@@ -278,6 +305,7 @@ def _aligned_runs(
     first, last = common.first.copy(), common.last.copy()
     if not len(runs):
         return first, last
+    lower, upper = _between_neighbours(common, runs)
     d = common.first[against] - common.first[runs]
     chains = np.stack(
         [
@@ -292,9 +320,15 @@ def _aligned_runs(
         ],
         axis=1,
     ).astype(np.int64)
-    aligned = align_chains(hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, 0, False)
+    # The alignment is held between the neighbours (no wider region is aligned only to be
+    # cut): two footers side by side in every page would otherwise widen each copy's
+    # alignment over both, and over the whole page where pages share most of their text.
+    bounds = np.stack([lower, np.minimum(upper, np.iinfo(np.int32).max) + 1], axis=1)
+    no_mask = np.zeros(len(hashes), dtype=np.uint8)
+    aligned = align_chains(
+        hashes, offsets, no_mask, chains, bounds, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, 0, False
+    )
     found = aligned[:, 5] > 0
-    lower, upper = _between_neighbours(common, runs)
     first[runs[found]] = np.maximum(aligned[found, 0], lower[found])
     last[runs[found]] = np.minimum(aligned[found, 1], upper[found])
     return first, last
