@@ -123,7 +123,7 @@ def test_a_phrase_repeated_within_documents_pairs_only_their_first_occurrences()
 def naive_common_runs(occurrences: list[tuple[int, int, int]], size: int, max_gap: int, min_words: int):
     """From ``common_runs``' docstring: (document, position, seed) sorted by document and
     position -> runs of seeds at most ``max_gap`` words apart spanning ``min_words`` words or
-    more: (document, first word, last word, smallest seed >> 1)."""
+    more: (document, first word, last word, smallest seed >> 1, the first position of it)."""
     runs: list[list[tuple[int, int, int]]] = []
     for occurrence in occurrences:
         last = runs[-1][-1] if runs else None
@@ -135,7 +135,9 @@ def naive_common_runs(occurrences: list[tuple[int, int, int]], size: int, max_ga
     for run in runs:
         first, last = run[0][1], run[-1][1] + size - 1
         if last - first + 1 >= min_words:
-            out.append((run[0][0], first, last, min(s for _, _, s in run) >> 1))
+            low = min(s for _, _, s in run)
+            at = next(p for _, p, s in run if s == low)
+            out.append((run[0][0], first, last, low >> 1, at))
     return out
 
 

@@ -668,15 +668,17 @@ def common_runs(docs, positions, seeds, counts, size, max_gap, min_words):
     position): seeds at most ``max_gap`` words apart, in about as many documents each
     (``counts``, within a factor of 1.25: two common passages side by side, a footer in 200
     pages and another after it in 120, make two runs), spanning ``min_words`` words or more.
-    Returns int64 rows of (document, first word, last word, the run's smallest seed as int64):
-    near-identical copies of one passage mostly share that smallest seed (a MinHash)."""
+    Returns int64 rows of (document, first word, last word, the run's smallest seed as int64,
+    its position): near-identical copies of one passage mostly share that smallest seed (a
+    MinHash), and where it lies in each says how the copies line up."""
     n = docs.shape[0]
-    out = np.empty((n + 1, 4), dtype=np.int64)
+    out = np.empty((n + 1, 5), dtype=np.int64)
     found = 0
     s = 0
     while s < n:
         e = s + 1
         low = seeds[s]
+        low_at = positions[s]
         while (
             e < n
             and docs[e] == docs[s]
@@ -686,6 +688,7 @@ def common_runs(docs, positions, seeds, counts, size, max_gap, min_words):
         ):
             if seeds[e] < low:
                 low = seeds[e]
+                low_at = positions[e]
             e += 1
         last = np.int64(positions[e - 1]) + size - 1
         if last - positions[s] + 1 >= min_words:
@@ -693,6 +696,7 @@ def common_runs(docs, positions, seeds, counts, size, max_gap, min_words):
             out[found, 1] = positions[s]
             out[found, 2] = last
             out[found, 3] = np.int64(low >> np.uint64(1))
+            out[found, 4] = low_at
             found += 1
         s = e
     return out[:found].copy()

@@ -150,12 +150,15 @@ class Matches:
 @dataclass
 class Common:
     """Common passages: each run of common seeds (``doc``, ``first`` and ``last`` word) with
-    the number of its ``passage`` (0, 1, ...), runs of one passage in document order."""
+    the number of its ``passage`` (0, 1, ...), runs of one passage in document order, and
+    where the seed the passage is keyed by lies in the run (``anchor``: the words of two
+    copies line up on the diagonal of their anchors)."""
 
     doc: np.ndarray
     first: np.ndarray
     last: np.ndarray
     passage: np.ndarray
+    anchor: np.ndarray
 
     def documents(self) -> np.ndarray:
         """How many documents hold each passage (int64, one per passage)."""
@@ -212,7 +215,8 @@ def common_words(common: Common, offsets: np.ndarray, n_words: int) -> np.ndarra
     starts = offsets[common.doc] + common.first
     np.add.at(edges, starts, 1)
     np.add.at(edges, starts + (common.last - common.first) + 1, -1)
-    return (np.cumsum(edges[:-1]) > 0).astype(np.uint8)
+    np.cumsum(edges, out=edges)
+    return (edges[:-1] > 0).view(np.uint8)
 
 
 def _rows(matches: Matches, rows: np.ndarray) -> Matches:
@@ -268,7 +272,7 @@ def _common_runs(
     rank[np.argsort(first_at, kind="stable")] = np.arange(len(first_at))
     passage = rank[label.reshape(-1)] if len(runs) else np.zeros(0, np.int64)
     order = np.lexsort((runs[:, 0], passage))
-    return Common(runs[order, 0], runs[order, 1], runs[order, 2], passage[order])
+    return Common(runs[order, 0], runs[order, 1], runs[order, 2], passage[order], runs[order, 4])
 
 
 def _common_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray, min_words: int) -> Common:
@@ -284,7 +288,9 @@ def _common_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray, min_wo
     long_enough = (last[firsts] - first[firsts] + 1 >= min_words) & (common.documents() > 1)
     keep = long_enough[common.passage]
     renumbered = np.cumsum(long_enough) - 1  # 0, 1, ... in the same order
-    return Common(common.doc[keep], first[keep], last[keep], renumbered[common.passage[keep]])
+    return Common(
+        common.doc[keep], first[keep], last[keep], renumbered[common.passage[keep]], common.anchor[keep]
+    )
 
 
 def _copy_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray) -> Common:
@@ -293,7 +299,7 @@ def _copy_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray) -> Commo
     first_of = firsts[common.passage]  # each run's passage's first run
     others = np.flatnonzero(first_of != np.arange(len(common.passage)))
     first, last = _aligned_runs(common, others, first_of[others], hashes, offsets)
-    return Common(common.doc, first, last, common.passage)
+    return Common(common.doc, first, last, common.passage, common.anchor)
 
 
 def _aligned_runs(
@@ -306,7 +312,9 @@ def _aligned_runs(
     if not len(runs):
         return first, last
     lower, upper = _between_neighbours(common, runs)
-    d = common.first[against] - common.first[runs]
+    # The diagonal of the seed both copies are keyed by, not of their first seeds: a copy whose
+    # first seed fell to an edit (a licence's year) starts at another of the passage's seeds.
+    d = common.anchor[against] - common.anchor[runs]
     chains = np.stack(
         [
             common.doc[runs],
