@@ -222,7 +222,8 @@ def naive_weigh(counts: dict[int, int], bits: int, weighting: str, idf: Any, see
 def naive_code_tokens(
     document: str | bytes, language: str, code_normalize: str, normalize: bool
 ) -> list[str]:
-    """pygments' tokens of the document, less comments, docstrings and whitespace; runs of
+    """pygments' tokens of the document, less comments, docstrings, whitespace and lone
+    backslashes (a line continued), the space inside a token made one space; runs of
     string-literal parts joined into one; names and literals as placeholders under
     "identifiers"; every other token NFKC-normalised and casefolded under ``normalize``."""
     from pygments.lexers import get_lexer_by_name
@@ -237,8 +238,8 @@ def naive_code_tokens(
         return "keep"
 
     text = naive_decode(document)
-    kept = [(kind(t), v.strip()) for t, v in get_lexer_by_name(language).get_tokens(text)]
-    kept = [(k, v) for k, v in kept if k != "drop" and v]
+    kept = [(kind(t), " ".join(v.split())) for t, v in get_lexer_by_name(language).get_tokens(text)]
+    kept = [(k, v) for k, v in kept if k != "drop" and v and (v, k) != ("\\", "keep")]
     joined: list[tuple[str, str]] = []
     for k, v in kept:
         if k == "$str" and joined and joined[-1][0] == "$str":

@@ -48,7 +48,8 @@ def _action(token_type: Any) -> int:
 
 def code_tokens(text: str, lexer: Any, identifiers: bool, fold: bool) -> list[str]:
     """The tokens of ``text`` a code fingerprint is made of: ``lexer``'s tokens less comments,
-    docstrings and whitespace; the parts of one string literal (quotes, escapes, an
+    docstrings, whitespace and backslashes ending a line (each token stripped, and the space
+    inside one, as in ``yield from``, made one space); the parts of one string literal (quotes, escapes, an
     f-string's text) one token; with ``identifiers``, each name ``$id`` and each literal
     ``$str``, ``$num`` or ``$lit``; with ``fold``, the rest NFKC-normalised and casefolded."""
     tokens: list[str] = []
@@ -58,8 +59,10 @@ def code_tokens(text: str, lexer: Any, identifiers: bool, fold: bool) -> list[st
         if action == DROP:
             continue
         value = value.strip()
-        if not value:  # whitespace lexed as plain text
+        if not value or (value == "\\" and action == KEEP):  # layout: space, a line continued
             continue
+        if " " in value or not value.isprintable():
+            value = " ".join(value.split())  # one keyword of words: "yield from", "is not"
         if action == STRING and in_string:
             if not identifiers:
                 tokens[-1] += value
