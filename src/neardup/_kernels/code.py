@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
-from .simhash import UNIFORM, _fingerprint_one, _sort_buffers, _sort_hashes
-from .xxh3 import xxh3_3u64, xxh3_64
+from .simhash import UNIFORM, _fingerprint_one, _sort_buffers, _sort_hashes, shingle_hashes
+from .xxh3 import xxh3_64
 
 
 @jit
@@ -25,19 +25,7 @@ def _code_feature_hashes(buf, token_offsets, first, last, size, seed, hashes):
     n_tok = last - first
     for t in range(n_tok):
         hashes[t] = xxh3_64(buf, token_offsets[first + t], token_offsets[first + t + 1], seed)
-    if n_tok < size:
-        return n_tok
-    if size == 3:
-        a, b = hashes[0], hashes[1]
-        for t in range(n_tok - 2):
-            c = hashes[t + 2]
-            hashes[t] = xxh3_3u64(a, b, c, seed)
-            a, b = b, c
-        return n_tok - 2
-    hash_bytes = hashes.view(np.uint8)
-    for t in range(n_tok - size + 1):  # shingle t overwrites token t, which no later one reads
-        hashes[t] = xxh3_64(hash_bytes, 8 * t, 8 * (t + size), seed)
-    return n_tok - size + 1
+    return shingle_hashes(hashes, n_tok, size, seed)
 
 
 @jit
