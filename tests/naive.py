@@ -192,6 +192,11 @@ def naive_fingerprint(
     counts: dict[int, int] = {}
     for h0 in naive_features(document, features, shingle_size, ngram_size, normalize, seed):
         counts[h0] = counts.get(h0, 0) + 1
+    return naive_weigh(counts, bits, weighting, idf, seed)
+
+
+def naive_weigh(counts: dict[int, int], bits: int, weighting: str, idf: Any, seed: int) -> int:
+    """Section 6: the fingerprint of features h0 occurring ``counts[h0]`` times."""
     if not counts:
         return 0
     if weighting == "uniform":
@@ -209,6 +214,69 @@ def naive_fingerprint(
             0.0,
         )
     raise ValueError(f"unknown weighting {weighting!r}")
+
+
+# --- Code: features="code" -----------------------------------------------------------------
+
+
+def naive_code_tokens(
+    document: str | bytes, language: str, code_normalize: str, normalize: bool
+) -> list[str]:
+    """pygments' tokens of the document, less comments, docstrings, whitespace and lone
+    backslashes (a line continued), the space inside a token made one space; runs of
+    string-literal parts joined into one; names and literals as placeholders under
+    "identifiers"; every other token NFKC-normalised and casefolded under ``normalize``."""
+    from pygments.lexers import get_lexer_by_name
+    from pygments.token import Comment, Literal, Name, Number, String, Whitespace
+
+    def kind(token_type: Any) -> str:
+        if token_type in Comment or token_type in String.Doc or token_type in Whitespace:
+            return "drop"
+        for name, family in (("$id", Name), ("$str", String), ("$num", Number), ("$lit", Literal)):
+            if token_type in family:
+                return name
+        return "keep"
+
+    text = naive_decode(document)
+    kept = [(kind(t), " ".join(v.split())) for t, v in get_lexer_by_name(language).get_tokens(text)]
+    kept = [(k, v) for k, v in kept if k != "drop" and v and (v, k) != ("\\", "keep")]
+    joined: list[tuple[str, str]] = []
+    for k, v in kept:
+        if k == "$str" and joined and joined[-1][0] == "$str":
+            joined[-1] = (k, joined[-1][1] + v)
+        else:
+            joined.append((k, v))
+    out = []
+    for k, v in joined:
+        if code_normalize == "identifiers" and k != "keep":
+            out.append(k)
+        else:
+            out.append(naive_normalize(v, normalize).lower() if normalize else v)
+    return out
+
+
+def naive_code_fingerprint(
+    document: str | bytes,
+    language: str,
+    code_normalize: str = "identifiers",
+    bits: int = 64,
+    shingle_size: int = 5,
+    normalize: bool = True,
+    weighting: str = "tf",
+    seed: int = 0,
+) -> int:
+    """A token's h0 is XXH3(0x01 + UTF-8 of the token); shingles as for words."""
+    tokens = naive_code_tokens(document, language, code_normalize, normalize)
+    hashes = [xxh3(b"\x01" + t.encode("utf-8"), seed) for t in tokens]
+    k = shingle_size
+    if len(hashes) >= k:
+        hashes = [
+            xxh3(b"".join(le64(t) for t in hashes[i : i + k]), seed) for i in range(len(hashes) - k + 1)
+        ]
+    counts: dict[int, int] = {}
+    for h0 in hashes:
+        counts[h0] = counts.get(h0, 0) + 1
+    return naive_weigh(counts, bits, weighting, None, seed)
 
 
 # --- Section 7: IDF models ----------------------------------------------------------------

@@ -39,6 +39,7 @@ SHARED = {
     "_prefetch",
     "_version",
     "_system",
+    "_lexers",
     "_kernels",
 }
 

@@ -1,6 +1,7 @@
 """Write tests/fingerprint/golden_vectors.jsonl: texts, configs and their fingerprints under spec version 1.
 
-The file pins the fingerprint format: tests fail if any bit changes. Regenerating it is only
+The file pins the fingerprint format: tests fail if any bit changes. The code vectors pin
+pygments' lexers too (the version the spec names). Regenerating it is only
 right when docs/fingerprint-spec.md gets a new version (and FINGERPRINT_VERSION with it), so
 this script refuses to overwrite the file unless given --force.
 
@@ -58,6 +59,24 @@ CONFIGS = [
     {"seed": 2**64 - 1, "bits": 128},
 ]
 
+# features="code": source texts under the lexers' rules (pygments; see the spec's code section).
+CODE_TEXTS = [
+    "",
+    "# only a comment\n",
+    "x = 1\n",
+    'def add(x, y):\n    """Sum."""\n    return x + y  # plus\n',
+    "def plus(a, b):\n  return a+b\n",
+    "s = f'{name}!' + 'a' 'b' + r\"\\d\" * 0x1F\nyield from items\nif a is not None and \\\n    b: pass\n",
+    "class Ünïcode:\n    Straße = 'ΣΊΣΥΦΟΣ'\n",
+    "for i in range(10):\n    total += i * 2.5e-3\n" * 20,
+]
+CODE_CONFIGS = [
+    {"features": "code", "language": "python"},
+    {"features": "code", "language": "python", "code_normalize": "none", "shingle_size": 3},
+    {"features": "code", "language": "python", "normalize": False, "weighting": "sublinear", "bits": 128},
+    {"features": "code", "language": "c", "seed": 7},
+]
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -67,22 +86,18 @@ def main() -> None:
     if out.exists() and not args.force:
         sys.exit(f"{out} exists: changing fingerprints needs a new spec version (--force to overwrite)")
     lines = []
-    for config in CONFIGS:
+    cases = [(c, t) for c in CONFIGS for t in TEXTS] + [(c, t) for c in CODE_CONFIGS for t in CODE_TEXTS]
+    for config, text in cases:
         fingerprinter = neardup.Fingerprinter(**config)
         width = fingerprinter.config.bits // 4
-        for text in TEXTS:
-            fp = fingerprinter.fingerprint(text)
-            lines.append(
-                json.dumps(
-                    {
-                        "version": neardup.FINGERPRINT_VERSION,
-                        "config": config,
-                        "text": text,
-                        "fingerprint": f"{fp:0{width}x}",
-                    },
-                    ensure_ascii=True,
-                )
-            )
+        fp = fingerprinter.fingerprint(text)
+        vector = {
+            "version": neardup.FINGERPRINT_VERSION,
+            "config": config,
+            "text": text,
+            "fingerprint": f"{fp:0{width}x}",
+        }
+        lines.append(json.dumps(vector, ensure_ascii=True))
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {len(lines)} vectors to {out}")
 

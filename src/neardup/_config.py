@@ -16,7 +16,14 @@ text gets is a new version, never a silent change."""
 # Each feature kind and weighting by name, with the code the kernels know it by
 # (docs/fingerprint-spec.md): the one table of them. A new feature kind is a row here and its
 # features in ``_kernels/simhash.py``; every command, option and engine reads these.
-FEATURE_KINDS = {"word-shingles": 1, "words": 0, "char-ngrams": 2}
+FEATURE_KINDS = {"word-shingles": 1, "words": 0, "char-ngrams": 2, "code": 3}
+# What ``features="code"`` makes of identifiers and literals (``code_normalize``): kept as they are,
+# or each identifier one token and each literal one per kind (clones with renamed variables).
+CODE_NORMALIZATIONS = ("identifiers", "none")
+# Tokens per shingle when none is given: words for prose; lexer tokens for code, which are
+# shorter (bench_code.py: measured on clones of the Python standard library).
+DEFAULT_SHINGLE_SIZES = {"code": 5}
+DEFAULT_SHINGLE_SIZE = 3
 WEIGHTING_CODES = {"uniform": 0, "tf": 1, "sublinear": 2, "tfidf": 3}
 FEATURES = tuple(FEATURE_KINDS)
 WEIGHTINGS = tuple(WEIGHTING_CODES)
@@ -53,31 +60,45 @@ class FingerprintConfig:
 
     Args:
         bits: fingerprint width, 64 or 128.
-        features: ``"word-shingles"`` (runs of ``shingle_size`` words), ``"words"`` or
-            ``"char-ngrams"`` (``ngram_size`` code points of the text, whitespace collapsed).
-        shingle_size: words per shingle; a text with fewer words uses its words.
+        features: ``"word-shingles"`` (runs of ``shingle_size`` words), ``"words"``,
+            ``"char-ngrams"`` (``ngram_size`` code points of the text, whitespace collapsed) or
+            ``"code"`` (runs of ``shingle_size`` tokens of source code, lexed by pygments,
+            comments and whitespace left out; the ``code`` extra).
+        shingle_size: words (tokens, for code) per shingle; a text with fewer uses them all.
+            Default 3 for words, 5 for code tokens.
         ngram_size: code points per character n-gram; a shorter text is one feature.
         normalize: NFKC-normalise and casefold the text first.
         weighting: ``"uniform"`` (each distinct feature once), ``"tf"`` (its count),
             ``"sublinear"`` (1 + ln count) or ``"tfidf"`` (count times IDF; needs ``idf``).
         idf: the IDF model for ``"tfidf"``, from :func:`neardup.fit_idf`.
         seed: seed of the feature hash (XXH64), 0 <= seed < 2**64.
+        language: for ``"code"``: the pygments lexer name (``"python"``, ``"java"``, ...) of
+            every text, or None to choose each document's lexer by its file name.
+        code_normalize: for ``"code"``: ``"identifiers"`` (every identifier is the token
+            ``$id``, every literal ``$str``, ``$num`` or ``$lit``; keywords and operators kept)
+            or ``"none"`` (tokens as written).
     """
 
     bits: int = 64
     features: str = "word-shingles"
-    shingle_size: int = 3
+    shingle_size: int = None  # type: ignore[assignment]  # None: the kind's default, set below
     ngram_size: int = 5
     normalize: bool = True
     weighting: str = "tf"
     idf: IdfWeights | None = field(default=None, compare=True, repr=False)
     seed: int = 0
+    language: str | None = None
+    code_normalize: str = "identifiers"
 
     def __post_init__(self) -> None:
         _choice("bits", self.bits, BITS)
         _choice("features", self.features, FEATURES)
         _choice("weighting", self.weighting, WEIGHTINGS)
+        if self.shingle_size is None:
+            default = DEFAULT_SHINGLE_SIZES.get(self.features, DEFAULT_SHINGLE_SIZE)
+            object.__setattr__(self, "shingle_size", default)
         _positive_int("shingle_size", self.shingle_size)
+        self._check_code()
         _positive_int("ngram_size", self.ngram_size)
         if not isinstance(self.normalize, bool):
             raise ConfigError(f"normalize={self.normalize!r} must be True or False")
@@ -94,6 +115,24 @@ class FingerprintConfig:
                     f"but this config extracts {self.feature_config()}; fit it with this config"
                 )
 
+    def _check_code(self) -> None:
+        """``language`` and ``code_normalize`` belong to ``features="code"``; a language must be
+        a lexer pygments knows (imported only then: the ``code`` extra)."""
+        _choice("code_normalize", self.code_normalize, CODE_NORMALIZATIONS)
+        if self.features != "code":
+            if self.language is not None or self.code_normalize != "identifiers":
+                raise ConfigError(
+                    f"language= and code_normalize= are settings of features='code', "
+                    f"not of features={self.features!r}; leave them out or use features='code'"
+                )
+            return
+        if self.language is not None:
+            if not isinstance(self.language, str):
+                raise ConfigError(f"language={self.language!r} must be a name such as 'python', or None")
+            from ._lexers import check_language
+
+            check_language(self.language)
+
     @property
     def fingerprint_version(self) -> int:
         """The version of the fingerprint spec these bits follow."""
@@ -105,6 +144,9 @@ class FingerprintConfig:
         config: dict[str, Any] = {"features": self.features, "normalize": self.normalize, "seed": self.seed}
         if self.features != "words":
             config[size_key] = getattr(self, size_key)
+        if self.features == "code":
+            config["language"] = self.language
+            config["code_normalize"] = self.code_normalize
         return config
 
     def to_dict(self) -> dict[str, Any]:
@@ -112,6 +154,8 @@ class FingerprintConfig:
         named by its digest; :meth:`from_dict` needs the model itself to rebuild a tfidf config."""
         d = asdict(self) if self.idf is None else {k: v for k, v in asdict(self).items() if k != "idf"}
         d["idf"] = None if self.idf is None else self.idf.digest
+        if self.features != "code":  # as written before code features: old files still match
+            del d["language"], d["code_normalize"]
         d["fingerprint_version"] = FINGERPRINT_VERSION
         return d
 

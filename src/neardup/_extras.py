@@ -8,6 +8,7 @@ import importlib
 from ._errors import MissingExtraError
 
 EXTRAS = {
+    "code": ("pygments",),
     "report": ("matplotlib",),
     "serve": ("fastapi", "uvicorn", "httpx", "prometheus_client"),
     "spark": ("pyspark", "py4j"),

@@ -292,10 +292,19 @@ def _feature_hashes(buf, start, end, classes, table, lut, kind, size, seed, scra
                 hashes[c] = xxh3_64(scratch, first, last, seed)
         return n_chars - size + 1
     n_tok = _token_hashes(buf, start, end, classes, table, lut, seed, scratch, bitmap, hashes)
-    if kind != SHINGLES or n_tok < size:
+    if kind != SHINGLES:
         return n_tok
-    # A shingle's hash is XXH3 of its tokens' hashes (8 little-endian bytes each); shingle t
-    # overwrites token t, which no later shingle reads.
+    return shingle_hashes(hashes, n_tok, size, seed)
+
+
+@jit_inline
+def shingle_hashes(hashes, n_tok, size, seed):
+    """The first ``n_tok`` token hashes made shingles of ``size`` tokens in place (left as they
+    are when there are fewer); returns how many. A shingle's hash is XXH3 of its tokens'
+    hashes (8 little-endian bytes each); shingle t overwrites token t, which no later
+    shingle reads. Word shingles and code shingles alike."""
+    if n_tok < size:
+        return n_tok
     if size == 3:  # the default, from registers
         a, b = hashes[0], hashes[1]
         for t in range(n_tok - 2):

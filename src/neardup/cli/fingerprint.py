@@ -219,7 +219,9 @@ def fingerprint_batches(
         step = batch_size or max(len(batch.ids), 1)
         for start in range(0, len(batch.ids), step):
             texts = batch.texts[start : start + step]
-            yield batch.ids[start : start + step], fingerprinter.fingerprint_batch(texts, n_jobs=n_jobs)
+            ids = batch.ids[start : start + step]
+            # A one-document file's id is its path: its suffix says the language of code.
+            yield ids, fingerprinter.fingerprint_batch(texts, n_jobs=n_jobs, names=ids)
 
 
 def report_skipped(reader: DocumentReader, rejects: Rejects) -> None:

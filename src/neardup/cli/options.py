@@ -13,7 +13,15 @@ import sys
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING
 
-from .._config import BITS, FEATURES, WEIGHTINGS, FingerprintConfig
+from .._config import (
+    BITS,
+    CODE_NORMALIZATIONS,
+    DEFAULT_SHINGLE_SIZE,
+    DEFAULT_SHINGLE_SIZES,
+    FEATURES,
+    WEIGHTINGS,
+    FingerprintConfig,
+)
 from ..io.formats import COMPRESSIONS, INPUT_FORMATS
 from ..io.rejects import ERRORS
 
@@ -21,6 +29,7 @@ if TYPE_CHECKING:
     from ..io.batch import ReadOptions
 
 _DEFAULTS = FingerprintConfig()
+_SHINGLE_DEFAULTS = f"{DEFAULT_SHINGLE_SIZE}; {DEFAULT_SHINGLE_SIZES['code']} for code"
 
 STDOUT = "-"
 """``-o -``: write to stdout."""
@@ -241,9 +250,9 @@ def add_config_arguments(parser: argparse.ArgumentParser, or_else: str = "") -> 
     config.add_argument(
         "--shingle-size",
         type=int,
-        default=_DEFAULTS.shingle_size,
+        default=None,
         metavar="N",
-        help=f"words per shingle, for word-shingles {default(_DEFAULTS.shingle_size)}",
+        help=f"words per shingle, for word-shingles, or tokens, for code {default(_SHINGLE_DEFAULTS)}",
     )
     config.add_argument(
         "--ngram-size",
@@ -257,6 +266,21 @@ def add_config_arguments(parser: argparse.ArgumentParser, or_else: str = "") -> 
         dest="normalize",
         action="store_false",
         help="do not NFKC-normalise and casefold texts" + (f" {default('normalised')}" if or_else else ""),
+    )
+    config.add_argument(
+        "--language",
+        metavar="NAME",
+        help="for --features code: the language of every document, a pygments lexer name "
+        "(python, java, c, cpp, javascript, go, ...) (default: from each file's name, "
+        "src/app.py: python" + (f", or {or_else}" if or_else else "") + ")",
+    )
+    config.add_argument(
+        "--code-normalize",
+        choices=CODE_NORMALIZATIONS,
+        default=None,
+        help="for --features code: identifiers makes every name one token and every literal one "
+        "per kind (finds copies with renamed variables); none keeps tokens as written "
+        f"{default(_DEFAULTS.code_normalize)}",
     )
     config.add_argument(
         "--weighting",
@@ -283,6 +307,15 @@ def check_config_args(parser: argparse.ArgumentParser, args: argparse.Namespace)
         parser.error("--weighting tfidf needs --idf FILE, a model saved with neardup.fit_idf(...).save(FILE)")
     if args.idf is not None and args.weighting not in (None, "tfidf"):
         parser.error(f"--idf is used only with --weighting tfidf, not {args.weighting}")
+    if args.features != "code":
+        given = [
+            flag
+            for flag, value in (("--language", args.language), ("--code-normalize", args.code_normalize))
+            if value
+        ]
+        if given:
+            verb = "are settings" if len(given) > 1 else "is a setting"
+            parser.error(f"{' and '.join(given)} {verb} of --features code, not --features {args.features}")
 
 
 def config_from_args(args: argparse.Namespace) -> FingerprintConfig:
@@ -302,4 +335,6 @@ def config_from_args(args: argparse.Namespace) -> FingerprintConfig:
         weighting=weighting,
         idf=idf,
         seed=args.seed,
+        language=args.language,
+        code_normalize=args.code_normalize or _DEFAULTS.code_normalize,
     )

@@ -13,7 +13,18 @@ from .options import add_config_arguments, config_from_args, non_negative_float,
 if TYPE_CHECKING:
     from ..service.store import Settings
 
-_CONFIG_OPTIONS = ("bits", "features", "shingle_size", "ngram_size", "normalize", "weighting", "idf", "seed")
+_CONFIG_OPTIONS = (
+    "bits",
+    "features",
+    "shingle_size",
+    "ngram_size",
+    "normalize",
+    "weighting",
+    "idf",
+    "seed",
+    "language",
+    "code_normalize",
+)
 
 
 def add_command(commands: Any) -> None:
@@ -155,6 +166,7 @@ def _settings(args: argparse.Namespace) -> Settings | None:
     defaults = FingerprintConfig()
     full = argparse.Namespace(**{name: getattr(defaults, name, None) for name in _CONFIG_OPTIONS})
     full.weighting = None if "idf" in given else defaults.weighting
+    full.shingle_size = full.language = None  # the feature kind's default shingle size
     vars(full).update(given)
     config = config_from_args(full)
     k = args.max_distance if args.max_distance is not None else 3 * config.bits // 64

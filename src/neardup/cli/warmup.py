@@ -51,7 +51,10 @@ here runs none on this machine (`neardup client` leaves them to the service). Th
 
 def needs(args: argparse.Namespace) -> list[str]:
     """The names of the groups of kernels the command of ``args`` runs."""
-    return NEEDS.get(args.command, lambda args: [])(args)
+    groups = NEEDS.get(args.command, lambda args: [])(args)
+    if groups and getattr(args, "features", None) == "code":
+        groups.append("code")
+    return groups
 
 
 def add_command(commands: Any) -> None:

@@ -63,20 +63,36 @@ def check_verify(
     if features is None:
         if size is not None:
             raise ConfigError("verify_size needs verify_features: the size of which features?")
+        _refuse_code(config.features)
         return Verification(metric, float(threshold), config)
     if features not in FEATURE_KINDS:
         raise ConfigError(
             f"verify_features={features!r} is not known; choose one of {', '.join(FEATURE_KINDS)}"
         )
+    _refuse_code(features)
+    prose = config  # a code fingerprint's pairs checked by prose features: without code's settings
+    if config.features == "code":
+        prose = replace(
+            config, features=features, language=None, code_normalize="identifiers", shingle_size=3
+        )
     if features == "words":
         if size is not None:
             raise ConfigError("verify_features='words' has no size; leave verify_size out")
-        return Verification(metric, float(threshold), replace(config, features=features))
+        return Verification(metric, float(threshold), replace(prose, features=features))
     if features == "word-shingles":
-        sized = replace(config, features=features, shingle_size=3 if size is None else size)
+        sized = replace(prose, features=features, shingle_size=3 if size is None else size)
     else:
-        sized = replace(config, features=features, ngram_size=5 if size is None else size)
+        sized = replace(prose, features=features, ngram_size=5 if size is None else size)
     return Verification(metric, float(threshold), sized)
+
+
+def _refuse_code(features: str) -> None:
+    if features == "code":
+        raise ConfigError(
+            "a check of pairs (verify=, jaccard=, cosine=) cannot compare code features yet; have "
+            "it compare prose features: verify_features='word-shingles' (--verify-features "
+            "word-shingles)"
+        )
 
 
 def feature_weights(hashes: np.ndarray, counts: np.ndarray, config: FingerprintConfig) -> np.ndarray:

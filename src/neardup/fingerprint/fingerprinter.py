@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal, overload
 
 import numba
@@ -14,6 +14,7 @@ from .._config import FEATURE_KINDS, WEIGHTING_CODES, FingerprintConfig
 from .._errors import ConfigError
 from .._kernels import simhash as kernels
 from ..io.encoding import encode_text
+from .code import code_fingerprints
 from .features import (
     KEEP,
     NormalizationTable,
@@ -103,8 +104,13 @@ class Fingerprinter:
     def __repr__(self) -> str:
         return f"Fingerprinter({self._config!r})"
 
-    def fingerprint(self, text: str | bytes) -> int:
-        """The fingerprint of one text, as a Python int (< 2**bits)."""
+    def fingerprint(self, text: str | bytes, *, name: str | None = None) -> int:
+        """The fingerprint of one text, as a Python int (< 2**bits). ``name``, its file name,
+        chooses the lexer of ``features="code"`` when the config names no language."""
+        if self._config.features == "code":
+            if not isinstance(text, (str, bytes, bytearray, memoryview)):
+                raise TypeError(f"text is {type(text).__name__}, not str or bytes")
+            return _as_int(self.fingerprint_batch([text], n_jobs=1, names=[name])[0].reshape(-1))
         if isinstance(text, str):
             data = prepare_str(text, self._config.normalize)
         elif isinstance(text, (bytes, bytearray, memoryview)):
@@ -117,16 +123,31 @@ class Fingerprinter:
 
     @overload
     def fingerprint_batch(
-        self, texts: Any, *, n_jobs: int | None = ..., errors: Literal["raise"] = ...
+        self,
+        texts: Any,
+        *,
+        n_jobs: int | None = ...,
+        errors: Literal["raise"] = ...,
+        names: Sequence[str | None] | None = ...,
     ) -> np.ndarray: ...
 
     @overload
     def fingerprint_batch(
-        self, texts: Any, *, n_jobs: int | None = ..., errors: Literal["skip"]
+        self,
+        texts: Any,
+        *,
+        n_jobs: int | None = ...,
+        errors: Literal["skip"],
+        names: Sequence[str | None] | None = ...,
     ) -> tuple[np.ndarray, np.ndarray]: ...
 
     def fingerprint_batch(
-        self, texts: Any, *, n_jobs: int | None = None, errors: str = "raise"
+        self,
+        texts: Any,
+        *,
+        n_jobs: int | None = None,
+        errors: str = "raise",
+        names: Sequence[str | None] | None = None,
     ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Fingerprints of many documents, computed on ``n_jobs`` cores (all by default).
 
@@ -137,6 +158,8 @@ class Fingerprinter:
             errors: ``"raise"``: a document that is not text raises ``TypeError`` naming its
                 position. ``"skip"``: it gets fingerprint 0 and is marked in the mask returned
                 beside the fingerprints.
+            names: for ``features="code"`` without a ``language``: each document's file name
+                (or None), whose suffix chooses its lexer (``src/app.py``: Python).
 
         Returns:
             uint64 fingerprints, shape (n,) for 64 bits or (n, 2) for 128 bits (column 0 holds
@@ -145,10 +168,19 @@ class Fingerprinter:
         """
         threads = _resolve_threads(n_jobs)
         parts, skips = [], []
+        code = self._config.features == "code"
+        if names is not None and len(names) != len(texts):
+            raise ValueError(f"names has {len(names)} names for {len(texts)} texts")
         with _threads(threads):  # preparing the buffers runs parallel kernels too
+            done = 0
             for buffer in raw_buffers(texts, errors, _PIECE_DOCS):
-                parts.append(self._run(buffer, threads))
+                if code:
+                    piece_names = None if names is None else names[done : done + len(buffer)]
+                    parts.append(code_fingerprints(buffer, piece_names, self._config, self.weighing()))
+                else:
+                    parts.append(self._run(buffer, threads))
                 skips.append(buffer.skipped)
+                done += len(buffer)
         words = self._config.bits // 64
         out = np.concatenate(parts) if parts else np.zeros((0, words), dtype=np.uint64)
         skipped = np.concatenate(skips) if skips else np.zeros(0, bool)

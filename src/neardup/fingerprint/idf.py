@@ -117,16 +117,21 @@ def fit_idf(
     counts = np.zeros(0, dtype=np.int64)
     n_docs = 0
     for batch in _batches(texts, batch_size):
-        for buffer in to_buffers(batch, config.normalize):
-            _, found, _ = feature_counts(
-                buffer.data,
-                buffer.offsets,
-                char_classes(),
-                config.normalize,
-                FEATURE_KINDS[config.features],
-                size,
-                np.uint64(config.seed),
-            )
+        for buffer in to_buffers(batch, config.normalize and config.features != "code"):
+            if config.features == "code":  # the texts' language is config.language
+                from .code import code_feature_counts
+
+                _, found, _ = code_feature_counts(buffer, None, config)
+            else:
+                _, found, _ = feature_counts(
+                    buffer.data,
+                    buffer.offsets,
+                    char_classes(),
+                    config.normalize,
+                    FEATURE_KINDS[config.features],
+                    size,
+                    np.uint64(config.seed),
+                )
             batch_keys, batch_counts = np.unique(found, return_counts=True)
             keys, counts = _merge_counts(keys, counts, batch_keys, batch_counts)
             n_docs += len(buffer)

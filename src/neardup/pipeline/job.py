@@ -273,11 +273,22 @@ class ReadPass:
     """Under ``jaccard``: the band keys of the checked features (and the features, if they fit)."""
 
 
+def _file_names(corpus: Any, batch: Any, owner: Any) -> list[str | None] | None:
+    """Each document's file name, whose suffix says the language of code: a one-document
+    file's (row 0); None for a line or row of a file, or texts in memory."""
+    sources = getattr(corpus, "sources", None)
+    if sources is None:
+        return None
+    owned = np.broadcast_to(owner, len(batch)).tolist()
+    return [sources[o].name if row == 0 else None for o, row in zip(owned, batch.rows.tolist())]
+
+
 def _fingerprint_all(
     corpus: Any, options: DedupOptions, rejects: Rejects, progress: Progress, n_jobs: int | None
 ) -> ReadPass:
     """Reads the corpus once: fingerprints and what else :class:`ReadPass` records."""
     fingerprinter = Fingerprinter(options.config)
+    lexed_by_name = options.config.features == "code" and options.config.language is None
     fps, lengths, rows, owners, ids, spans, no_features = [], [], [], [], [], [], []
     corpus_keys = None
     if options.banding is not None:
@@ -287,7 +298,8 @@ def _fingerprint_all(
         for batch, owner in corpus.batches(rejects):
             batch_fps = corpus_keys.add(batch.texts) if corpus_keys is not None else None
             if batch_fps is None:
-                batch_fps = fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs)
+                names = _file_names(corpus, batch, owner) if lexed_by_name else None
+                batch_fps = fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs, names=names)
             fps.append(batch_fps)
             no_features.append(featureless_texts(batch.texts, batch_fps, fingerprinter.config))
             lengths.append(_text_lengths(batch.texts))

@@ -124,6 +124,19 @@ def warm_logs() -> None:
     mask_lines(np.frombuffer(b"warm up 1", dtype=np.uint8), np.array([0, 9], dtype=np.int64), True)
 
 
+def warm_code() -> None:
+    """``--features code``: the code kernels of both widths (nothing without the code extra,
+    which those runs need)."""
+    try:
+        import pygments  # noqa: F401
+    except ModuleNotFoundError:
+        return
+    for bits in (64, 128):
+        fingerprinter = Fingerprinter(bits=bits, features="code", language="python")
+        fingerprinter.fingerprint("def warm(up):\n    return up + 1\n")
+        fingerprinter.fingerprint_batch(["x = 1", "def f(a):\n    return a"])
+
+
 GROUPS: dict[str, Callable[[], None]] = {
     "read": warm_reading,
     "fingerprint": warm_fingerprints,
@@ -135,6 +148,7 @@ GROUPS: dict[str, Callable[[], None]] = {
     "minhash": warm_minhash,
     "verify": warm_verify,
     "logs": warm_logs,
+    "code": warm_code,
 }
 """The library's groups of kernels, by name, each compiled by its function."""
 

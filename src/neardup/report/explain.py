@@ -211,6 +211,11 @@ def explain(
         raise ConfigError(f"top={top!r} must be an integer >= 0")
     fingerprinter = Fingerprinter(config, **options)
     config = fingerprinter.config
+    if config.features == "code":
+        raise ConfigError(
+            "explain does not show code features yet; compare the two files with "
+            "`neardup pairs --features code A B` for their distance"
+        )
     hashes_a, texts_a = document_features(a, config)
     hashes_b, texts_b = document_features(b, config)
     # A feature in both shows a's text (a shingle's spacing or punctuation may differ in b).

@@ -1,0 +1,258 @@
+"""``features="code"`` against prose features on a clone set made from the Python standard
+library: which copies each finds within the Hamming radius, and how fast pygments lexes.
+
+Corpus: ``--files`` source files of the running interpreter's standard library (``Lib/**/*.py``,
+tests left out, 1-60 KB, an even sample by path) and, for each, three copies:
+
+- type 1: comments and blank lines dropped, layout changed (tokens rewritten by ``tokenize``
+  with a space between each, indents of 2 columns a level);
+- type 2: every identifier (not a keyword or builtin) and every literal renamed, consistently
+  within the file;
+- type 3: about 10% of the lines changed (a line deleted, one altered, one inserted).
+
+Every fingerprint is compared with every other (all pairs). Recall of a type: the share of its
+(original, copy) pairs within the radius; precision: the share of the pairs found within it
+that are copies of one original (the standard library holds a few near-duplicates of its own,
+counted as false). Radii: the CLI's default (3 bits per 64) and 6. Lexing: pygments' Python
+lexer over the originals (MB/s on one core), and the whole code fingerprint (lex + compiled).
+
+    python benchmarks/bench_code.py --quick        # 60 files; about a minute
+    python benchmarks/bench_code.py                # 300 files
+
+The last stdout line is ``RESULT {json}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import io
+import keyword
+import random
+import sys
+import sysconfig
+import time
+import tokenize
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import neardup
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import finish, machine_info
+
+TYPES = ("type-1", "type-2", "type-3")
+# Tests, and encodings/: its codec tables are generated copies of one another (type-2 clones
+# of their own, which would count as false pairs).
+LEFT_OUT = ("test", "site-packages", "idlelib", "encodings")
+RADII = (3, 6)
+CONFIGS: dict[str, dict[str, Any]] = {
+    "prose (word-shingles, k=3)": {},
+    "code, identifiers, 3 tokens": {"features": "code", "shingle_size": 3},
+    "code, identifiers, 4 tokens": {"features": "code", "shingle_size": 4},
+    "code, identifiers, 5 tokens": {"features": "code", "shingle_size": 5},
+    "code, identifiers, 6 tokens": {"features": "code", "shingle_size": 6},
+    "code, identifiers, 8 tokens": {"features": "code", "shingle_size": 8},
+    "code, none, 5 tokens": {"features": "code", "code_normalize": "none", "shingle_size": 5},
+}
+
+
+def stdlib_files(n: int) -> list[Path]:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    found = sorted(
+        p
+        for p in root.rglob("*.py")
+        if not any(part.startswith(LEFT_OUT) for part in p.relative_to(root).parts)
+        and 1_000 < p.stat().st_size < 60_000
+    )
+    step = max(1, len(found) // n)
+    return found[::step][:n]
+
+
+def _tokens(source: str) -> list[tokenize.TokenInfo]:
+    return list(tokenize.generate_tokens(io.StringIO(source).readline))
+
+
+def relaid(source: str, text_of: Any = None, layout: bool = True) -> str:
+    """``source`` rewritten token by token: with ``layout``, comments and blank lines out,
+    lines inside brackets or after a backslash joined, two spaces wherever there was space, and
+    indents of 2 columns a level; without, the layout as it was. ``text_of(token)`` gives each
+    token's new text (renames)."""
+    out: list[str] = []
+    depth, line, col = 0, 1, 0
+    at_line_start = True
+    for tok in _tokens(source):
+        if tok.type == tokenize.INDENT:
+            depth += 1
+            continue
+        if tok.type == tokenize.DEDENT:
+            depth -= 1
+            continue
+        if tok.type == tokenize.ENDMARKER:
+            break
+        if layout and (tok.type == tokenize.COMMENT or tok.type == tokenize.NL):
+            continue
+        text = text_of(tok) if text_of else tok.string
+        if not layout:  # the same gaps; a line break here is a backslash's (NL tokens carry the rest)
+            (row, start) = tok.start
+            out.append("\\\n" * (row - line) + " " * (start if row != line else start - col))
+        elif at_line_start:
+            out.append("  " * depth)
+        elif tok.start != (line, col) and tok.type != tokenize.NEWLINE:
+            out.append("  ")
+        out.append(text)
+        at_line_start = tok.type in (tokenize.NEWLINE, tokenize.NL)
+        line, col = tok.end
+        if tok.type in (tokenize.NEWLINE, tokenize.NL):
+            line, col = line + 1, 0
+    return "".join(out)
+
+
+def type1(source: str) -> str:
+    """Comments and blank lines dropped, layout changed."""
+    return relaid(source)
+
+
+KEEP_NAMES = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins)) | {"self", "cls"}
+
+
+def type2(source: str) -> str:
+    """Identifiers and literals renamed consistently; layout and comments kept."""
+    names: dict[str, str] = {}
+    literals: dict[str, str] = {}
+
+    def text_of(tok: tokenize.TokenInfo) -> str:
+        text = tok.string
+        if tok.type == tokenize.NAME and text not in KEEP_NAMES:
+            return names.setdefault(text, f"n{len(names)}_{len(text)}")
+        if tok.type == tokenize.STRING:  # a docstring stays one (triple quotes)
+            quote = "'''" if text.lstrip("rRbBuUfF")[:3] in ("'''", '"""') else "'"
+            return literals.setdefault(text, f"{quote}s{len(literals)}{quote}")
+        if tok.type == tokenize.NUMBER:
+            return literals.setdefault(text, str(1000 + len(literals)))
+        return text
+
+    return relaid(source, text_of, layout=False)
+
+
+def type3(source: str, rng: random.Random) -> str:
+    """About 10% of the lines deleted, altered or inserted (a third each)."""
+    out = []
+    for line in source.splitlines():
+        if not line.strip() or rng.random() >= 0.10:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        change = rng.randrange(3)
+        if change == 1:
+            out.append(line.replace("(", "(0, ", 1) if "(" in line else line + "  # altered")
+        elif change == 2:
+            out.extend([line, f"{indent}counter_{rng.randrange(100)} = {rng.randrange(100)}"])
+    return "\n".join(out) + "\n"
+
+
+def clone_set(files: list[Path], seed: int) -> tuple[list[str], list[str], list[int], list[str]]:
+    """(texts, names, family of each, kind of each: original or a type)."""
+    rng = random.Random(seed)
+    texts, names, family, kinds = [], [], [], []
+    for f, path in enumerate(files):
+        source = path.read_text("utf-8")
+        for kind, text in zip(
+            ("original", *TYPES), (source, type1(source), type2(source), type3(source, rng))
+        ):
+            texts.append(text)
+            names.append(f"{kind}/{path.name}")
+            family.append(f)
+            kinds.append(kind)
+    return texts, names, family, kinds
+
+
+def distances(fps: np.ndarray) -> np.ndarray:
+    """Hamming distance of every pair, (n, n) uint8."""
+    x = fps[:, None] ^ fps[None, :]
+    return np.unpackbits(x.view(np.uint8).reshape(len(fps), len(fps), 8), axis=2).sum(axis=2).astype(np.uint8)
+
+
+def score(fps: np.ndarray, family: np.ndarray, kinds: np.ndarray) -> dict[str, Any]:
+    dist = distances(fps)
+    same = family[:, None] == family[None, :]
+    upper = np.triu(np.ones_like(same), 1)
+    originals = np.flatnonzero(kinds == "original")
+    out: dict[str, Any] = {}
+    for k in RADII:
+        near = (dist <= k) & upper
+        found = int(near.sum())
+        row: dict[str, Any] = {
+            "pairs": found,
+            "precision": float((near & same).sum() / found) if found else 1.0,
+        }
+        for kind in TYPES:
+            copies = np.flatnonzero(kinds == kind)
+            row[kind] = float(np.mean(dist[originals, copies] <= k))
+        out[f"k={k}"] = row
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="60 files")
+    parser.add_argument("--files", type=int, default=300, help="originals (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", help="write the results JSON here")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    files = stdlib_files(60 if args.quick else args.files)
+    texts, names, family, kinds = clone_set(files, args.seed)
+    family_array, kind_array = np.array(family), np.array(kinds)
+    originals = [t for t, k in zip(texts, kinds) if k == "original"]
+    megabytes = sum(len(t.encode()) for t in originals) / 1e6
+
+    from pygments.lexers import PythonLexer
+
+    lexer = PythonLexer()
+    t = time.perf_counter()
+    n_tokens = sum(1 for text in originals for _ in lexer.get_tokens(text))
+    lex_s = time.perf_counter() - t
+
+    results: dict[str, Any] = {
+        "benchmark": "code",
+        "machine": machine_info(("pygments",)),
+        "files": len(files),
+        "documents": len(texts),
+        "originals_mb": megabytes,
+        "pygments_python_mb_s": megabytes / lex_s,
+        "pygments_tokens_s": n_tokens / lex_s,
+        "configs": {},
+    }
+    neardup.Fingerprinter(features="code", language="python").fingerprint_batch(["x = 1"])  # compile
+    for label, options in CONFIGS.items():
+        fingerprinter = neardup.Fingerprinter(**options)
+        t = time.perf_counter()
+        fps = fingerprinter.fingerprint_batch(texts, names=names)
+        seconds = time.perf_counter() - t
+        entry = score(np.asarray(fps), family_array, kind_array)
+        entry["mb_s"] = sum(len(x.encode()) for x in texts) / 1e6 / seconds
+        results["configs"][label] = entry
+
+    def footer(r: dict[str, Any]) -> None:
+        print(f"{r['files']} files, {r['documents']} documents ({r['originals_mb']:.1f} MB of originals)")
+        lexing = f"{r['pygments_python_mb_s']:.2f} MB/s, {r['pygments_tokens_s']:,.0f} tokens/s"
+        print(f"pygments PythonLexer: {lexing} (one core)")
+        for k in RADII:
+            print(f"\nradius k={k}: recall per clone type, precision of all pairs within k")
+            heads = ("type-1", "type-2", "type-3", "precision", "pairs", "MB/s")
+            print(f"{'features':<30} " + " ".join(f"{h:>7}" for h in heads))
+            for label, entry in r["configs"].items():
+                row = entry[f"k={k}"]
+                print(
+                    f"{label:<30} {row['type-1']:7.2f} {row['type-2']:7.2f} {row['type-3']:7.2f} "
+                    f"{row['precision']:7.3f} {row['pairs']:7d} {entry['mb_s']:7.2f}"
+                )
+
+    finish(results, started, args.json, footer)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""The features of source code (``features="code"``): each document lexed by pygments (the
+``code`` extra), comments, docstrings and whitespace left out, identifiers and literals made
+placeholders under ``code_normalize="identifiers"``, and the tokens handed to the compiled
+shingling and voting (``_kernels/code.py``) in one buffer (docs/fingerprint-spec.md, code).
+
+Lexing is Python (pygments), about 1 MB/s a core; the hashing after it is compiled.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._config import FingerprintConfig
+from .._lexers import lexer_for
+from .features import normalize
+from .text_buffers import TextBuffer
+
+# What a token becomes, by its pygments type (``_action``).
+DROP, KEEP, IDENTIFIER, STRING, NUMBER, LITERAL = range(6)
+PLACEHOLDERS = {IDENTIFIER: "$id", STRING: "$str", NUMBER: "$num", LITERAL: "$lit"}
+MARK = b"\x01"
+"""Opens every token's bytes: no word of prose holds it (control characters are not word
+characters), so a code feature never has a prose feature's hash."""
+
+
+@functools.cache
+def _action(token_type: Any) -> int:
+    """DROP comments, docstrings and whitespace; IDENTIFIER any name; STRING, NUMBER or
+    LITERAL a literal; KEEP the rest (keywords, operators, punctuation)."""
+    from pygments import token
+
+    if token_type in token.Comment or token_type in token.String.Doc or token_type in token.Whitespace:
+        return DROP
+    if token_type in token.Name:
+        return IDENTIFIER
+    if token_type in token.String:
+        return STRING
+    if token_type in token.Number:
+        return NUMBER
+    if token_type in token.Literal:
+        return LITERAL
+    return KEEP
+
+
+def code_tokens(text: str, lexer: Any, identifiers: bool, fold: bool) -> list[str]:
+    """The tokens of ``text`` a code fingerprint is made of: ``lexer``'s tokens less comments,
+    docstrings, whitespace and backslashes ending a line (each token stripped, and the space
+    inside one, as in ``yield from``, made one space); the parts of one string literal (quotes, escapes, an
+    f-string's text) one token; with ``identifiers``, each name ``$id`` and each literal
+    ``$str``, ``$num`` or ``$lit``; with ``fold``, the rest NFKC-normalised and casefolded."""
+    tokens: list[str] = []
+    in_string = False  # the last token is a string literal that a string part extends
+    for token_type, value in lexer.get_tokens(text):
+        action = _action(token_type)
+        if action == DROP:
+            continue
+        value = value.strip()
+        if not value or (value == "\\" and action == KEEP):  # layout: space, a line continued
+            continue
+        if " " in value or not value.isprintable():
+            value = " ".join(value.split())  # one keyword of words: "yield from", "is not"
+        if action == STRING and in_string:
+            if not identifiers:
+                tokens[-1] += value
+            continue
+        in_string = action == STRING
+        if identifiers and action != KEEP:
+            tokens.append(PLACEHOLDERS[action])
+        elif fold:
+            tokens.append(value.lower() if value.isascii() else normalize(value).lower())
+        else:
+            tokens.append(value)
+    return tokens
+
+
+def document_tokens(
+    buffer: TextBuffer, names: Sequence[str | None] | None, config: FingerprintConfig
+) -> list[list[str]]:
+    """The tokens of each document of ``buffer`` (none for a skipped one); ``names`` are the
+    documents' file names, whose suffixes choose the lexer when ``config.language`` is None."""
+    identifiers = config.code_normalize == "identifiers"
+    out: list[list[str]] = []
+    data, offsets = buffer.data, buffer.offsets
+    for d, skipped in enumerate(buffer.skipped.tolist()):
+        if skipped:
+            out.append([])
+            continue
+        lexer = lexer_for(config.language, None if names is None else names[d])
+        text = data[offsets[d] : offsets[d + 1]].tobytes().decode("utf-8", "replace")
+        out.append(code_tokens(text, lexer, identifiers, config.normalize))
+    return out
+
+
+def token_buffer(documents: Iterable[list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``documents``' tokens as the kernels take them: (uint8 bytes, each token opened by
+    ``MARK``; int64 token offsets; int64 document offsets into the tokens)."""
+    encoded: list[bytes] = []
+    doc_offsets = [0]
+    for tokens in documents:
+        encoded += [MARK + token.encode("utf-8") for token in tokens]
+        doc_offsets.append(len(encoded))
+    token_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=token_offsets[1:])
+    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    return data, token_offsets, np.array(doc_offsets, dtype=np.int64)
+
+
+def code_fingerprints(
+    buffer: TextBuffer, names: Sequence[str | None] | None, config: FingerprintConfig, weighing: tuple
+) -> np.ndarray:
+    """uint64 fingerprints (n, words) of ``buffer``'s documents as code; ``weighing`` is
+    ``Fingerprinter.weighing()``."""
+    from .._kernels.code import fingerprint_code
+
+    data, token_offsets, doc_offsets = token_buffer(document_tokens(buffer, names, config))
+    out = np.zeros((len(buffer), config.bits // 64), dtype=np.uint64)
+    fingerprint_code(data, token_offsets, doc_offsets, config.shingle_size, *weighing, out)
+    return out
+
+
+def code_feature_counts(
+    buffer: TextBuffer, names: Sequence[str | None] | None, config: FingerprintConfig
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each document's distinct feature hashes as code, ascending, with their counts: CSR, as
+    ``simhash.feature_counts`` gives them for prose."""
+    from .._kernels.code import code_feature_counts as kernel
+
+    data, token_offsets, doc_offsets = token_buffer(document_tokens(buffer, names, config))
+    return kernel(data, token_offsets, doc_offsets, config.shingle_size, np.uint64(config.seed))

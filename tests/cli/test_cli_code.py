@@ -1,0 +1,105 @@
+"""``--features code`` on a folder of source files: ids are the files' paths, each file's
+language is its suffix's (or ``--language``), and clones with renamed variables are found."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("pygments", reason="--features code needs the code extra (pygments)")
+
+ORIGINAL = """\
+def read_config(path, default=None):
+    # A missing file is not an error here.
+    if not os.path.exists(path):
+        return default
+    with open(path, encoding="utf-8") as handle:
+        lines = [line.strip() for line in handle if line.strip()]
+    settings = {}
+    for line in lines:
+        key, _, value = line.partition("=")
+        settings[key.strip()] = value.strip()
+    return settings
+"""
+RENAMED = """\
+def load_settings(filename, fallback=None):
+    if not os.path.exists(filename): return fallback
+    with open(filename, encoding="latin-1") as f:
+        rows = [r.strip() for r in f if r.strip()]
+    table = {}
+    for r in rows:
+        k, _, v = r.partition(":")
+        table[k.strip()] = v.strip()
+    return table
+"""
+OTHER = """\
+class Stack:
+    def __init__(self):
+        self.items = []
+
+    def push(self, item):
+        self.items.append(item)
+
+    def pop(self):
+        return self.items.pop()
+"""
+
+
+@pytest.fixture
+def sources(tmp_path):
+    package = tmp_path / "src" / "pkg"
+    package.mkdir(parents=True)
+    for name, text in (("a.py", ORIGINAL), ("b.py", RENAMED), ("c.py", OTHER)):
+        (package / name).write_text(text)
+    return tmp_path
+
+
+def test_dedup_features_code_finds_the_renamed_copy(sources, run):
+    ran = run("dedup", "src", "--features", "code", "-o", "kept", "--clusters", "clusters.jsonl", cwd=sources)
+    assert ran.returncode == 0, ran.stderr
+    assert sorted(p.name for p in (sources / "kept" / "pkg").iterdir()) == ["a.py", "c.py"]
+    rows = [json.loads(line) for line in (sources / "clusters.jsonl").read_text().splitlines()]
+    assert sorted(row["id"] for row in rows) == ["src/pkg/a.py", "src/pkg/b.py"]
+    prose = run("dedup", "src", "-o", "kept-prose", cwd=sources)
+    assert prose.returncode == 0, prose.stderr
+    assert len(list((sources / "kept-prose" / "pkg").iterdir())) == 3  # prose features miss it
+
+
+def test_fingerprint_and_pairs_record_the_code_settings(sources, run):
+    ran = run(
+        "fingerprint", "src", "--features", "code", "--code-normalize", "none", "-o", "fp.txt", cwd=sources
+    )
+    assert ran.returncode == 0, ran.stderr
+    header = (sources / "fp.txt").read_text().splitlines()[0]
+    config = json.loads(header[header.index("{") :])
+    assert config["features"] == "code" and config["code_normalize"] == "none"
+    assert config["shingle_size"] == 5 and config["language"] is None
+    pairs = run("pairs", "src", "--features", "code", cwd=sources)
+    assert pairs.returncode == 0, pairs.stderr
+    assert pairs.stdout.splitlines()[1].split("\t")[:2] == ["src/pkg/a.py", "src/pkg/b.py"]
+
+
+def test_language_errors_are_clear(sources, run):
+    (sources / "src" / "notes.zzz").write_text("not code\n")
+    unknown = run("dedup", "src", "--features", "code", "-o", "kept", cwd=sources)
+    assert unknown.returncode != 0
+    assert "src/notes.zzz: no language is known for this file name" in unknown.stderr
+    assert not (sources / "kept").exists()
+    given = run("dedup", "src", "--features", "code", "--language", "python", "-o", "kept", cwd=sources)
+    assert given.returncode == 0, given.stderr
+    bad = run("dedup", "src", "--features", "code", "--language", "pyton", "-o", "kept2", cwd=sources)
+    assert bad.returncode != 0 and "language='pyton' is not a language pygments can lex" in bad.stderr
+    misuse = run("dedup", "src", "--language", "python", "-o", "kept3", cwd=sources)
+    assert misuse.returncode == 2
+    assert "--language is a setting of --features code, not --features word-shingles" in misuse.stderr
+
+
+def test_checks_of_pairs_refuse_code_features(sources, run):
+    ran = run("dedup", "src", "--features", "code", "--verify", "jaccard", "0.5", "-o", "kept", cwd=sources)
+    assert ran.returncode != 0 and "cannot compare code features yet" in ran.stderr
+    prose = ("--verify-features", "word-shingles")
+    checked = run(
+        "dedup", "src", "--features", "code", "--verify", "jaccard", "0.1", *prose, "-o", "k", cwd=sources
+    )
+    assert checked.returncode == 0, checked.stderr
