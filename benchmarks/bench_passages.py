@@ -41,6 +41,9 @@ timed apart):
 
     python benchmarks/bench_passages.py --quick     # ~4 MB, 160 planted; well under a minute
     python benchmarks/bench_passages.py             # ~40 MB, 1,600 planted; a few minutes
+    python benchmarks/bench_passages.py --long      # 3,000 long documents sharing boilerplate
+                                                    # (``_long_documents.py``): the CLI's
+                                                    # ``passages`` time / ``dedup``'s, recall, precision
 
 MB is 10**6 bytes. The last stdout line is ``RESULT {json}``; ``--json FILE`` writes it too.
 """
@@ -666,8 +669,8 @@ def score(found: Found, planted: list[Planted], texts: list[str], options: dict[
                     "edits": planted[at[0]].edits,
                     "planted": len(at),
                     "recall": float(hit[at].mean()),
-                    "recall_alone": float(hit[[i for i in at if planted[i].alone]].mean()),
-                    "recall_in_host": float(hit[[i for i in at if not planted[i].alone]].mean()),
+                    "recall_alone": _mean(hit[[i for i in at if planted[i].alone]]),
+                    "recall_in_host": _mean(hit[[i for i in at if not planted[i].alone]]),
                     "span_iou": float(np.mean(found_iou)) if found_iou else None,
                 }
             )
@@ -728,6 +731,10 @@ def _print_table(results: dict[str, Any]) -> None:
             f"{label:>34} {show(nd[key]):>8} {'':>8} "
             + " ".join(f"{show(anchors[n][key]):>9}" for n in ANCHOR_WORDS)
         )
+
+
+def _mean(values: np.ndarray) -> float | None:
+    return float(values.mean()) if len(values) else None
 
 
 def _fmt(v: float | None) -> str:
@@ -833,7 +840,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help=f"neardup's min_similarity (default {MIN_SIMILARITY})",
     )
     parser.add_argument("--json", metavar="FILE", help="also write the results JSON to FILE")
+    parser.add_argument(
+        "--long",
+        action="store_true",
+        help="long documents sharing boilerplate (_long_documents.py): the CLI's passages / dedup time",
+    )
+    parser.add_argument("--docs", type=int, help="--long: documents (default 3,000; 600 with --quick)")
     args = parser.parse_args(argv)
+    if args.long:
+        from _long_documents import main_long
+
+        started = time.perf_counter()
+        results = {"benchmark": "passages-long", "quick": args.quick, "seed": args.seed}
+        results["machine"] = machine_info(("pyarrow",))
+        results.update(main_long(args, ParagraphPool(args.seed)))
+        return finish(results, started, args.json, lambda _: None)
     size: dict[str, Any] = dict(SIZES["quick" if args.quick else "full"])
     for key in ("per_cell", "mb", "repeats"):
         if getattr(args, key) is not None:

@@ -12,7 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from naive_passages import GAP, MATCH, MISMATCH, naive_alignment, naive_matrix_alignment
-from neardup._kernels.passages import _align, chain_hits, common_runs, count_seeds, fill_seeds, seed_hits
+from neardup._kernels.passages import (
+    _align,
+    align_chains,
+    chain_hits,
+    common_runs,
+    count_seeds,
+    fill_seeds,
+    seed_hits,
+)
 
 MASK64 = 2**64 - 1
 
@@ -115,7 +123,7 @@ def test_a_phrase_repeated_within_documents_pairs_only_their_first_occurrences()
 def naive_common_runs(occurrences: list[tuple[int, int, int]], size: int, max_gap: int, min_words: int):
     """From ``common_runs``' docstring: (document, position, seed) sorted by document and
     position -> runs of seeds at most ``max_gap`` words apart spanning ``min_words`` words or
-    more: (document, first word, last word, smallest seed >> 1)."""
+    more: (document, first word, last word, smallest seed >> 1, the first position of it)."""
     runs: list[list[tuple[int, int, int]]] = []
     for occurrence in occurrences:
         last = runs[-1][-1] if runs else None
@@ -127,7 +135,9 @@ def naive_common_runs(occurrences: list[tuple[int, int, int]], size: int, max_ga
     for run in runs:
         first, last = run[0][1], run[-1][1] + size - 1
         if last - first + 1 >= min_words:
-            out.append((run[0][0], first, last, min(s for _, _, s in run) >> 1))
+            low = min(s for _, _, s in run)
+            at = next(p for _, p, s in run if s == low)
+            out.append((run[0][0], first, last, low >> 1, at))
     return out
 
 
@@ -275,7 +285,8 @@ def test_chains_break_at_gaps_drifts_and_pairs():
 def banded(a: list[int], b: list[int], row_lo: int, row_hi: int, d_lo: int, d_hi: int) -> tuple:
     result = np.zeros(6, dtype=np.int64)
     a_, b_ = np.array(a, dtype=np.uint32), np.array(b, dtype=np.uint32)
-    _align(a_, b_, row_lo, row_hi, d_lo, d_hi, MATCH, MISMATCH, GAP, result)
+    none_a, none_b = np.zeros(len(a), np.uint8), np.zeros(len(b), np.uint8)
+    _align(a_, b_, none_a, none_b, row_lo, row_hi, d_lo, d_hi, MATCH, MISMATCH, GAP, result)
     return tuple(result.tolist())
 
 
@@ -321,3 +332,71 @@ def test_align_in_a_band_is_smith_waterman_on_the_band(a, b, data):
             expected.score,
         )
     assert banded(a, b, row_lo, row_hi, d_lo, d_hi) == as_result(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words, words, st.data())
+def test_a_masked_word_matches_none(a, b, data):
+    # The reference: each masked word replaced by a word of its own (negative, unlike any).
+    masked_a = data.draw(st.lists(st.booleans(), min_size=len(a), max_size=len(a)))
+    masked_b = data.draw(st.lists(st.booleans(), min_size=len(b), max_size=len(b)))
+    own_a = [-1 - i if m else w for i, (w, m) in enumerate(zip(a, masked_a))]
+    own_b = [-1000 - j if m else w for j, (w, m) in enumerate(zip(b, masked_b))]
+    result = np.zeros(6, dtype=np.int64)
+    a_, b_ = np.array(a, dtype=np.uint32), np.array(b, dtype=np.uint32)
+    mask_a, mask_b = np.array(masked_a, dtype=np.uint8), np.array(masked_b, dtype=np.uint8)
+    _align(a_, b_, mask_a, mask_b, 0, len(a), -len(a), len(b), MATCH, MISMATCH, GAP, result)
+    assert tuple(result.tolist()) == as_result(naive_matrix_alignment(own_a, own_b))
+
+
+def align_one(a: list[int], b: list[int], chain: tuple, bounds: tuple, masked=None, min_matches=0) -> tuple:
+    words = np.array(a + b, dtype=np.uint32)
+    offsets = np.array([0, len(a), len(a) + len(b)], dtype=np.int64)
+    mask = np.zeros(len(words), np.uint8) if masked is None else np.array(masked, np.uint8)
+    chains = np.array([(0, 1, *chain)], dtype=np.int64)
+    out = align_chains(
+        words,
+        offsets,
+        mask,
+        chains,
+        np.array([bounds], np.int64),
+        4,
+        32,
+        8,
+        MATCH,
+        MISMATCH,
+        GAP,
+        min_matches,
+        True,
+    )
+    return tuple(out[0].tolist())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 599), st.integers(1, 600), st.integers(0, 3), st.booleans())
+def test_an_alignment_stays_within_its_bounds(lo, hi, seed, edited):
+    # A copy of 600 words: unbounded, its alignment widens to both ends; bounded to rows
+    # [lo, hi) of a, it never leaves them, and an exact copy is aligned over all of them.
+    rng = random.Random(seed)
+    a = [rng.randrange(10**6) for _ in range(600)]
+    b = [w if not edited or rng.random() > 0.04 else rng.randrange(10**6) for w in a]
+    hi = min(lo + hi, 600)
+    chain = (300, 310, 300, 310, 0, 0)
+    if not edited:
+        assert align_one(a, b, chain, (0, 600)) == (0, 599, 0, 599, 600, 1200)
+    got = align_one(a, b, chain, (lo, hi))
+    assert got[5] == 0 or lo <= got[0] <= got[1] < hi
+    if lo <= 300 and hi >= 314 and not edited:
+        assert got == (lo, hi - 1, lo, hi - 1, hi - lo, 2 * (hi - lo))
+
+
+def test_a_chain_inside_masked_words_is_not_aligned():
+    rng = random.Random(5)
+    a = [rng.randrange(10**6) for _ in range(200)]
+    b = list(a)
+    chain = (80, 120, 80, 120, 0, 0)
+    assert align_one(a, b, chain, (0, 200), min_matches=30)[:2] == (0, 199)
+    masked = [1] * 400  # both copies are common text: nothing to align
+    assert align_one(a, b, chain, (0, 200), masked, min_matches=30) == (0, 0, 0, 0, 0, 0)
+    masked = [0] * 50 + [1] * 150 + [0] * 50 + [1] * 150  # only their first 50 words are a pair's own
+    assert align_one(a, b, chain, (0, 200), masked, min_matches=0)[:5] == (0, 49, 0, 49, 50)

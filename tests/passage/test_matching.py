@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import neardup
 from naive_passages import naive_alignment, naive_keys, naive_passages, naive_words
 from neardup import ConfigError
+from neardup.passage import matching
 from neardup.passage.matching import PassageOptions
 
 SCRIPTS = (
@@ -399,3 +400,61 @@ def test_options_out_of_range_are_refused_by_name(keywords, named):
 def test_options_at_their_limits_are_accepted():
     PassageOptions(min_words=8, min_similarity=1.0, common_docs=3)
     PassageOptions(min_similarity=1e-9)
+
+
+def licence_corpus(n_docs: int, years: int, seed: int) -> tuple[list[str], str]:
+    """``n_docs`` pages of words of their own, each followed by one licence of 300 words whose
+    fifth word is a year, one of ``years`` (a copyright line), and in five pages of eight by a
+    footer of 60 words."""
+    rng = random.Random(seed)
+    licence = [rng.choice(VOCABULARY) for _ in range(300)]
+    footer = unique_words("foot", 60)
+    texts = []
+    for d in range(n_docs):
+        licence[4] = f"y{1990 + d % years}"
+        tail = f". {footer}" if d % 8 < 5 else ""
+        texts.append(f"{unique_words(f'd{d}w', rng.randint(50, 400))}. {' '.join(licence)}{tail}")
+    return texts, footer
+
+
+def test_a_licence_in_hundreds_of_pages_is_common_and_aligned_once_a_copy(monkeypatch):
+    # 400 pages share a licence whose year varies (10 years: 40 pages each, under common_docs):
+    # the seeds over the year pair 40 pages each, and each such pair's chain lies inside the
+    # licence. The licence is one common passage, reported once, its copies aligned once
+    # each, never again per pair; two pages that share a passage of their own are one row.
+    texts, _ = licence_corpus(400, 10, seed=11)
+    rng = random.Random(12)
+    passage = join([rng.choice(VOCABULARY) for _ in range(80)], rng)
+    for d in (30, 300):
+        texts[d] = unique_words(f"p{d}x", 20) + " " + passage + " " + texts[d]
+    calls: list[tuple[int, int, int]] = []  # per call: chains, alignments made, words they span
+    kernel = matching.align_chains
+
+    def counted(*args):
+        out = kernel(*args)
+        made = out[:, 5] > 0
+        calls.append((len(out), int(made.sum()), int((out[made, 1] - out[made, 0] + 1).sum())))
+        return out
+
+    monkeypatch.setattr(matching, "align_chains", counted)
+    result = neardup.passages(texts)
+    rows = result.matches.to_pylist()
+    assert [(r["id_a"], r["id_b"], r["words"], r["similarity"]) for r in rows] == [(30, 300, 80, 1.0)]
+    assert naive_keys(texts[30][rows[0]["start_a"] : rows[0]["end_a"]]) == naive_keys(passage)
+    common = result.common.to_pylist()
+    # Where the two abut, the seeds place the boundary within 3 words.
+    assert [r["documents"] for r in common] == [400, 250]
+    assert abs(common[0]["words"] - 300) <= 3 and abs(common[1]["words"] - 60) <= 3
+    # Three calls: each common passage's first copy against its second, every other copy
+    # against its first, then the pairs' chains.
+    (_, copies, copies_span), (pairs, pairs_made, pairs_span) = calls[1], calls[2]
+    # The pairs' chains: many (40 pages a year), but one alignment, the passage's.
+    assert pairs > 500 and pairs_made == 1 and pairs_span == 80
+    # Each copy of the two common passages but the first is aligned once, and no further
+    # than its own passage (the licence's words, or the footer's).
+    assert copies == 399 + 249 and copies_span <= 399 * 303 + 249 * 63, copies_span
+    # ...and each copy runs whole from its first word to its last, whichever of its seeds the
+    # year broke: stripped, every page but the first keeps only its own words.
+    for d, stripped in enumerate(result.stripped_texts(keep="first")[1:], start=1):
+        foreign = [w for w in naive_keys(stripped) if not w.startswith(f"d{d}w")]
+        assert len(foreign) <= 6 or d in (30, 300), (d, foreign)

@@ -461,10 +461,11 @@ def _emit(out, found, da, db, chain):
 
 
 @jit
-def _align(a, b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result):
+def _align(a, b, masked_a, masked_b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result):
     """Best local alignment of ``a[row_lo:row_hi]`` with ``b``, on diagonals ``j - i`` in
-    [d_lo, d_hi] (Smith-Waterman in a band; linear gaps). ``result`` gets: first i, last i,
-    first j, last j, matched words, score (0: nothing aligned)."""
+    [d_lo, d_hi] (Smith-Waterman in a band; linear gaps), a word that is ``masked`` (non-zero
+    uint8, one per word) matching none. ``result`` gets: first i, last i, first j, last j,
+    matched words, score (0: nothing aligned)."""
     width = d_hi - d_lo + 1
     nb = b.shape[0]
     # Row i's cell k is (i, i + d_lo + k): its diagonal neighbour (i-1, j-1) is the previous
@@ -491,7 +492,7 @@ def _align(a, b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result):
                 cur_h[k] = 0
                 left_h = 0
                 continue
-            same = a[i] == b[j]
+            same = a[i] == b[j] and masked_a[i] == 0 and masked_b[j] == 0
             h = 0
             start = (np.int64(i) << 32) | j
             m = 0
@@ -528,16 +529,25 @@ def _align(a, b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result):
 
 
 @jit
-def _diagonal_matches(a, b, row_lo, row_hi, d_lo, d_hi):
+def _diagonal_matches(a, b, masked_a, masked_b, row_lo, row_hi, d_lo, d_hi):
     """The rows of ``a[row_lo:row_hi]`` whose word and the next lie in ``b`` on one of the
-    diagonals [d_lo, d_hi]: two words in a row, since frequent words ("the", "of") match on
-    some diagonal near any row by chance; a cheap bound on an alignment in that band."""
+    diagonals [d_lo, d_hi], none of the four ``masked``: two words in a row, since frequent
+    words ("the", "of") match on some diagonal near any row by chance; a cheap bound on an
+    alignment in that band."""
     found = 0
     nb = b.shape[0]
     for i in range(row_lo, min(row_hi, a.shape[0] - 1)):
+        if masked_a[i] or masked_a[i + 1]:
+            continue
         for d in range(d_lo, d_hi + 1):
             j = i + d
-            if 0 <= j < nb - 1 and a[i] == b[j] and a[i + 1] == b[j + 1]:
+            if (
+                0 <= j < nb - 1
+                and a[i] == b[j]
+                and a[i + 1] == b[j + 1]
+                and masked_b[j] == 0
+                and masked_b[j + 1] == 0
+            ):
                 found += 1
                 break
     return found
@@ -545,7 +555,19 @@ def _diagonal_matches(a, b, row_lo, row_hi, d_lo, d_hi):
 
 @jit_parallel
 def align_chains(
-    words, word_offsets, chains, size, margin, band, match, mismatch, gap, min_matches, skip_covered
+    words,
+    word_offsets,
+    masked,
+    chains,
+    bounds,
+    size,
+    margin,
+    band,
+    match,
+    mismatch,
+    gap,
+    min_matches,
+    skip_covered,
 ):
     """The best local alignment around each chain (``chain_hits``' rows, those of one pair of
     documents together, by first word in a): int64, shape (len(chains), 6) of first and last
@@ -556,7 +578,9 @@ def align_chains(
     its pair aligned to, along the same diagonals (a long passage makes many chains). The
     region is the chain's words widened by ``margin`` words, its diagonals by ``band``; a
     region whose best alignment ends within ``margin // 2`` words of its edge (an edit there
-    can stop it short of the copy's end) is widened and aligned again."""
+    can stop it short of the copy's end) is widened and aligned again, never past the words
+    [``bounds[c, 0]``, ``bounds[c, 1]``) of a. A word that is ``masked`` (uint8, one per word
+    of ``words``; text reported apart, a common passage) matches none."""
     n = chains.shape[0]
     out = np.zeros((n, 6), dtype=np.int64)
     starts = np.empty(n + 1, dtype=np.int64)
@@ -572,7 +596,9 @@ def align_chains(
                 _align_chain(
                     words,
                     word_offsets,
+                    masked,
                     chains[c],
+                    bounds[c],
                     size,
                     margin,
                     band,
@@ -599,31 +625,39 @@ def _covered(out, chains, first, c, size, band):
 
 
 @jit
-def _align_chain(words, word_offsets, chain, size, margin, band, match, mismatch, gap, min_matches, result):
+def _align_chain(
+    words, word_offsets, masked, chain, bounds, size, margin, band, match, mismatch, gap, min_matches, result
+):
     """``align_chains``' work for one chain, into ``result``."""
     da, db = chain[0], chain[1]
     a = words[word_offsets[da] : word_offsets[da + 1]]
     b = words[word_offsets[db] : word_offsets[db + 1]]
+    masked_a = masked[word_offsets[da] : word_offsets[da + 1]]
+    masked_b = masked[word_offsets[db] : word_offsets[db + 1]]
+    lowest, highest = max(bounds[0], 0), min(bounds[1], a.shape[0])
     widen = margin
     slack = margin // 2
-    row_lo = max(chain[2] - widen, 0)
-    row_hi = min(chain[3] + size + widen, a.shape[0])
+    row_lo = max(chain[2] - widen, lowest)
+    row_hi = min(chain[3] + size + widen, highest)
+    if row_lo >= row_hi:
+        return
     if min_matches > 0:
         near = _NEAR_DIAGONALS
-        if _diagonal_matches(a, b, row_lo, row_hi, chain[6] - near, chain[7] + near) < min_matches:
+        found = _diagonal_matches(a, b, masked_a, masked_b, row_lo, row_hi, chain[6] - near, chain[7] + near)
+        if found < min_matches:
             return
     d_lo, d_hi = chain[6] - band, chain[7] + band
     for _ in range(_EXPANSIONS):
-        _align(a, b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result)
-        near_start = row_lo > 0 and result[0] - row_lo < slack
-        near_end = row_hi < a.shape[0] and row_hi - 1 - result[1] < slack
+        _align(a, b, masked_a, masked_b, row_lo, row_hi, d_lo, d_hi, match, mismatch, gap, result)
+        near_start = row_lo > lowest and result[0] - row_lo < slack
+        near_end = row_hi < highest and row_hi - 1 - result[1] < slack
         if result[5] == 0 or not (near_start or near_end):
             return
         widen *= 2
         if near_start:
-            row_lo = max(row_lo - widen, 0)
+            row_lo = max(row_lo - widen, lowest)
         if near_end:
-            row_hi = min(row_hi + widen, a.shape[0])
+            row_hi = min(row_hi + widen, highest)
         grown = min(widen // 8, _BAND_GROWTH)
         d_lo, d_hi = chain[6] - band - grown, chain[7] + band + grown
 
@@ -634,15 +668,17 @@ def common_runs(docs, positions, seeds, counts, size, max_gap, min_words):
     position): seeds at most ``max_gap`` words apart, in about as many documents each
     (``counts``, within a factor of 1.25: two common passages side by side, a footer in 200
     pages and another after it in 120, make two runs), spanning ``min_words`` words or more.
-    Returns int64 rows of (document, first word, last word, the run's smallest seed as int64):
-    near-identical copies of one passage mostly share that smallest seed (a MinHash)."""
+    Returns int64 rows of (document, first word, last word, the run's smallest seed as int64,
+    its position): near-identical copies of one passage mostly share that smallest seed (a
+    MinHash), and where it lies in each says how the copies line up."""
     n = docs.shape[0]
-    out = np.empty((n + 1, 4), dtype=np.int64)
+    out = np.empty((n + 1, 5), dtype=np.int64)
     found = 0
     s = 0
     while s < n:
         e = s + 1
         low = seeds[s]
+        low_at = positions[s]
         while (
             e < n
             and docs[e] == docs[s]
@@ -652,6 +688,7 @@ def common_runs(docs, positions, seeds, counts, size, max_gap, min_words):
         ):
             if seeds[e] < low:
                 low = seeds[e]
+                low_at = positions[e]
             e += 1
         last = np.int64(positions[e - 1]) + size - 1
         if last - positions[s] + 1 >= min_words:
@@ -659,6 +696,7 @@ def common_runs(docs, positions, seeds, counts, size, max_gap, min_words):
             out[found, 1] = positions[s]
             out[found, 2] = last
             out[found, 3] = np.int64(low >> np.uint64(1))
+            out[found, 4] = low_at
             found += 1
         s = e
     return out[:found].copy()

@@ -1,7 +1,7 @@
 """Find the passages documents share: read -> words and seeds -> matches (``matching.py``)
 -> offsets and ids -> a ``PassageResult``.
 
-Memory holds the texts (to find each passage's characters), 4 bytes a word, 16 bytes a sampled
+Memory holds the texts (to find each passage's characters), 5 bytes a word, 16 bytes a sampled
 seed (one word in three) and 16 bytes a pair of seed occurrences: about 8 times the text of the
 benchmark's real prose.
 """

@@ -150,12 +150,15 @@ class Matches:
 @dataclass
 class Common:
     """Common passages: each run of common seeds (``doc``, ``first`` and ``last`` word) with
-    the number of its ``passage`` (0, 1, ...), runs of one passage in document order."""
+    the number of its ``passage`` (0, 1, ...), runs of one passage in document order, and
+    where the seed the passage is keyed by lies in the run (``anchor``: the words of two
+    copies line up on the diagonal of their anchors)."""
 
     doc: np.ndarray
     first: np.ndarray
     last: np.ndarray
     passage: np.ndarray
+    anchor: np.ndarray
 
     def documents(self) -> np.ndarray:
         """How many documents hold each passage (int64, one per passage)."""
@@ -170,22 +173,50 @@ def find_passages(
 ) -> tuple[Matches, Common]:
     """The passages the documents share (pairs) and the common ones, from every document's
     words (``hashes[offsets[d]:offsets[d + 1]]``) and their ``seeds``. Every copy of a common
-    passage runs to its aligned ends (one alignment each: what stripping them needs)."""
+    passage runs to its aligned ends (one alignment each: what stripping them needs), and no
+    pair's alignment runs into one: a common passage is reported once, in ``Common``, not
+    again as the pairs of its copies that share a variant (a licence's year), and its words
+    cost a pair no alignment (the cost grows with the text pairs share, not with the
+    boilerplate around it)."""
     by_seed, docs, positions = seeds.by_seed()
     doc_a, doc_b, pos_a, pos_b, in_documents = seed_hits(by_seed, docs, positions, options.common_docs)
     common = in_documents > 0
+    runs = _common_runs(by_seed[common], docs[common], positions[common], in_documents[common], options)
+    del by_seed, docs, positions, in_documents, common
+    common_found = _copy_ends(_common_ends(runs, hashes, offsets, options.least_words), hashes, offsets)
     chains = chain_hits(doc_a, doc_b, pos_a, pos_b, len(offsets) - 1, MAX_GAP, MAX_DRIFT, MIN_HITS, MIN_SPAN)
     chains = chains[np.lexsort((chains[:, 2], chains[:, 1], chains[:, 0]))]  # as align_chains takes them
     del doc_a, doc_b, pos_a, pos_b
+    masked = common_words(common_found, offsets, len(hashes))
+    whole = np.stack([np.zeros(len(chains), np.int64), np.diff(offsets)[chains[:, 0]]], axis=1)
     aligned = align_chains(
-        hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, options.least_matches, True
+        hashes,
+        offsets,
+        masked,
+        chains,
+        whole,
+        SEED_WORDS,
+        MARGIN,
+        BAND,
+        MATCH,
+        MISMATCH,
+        GAP,
+        options.least_matches,
+        True,
     )
     matches = Matches(chains[:, 0], chains[:, 1], *aligned[:, :5].T)
     good = (matches.words >= options.least_words) & (matches.similarity >= options.min_similarity)
-    matches = _distinct(_rows(matches, np.flatnonzero(good)), aligned[good, 5])
-    runs = _common_runs(by_seed[common], docs[common], positions[common], in_documents[common], options)
-    common_found = _common_ends(runs, hashes, offsets, options.least_words)
-    return matches, _copy_ends(common_found, hashes, offsets)
+    return _distinct(_rows(matches, np.flatnonzero(good)), aligned[good, 5]), common_found
+
+
+def common_words(common: Common, offsets: np.ndarray, n_words: int) -> np.ndarray:
+    """uint8, one per word: 1 where a copy of a common passage lies, else 0."""
+    edges = np.zeros(n_words + 1, dtype=np.int32)
+    starts = offsets[common.doc] + common.first
+    np.add.at(edges, starts, 1)
+    np.add.at(edges, starts + (common.last - common.first) + 1, -1)
+    np.cumsum(edges, out=edges)
+    return (edges[:-1] > 0).view(np.uint8)
 
 
 def _rows(matches: Matches, rows: np.ndarray) -> Matches:
@@ -241,7 +272,7 @@ def _common_runs(
     rank[np.argsort(first_at, kind="stable")] = np.arange(len(first_at))
     passage = rank[label.reshape(-1)] if len(runs) else np.zeros(0, np.int64)
     order = np.lexsort((runs[:, 0], passage))
-    return Common(runs[order, 0], runs[order, 1], runs[order, 2], passage[order])
+    return Common(runs[order, 0], runs[order, 1], runs[order, 2], passage[order], runs[order, 4])
 
 
 def _common_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray, min_words: int) -> Common:
@@ -257,7 +288,9 @@ def _common_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray, min_wo
     long_enough = (last[firsts] - first[firsts] + 1 >= min_words) & (common.documents() > 1)
     keep = long_enough[common.passage]
     renumbered = np.cumsum(long_enough) - 1  # 0, 1, ... in the same order
-    return Common(common.doc[keep], first[keep], last[keep], renumbered[common.passage[keep]])
+    return Common(
+        common.doc[keep], first[keep], last[keep], renumbered[common.passage[keep]], common.anchor[keep]
+    )
 
 
 def _copy_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray) -> Common:
@@ -266,7 +299,7 @@ def _copy_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray) -> Commo
     first_of = firsts[common.passage]  # each run's passage's first run
     others = np.flatnonzero(first_of != np.arange(len(common.passage)))
     first, last = _aligned_runs(common, others, first_of[others], hashes, offsets)
-    return Common(common.doc, first, last, common.passage)
+    return Common(common.doc, first, last, common.passage, common.anchor)
 
 
 def _aligned_runs(
@@ -278,7 +311,10 @@ def _aligned_runs(
     first, last = common.first.copy(), common.last.copy()
     if not len(runs):
         return first, last
-    d = common.first[against] - common.first[runs]
+    lower, upper = _between_neighbours(common, runs)
+    # The diagonal of the seed both copies are keyed by, not of their first seeds: a copy whose
+    # first seed fell to an edit (a licence's year) starts at another of the passage's seeds.
+    d = common.anchor[against] - common.anchor[runs]
     chains = np.stack(
         [
             common.doc[runs],
@@ -292,9 +328,15 @@ def _aligned_runs(
         ],
         axis=1,
     ).astype(np.int64)
-    aligned = align_chains(hashes, offsets, chains, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, 0, False)
+    # The alignment is held between the neighbours (no wider region is aligned only to be
+    # cut): two footers side by side in every page would otherwise widen each copy's
+    # alignment over both, and over the whole page where pages share most of their text.
+    bounds = np.stack([lower, np.minimum(upper, np.iinfo(np.int32).max) + 1], axis=1)
+    no_mask = np.zeros(len(hashes), dtype=np.uint8)
+    aligned = align_chains(
+        hashes, offsets, no_mask, chains, bounds, SEED_WORDS, MARGIN, BAND, MATCH, MISMATCH, GAP, 0, False
+    )
     found = aligned[:, 5] > 0
-    lower, upper = _between_neighbours(common, runs)
     first[runs[found]] = np.maximum(aligned[found, 0], lower[found])
     last[runs[found]] = np.minimum(aligned[found, 1], upper[found])
     return first, last
