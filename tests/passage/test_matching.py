@@ -458,3 +458,23 @@ def test_a_licence_in_hundreds_of_pages_is_common_and_aligned_once_a_copy(monkey
     for d, stripped in enumerate(result.stripped_texts(keep="first")[1:], start=1):
         foreign = [w for w in naive_keys(stripped) if not w.startswith(f"d{d}w")]
         assert len(foreign) <= 6 or d in (30, 300), (d, foreign)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_copy_of_a_common_passage_runs_to_the_next_one(seed):
+    # Two footers side by side in most pages, the first alone in the rest: each copy of the
+    # first runs to the second's first word, not only to its own last kept seed (seeds are
+    # sampled, so that can lie many words short). Stripped, a page keeps its own words only
+    # (page 1 holds the first copy of the second footer: it keeps that too).
+    rng = random.Random(seed)
+    footer, second = unique_words(f"alpha{seed}x", 120), unique_words(f"omega{seed}x", 90)
+    texts = [
+        f"{unique_words(f'd{d}w', rng.randint(20, 60))}. {footer}" + (f" {second}" if d % 4 else "")
+        for d in range(240)
+    ]
+    result = neardup.passages(texts)
+    assert sorted(r["documents"] for r in result.common.to_pylist()) == [180, 240]
+    for d, stripped in enumerate(result.stripped_texts(keep="first")[1:], start=1):
+        own = (f"d{d}w", f"omega{seed}x") if d == 1 else (f"d{d}w",)
+        foreign = [w for w in naive_keys(stripped) if not w.startswith(own)]
+        assert len(foreign) <= 3, (d, foreign)

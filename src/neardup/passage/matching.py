@@ -13,7 +13,7 @@ matches stop.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -150,15 +150,21 @@ class Matches:
 @dataclass
 class Common:
     """Common passages: each run of common seeds (``doc``, ``first`` and ``last`` word) with
-    the number of its ``passage`` (0, 1, ...), runs of one passage in document order, and
-    where the seed the passage is keyed by lies in the run (``anchor``: the words of two
-    copies line up on the diagonal of their anchors)."""
+    the number of its ``passage`` (0, 1, ...), runs of one passage in document order, where
+    the seed the passage is keyed by lies in the run (``anchor``: the words of two copies line
+    up on the diagonal of their anchors), and the words its copy may span when aligned
+    (``lower`` to ``upper``: not into the seeds of the common passages beside it)."""
 
     doc: np.ndarray
     first: np.ndarray
     last: np.ndarray
     passage: np.ndarray
     anchor: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+    def rows(self, rows: np.ndarray) -> Common:
+        return Common(*(getattr(self, name)[rows] for name in Common.__dataclass_fields__))
 
     def documents(self) -> np.ndarray:
         """How many documents hold each passage (int64, one per passage)."""
@@ -184,6 +190,7 @@ def find_passages(
     runs = _common_runs(by_seed[common], docs[common], positions[common], in_documents[common], options)
     del by_seed, docs, positions, in_documents, common
     common_found = _copy_ends(_common_ends(runs, hashes, offsets, options.least_words), hashes, offsets)
+    common_found = _earlier_copy_first(common_found)
     chains = chain_hits(doc_a, doc_b, pos_a, pos_b, len(offsets) - 1, MAX_GAP, MAX_DRIFT, MIN_HITS, MIN_SPAN)
     chains = chains[np.lexsort((chains[:, 2], chains[:, 1], chains[:, 0]))]  # as align_chains takes them
     del doc_a, doc_b, pos_a, pos_b
@@ -271,8 +278,10 @@ def _common_runs(
     rank = np.empty(len(first_at), dtype=np.int64)
     rank[np.argsort(first_at, kind="stable")] = np.arange(len(first_at))
     passage = rank[label.reshape(-1)] if len(runs) else np.zeros(0, np.int64)
+    lower, upper = _between_neighbours(runs[:, 0], runs[:, 1], runs[:, 2])
     order = np.lexsort((runs[:, 0], passage))
-    return Common(runs[order, 0], runs[order, 1], runs[order, 2], passage[order], runs[order, 4])
+    doc, first, last, anchor = runs[order, 0], runs[order, 1], runs[order, 2], runs[order, 4]
+    return Common(doc, first, last, passage[order], anchor, lower[order], upper[order])
 
 
 def _common_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray, min_words: int) -> Common:
@@ -286,11 +295,12 @@ def _common_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray, min_wo
     paired = (firsts + 1 < n) & (common.passage[seconds] == common.passage[firsts])
     first, last = _aligned_runs(common, firsts[paired], seconds[paired], hashes, offsets)
     long_enough = (last[firsts] - first[firsts] + 1 >= min_words) & (common.documents() > 1)
-    keep = long_enough[common.passage]
+    kept = np.flatnonzero(long_enough[common.passage])
     renumbered = np.cumsum(long_enough) - 1  # 0, 1, ... in the same order
-    return Common(
-        common.doc[keep], first[keep], last[keep], renumbered[common.passage[keep]], common.anchor[keep]
-    )
+    # The runs left out bound no copy now: the others' bounds come from the runs kept.
+    lower, upper = _between_neighbours(common.doc[kept], common.first[kept], common.last[kept])
+    aligned = replace(common, first=first, last=last, passage=renumbered[common.passage]).rows(kept)
+    return replace(aligned, lower=lower, upper=upper)
 
 
 def _copy_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray) -> Common:
@@ -299,7 +309,7 @@ def _copy_ends(common: Common, hashes: np.ndarray, offsets: np.ndarray) -> Commo
     first_of = firsts[common.passage]  # each run's passage's first run
     others = np.flatnonzero(first_of != np.arange(len(common.passage)))
     first, last = _aligned_runs(common, others, first_of[others], hashes, offsets)
-    return Common(common.doc, first, last, common.passage, common.anchor)
+    return replace(common, first=first, last=last)
 
 
 def _aligned_runs(
@@ -307,11 +317,11 @@ def _aligned_runs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every run's first and last word, those of ``runs`` aligned with the copies of the
     same passage at ``against`` (where an alignment is found), not past the runs of other
-    common passages beside them (``_between_neighbours``)."""
+    common passages beside them (``Common.lower``, ``Common.upper``)."""
     first, last = common.first.copy(), common.last.copy()
     if not len(runs):
         return first, last
-    lower, upper = _between_neighbours(common, runs)
+    lower, upper = common.lower[runs], common.upper[runs]
     # The diagonal of the seed both copies are keyed by, not of their first seeds: a copy whose
     # first seed fell to an edit (a licence's year) starts at another of the passage's seeds.
     d = common.anchor[against] - common.anchor[runs]
@@ -342,19 +352,40 @@ def _aligned_runs(
     return first, last
 
 
-def _between_neighbours(common: Common, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each of ``runs``, the words its copy may span: not past the runs of other common
-    passages beside it in its document. Two footers side by side in many pages align as one,
-    copy against copy; the seeds say where one ends: where the documents holding them change,
-    after the last seed of the first (so within a few words)."""
-    order = np.lexsort((common.first, common.doc))
+def _between_neighbours(
+    doc: np.ndarray, first: np.ndarray, last: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each run of common seeds, the words its copy may span when aligned: not into the
+    seeds of the runs beside it in its document. Two footers side by side in many pages would
+    otherwise align as one, copy against copy. The seeds say where one ends: where the
+    documents holding them change: a copy may run until the next run's first seed (which,
+    over the words where two passages meet, may start up to ``SEED_WORDS - 1`` words before
+    the next passage does), and back to the last seed of the run before."""
+    order = np.lexsort((first, doc))
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
-    r = rank[runs]
-    doc = common.doc[runs]
-    before, after = order[np.maximum(r - 1, 0)], order[np.minimum(r + 1, len(order) - 1)]
-    has_before = (r > 0) & (common.doc[before] == doc)
-    has_after = (r + 1 < len(order)) & (common.doc[after] == doc)
-    lower = np.where(has_before, common.last[before] + 1, 0)
-    upper = np.where(has_after, common.last[runs], np.iinfo(np.int64).max)
+    before, after = order[np.maximum(rank - 1, 0)], order[np.minimum(rank + 1, len(order) - 1)]
+    has_before = (rank > 0) & (doc[before] == doc)
+    has_after = (rank + 1 < len(order)) & (doc[after] == doc)
+    lower = np.where(has_before, last[before] + 1, 0)
+    upper = np.where(has_after, np.maximum(first[after] - 1, last), np.iinfo(np.int64).max)
     return lower, upper
+
+
+def _earlier_copy_first(common: Common) -> Common:
+    """Copies of two passages side by side, each aligned against its first copy, may overlap
+    by the few words between the seeds of one and those of the other (where both first copies
+    have the same words beside them): those words go to the earlier copy. A copy inside an
+    earlier one is left as it is."""
+    order = np.lexsort((common.first, common.doc))
+    doc, first, last = common.doc[order], common.first[order], common.last[order]
+    # The furthest word the copies so far reach in their document: a running maximum that
+    # each document's larger key starts afresh.
+    width = int(last.max(initial=0)) + 2
+    reach = np.maximum.accumulate(doc * width + last) - doc * width
+    moved = first.copy()
+    after = np.flatnonzero((doc[1:] == doc[:-1]) & (first[1:] <= reach[:-1]) & (reach[:-1] < last[1:])) + 1
+    moved[after] = reach[after - 1] + 1
+    new_first = np.empty_like(moved)
+    new_first[order] = moved
+    return replace(common, first=new_first)
