@@ -4,6 +4,8 @@ features do not."""
 
 from __future__ import annotations
 
+import importlib.metadata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 import neardup
 from naive import naive_code_fingerprint, naive_code_tokens
 from neardup import ConfigError, FingerprintConfig
+from neardup._config import FEATURES
 from neardup._lexers import lexer_named
 from neardup.fingerprint.code import code_tokens
 
@@ -251,3 +254,26 @@ def test_code_config_round_trips_and_defaults():
     assert FingerprintConfig.from_dict(d) == config
     assert "language" not in FingerprintConfig().to_dict()  # prose configs are written as before
     assert config.feature_config()["language"] == "python"
+
+
+def test_code_configs_record_the_pygments_version():
+    """The lexers decide the tokens: a code config's dict names the pygments that lexed, and a
+    dict from another pygments reads back but compares unequal, so its index is refused."""
+    config = FingerprintConfig(features="code", language="python")
+    d = config.to_dict()
+    assert d["pygments_version"] == importlib.metadata.version("pygments")
+    assert all(
+        "pygments_version" not in FingerprintConfig(features=f).to_dict() for f in FEATURES if f != "code"
+    )
+    older = {**d, "pygments_version": "2.0"}
+    assert FingerprintConfig.from_dict(older) == config and FingerprintConfig.from_dict(older).to_dict() == d
+    texts = [ORIGINAL, RENAMED]
+    fingerprints = neardup.Fingerprinter(config).fingerprint_batch(texts)
+    for recorded, refused in ((d, False), (older, True)):
+        index = neardup.HammingIndex(bits=64, max_distance=3, fingerprint_config=recorded)
+        index.add(fingerprints)
+        if refused:
+            with pytest.raises(ConfigError, match="another fingerprint config"):
+                neardup.dedup(texts, features="code", language="python", against=index)
+        else:
+            assert neardup.dedup(texts, features="code", language="python", against=index).matched.min() >= 0
