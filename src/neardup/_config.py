@@ -156,12 +156,20 @@ class FingerprintConfig:
         d["idf"] = None if self.idf is None else self.idf.digest
         if self.features != "code":  # as written before code features: old files still match
             del d["language"], d["code_normalize"]
+        else:
+            from ._lexers import pygments_version
+
+            # Another pygments may lex a text into other tokens, so other bits: a file of code
+            # fingerprints names the version that made them, and compares unequal to another's.
+            d["pygments_version"] = pygments_version()
         d["fingerprint_version"] = FINGERPRINT_VERSION
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], idf: IdfWeights | None = None) -> FingerprintConfig:
-        """Rebuild a config from :meth:`to_dict`, refusing another fingerprint version."""
+        """Rebuild a config from :meth:`to_dict`, refusing another fingerprint version. The
+        pygments version a code config records is not a setting: the config rebuilt records this
+        installation's, so comparing the two dicts tells whether the lexers were the same."""
         d = dict(d)
         version = d.pop("fingerprint_version", FINGERPRINT_VERSION)
         if version != FINGERPRINT_VERSION:
@@ -169,6 +177,7 @@ class FingerprintConfig:
                 f"fingerprint_version={version} is not readable by this release, "
                 f"which implements version {FINGERPRINT_VERSION}"
             )
+        d.pop("pygments_version", None)  # a record of what lexed, not a setting
         digest = d.pop("idf", None)
         if digest is not None and (idf is None or idf.digest != digest):
             raise ConfigError(f"this config was made with IDF model {digest}; pass that model as idf=")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import importlib.metadata
 import posixpath
 from typing import Any
 
@@ -18,6 +19,17 @@ def _pygments(needed_by: str) -> Any:
     import pygments.lexers
 
     return pygments.lexers
+
+
+@functools.cache
+def pygments_version() -> str | None:
+    """The installed pygments' version, or None without the ``code`` extra. Its lexers decide a
+    code fingerprint's tokens, so files of code fingerprints record it (docs/fingerprint-spec.md,
+    section 5.1); read from the package's metadata, without importing pygments."""
+    try:
+        return importlib.metadata.version("pygments")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 @functools.cache

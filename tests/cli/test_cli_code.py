@@ -3,6 +3,7 @@ language is its suffix's (or ``--language``), and clones with renamed variables 
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 
 import pytest
@@ -75,6 +76,11 @@ def test_fingerprint_and_pairs_record_the_code_settings(sources, run):
     config = json.loads(header[header.index("{") :])
     assert config["features"] == "code" and config["code_normalize"] == "none"
     assert config["shingle_size"] == 5 and config["language"] is None
+    assert config["pygments_version"] == importlib.metadata.version("pygments")
+    prose = run("fingerprint", "src", "-o", "prose.txt", cwd=sources)
+    assert prose.returncode == 0, prose.stderr
+    prose_header = (sources / "prose.txt").read_text().splitlines()[0]
+    assert "pygments" not in prose_header  # prose files are written as they always were
     pairs = run("pairs", "src", "--features", "code", cwd=sources)
     assert pairs.returncode == 0, pairs.stderr
     assert pairs.stdout.splitlines()[1].split("\t")[:2] == ["src/pkg/a.py", "src/pkg/b.py"]

@@ -4,6 +4,8 @@ features do not."""
 
 from __future__ import annotations
 
+import importlib.metadata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +13,9 @@ from hypothesis import strategies as st
 import neardup
 from naive import naive_code_fingerprint, naive_code_tokens
 from neardup import ConfigError, FingerprintConfig
+from neardup._config import FEATURES
+from neardup._lexers import lexer_named
+from neardup.fingerprint.code import code_tokens
 
 pytest.importorskip("pygments", reason="features='code' needs the code extra (pygments)")
 
@@ -121,6 +126,58 @@ def test_code_fingerprint_equals_naive(texts, code_normalize, shingle_size, norm
     assert got == expected
 
 
+# Small snippets whose names and literals fold in ways ASCII does not: casefold longer than the
+# text (ß, İ, ﬁ), Σ's final form, title case (ǅ), NFKC (Ｆ, Ⅻ, ①), marks that compose (e +
+# U+0301), scripts without case; each literal split by escapes into several pygments parts.
+FOLDING = "AZaz_09ÄäÖÜßẞΣσςΊİıǅǄﬁﬀＦｚⅫ①éE\u0301\u0308ñ名前東京ДжЖ"
+folding_words = st.text(
+    st.one_of(st.sampled_from(FOLDING), st.characters(min_codepoint=0x80)), min_size=1, max_size=5
+)
+literal_parts = st.one_of(
+    folding_words, st.sampled_from(["\\n", "\\x41", "\\N{DIGIT ONE}", " ", "{x}", "\\"])
+)
+literals = st.builds(
+    lambda prefix, quote, parts: f"{prefix}{quote}{''.join(parts)}{quote}",
+    st.sampled_from(["", "f", "r", "b", "u"]),
+    st.sampled_from(["'", '"', '"""']),
+    st.lists(literal_parts, max_size=4),
+)
+snippet_pieces = st.one_of(
+    folding_words, literals, st.sampled_from(["=", "(", ")", ":", "+", ".", "\n", "class", "def", "return"])
+)
+snippets = st.lists(snippet_pieces, min_size=1, max_size=12).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(snippets, min_size=1, max_size=4),
+    code_normalize=st.sampled_from(["identifiers", "none"]),
+    normalize=st.booleans(),
+    shingle_size=st.integers(1, 4),
+)
+def test_code_fingerprint_of_non_ascii_names_and_literals_equals_naive(
+    texts, code_normalize, normalize, shingle_size
+):
+    options = dict(code_normalize=code_normalize, normalize=normalize, shingle_size=shingle_size)
+    fingerprinter = neardup.Fingerprinter(features="code", language="python", **options)
+    expected = [naive_code_fingerprint(t, "python", **options) for t in texts]
+    assert [fingerprinter.fingerprint(t) for t in texts] == expected
+    assert [int(x) for x in fingerprinter.fingerprint_batch(texts)] == expected
+
+
+def test_a_string_literal_folds_whole():
+    """Spec 5.1: a literal's parts are joined (step 2), then folded (step 4); each part of
+    'ABC' or 'ΣΊΣΥΦΟΣ' is a pygments token of its own, and every one folds."""
+    text = "S = 'ABC' 'Straße' + 'ΣΊΣΥΦΟΣ'\n"
+    folded = ["s", "=", "'abc''strasse'", "+", "'σίσυφοσ'"]
+    assert naive_code_tokens(text, "python", "none", True) == folded
+    assert code_tokens(text, lexer_named("python"), identifiers=False, fold=True) == folded
+    options = dict(features="code", language="python", code_normalize="none")
+    fingerprinter = neardup.Fingerprinter(**options)
+    assert fingerprinter.fingerprint(text) == naive_code_fingerprint(text, "python", "none")
+    assert fingerprinter.fingerprint(text) == fingerprinter.fingerprint(text.lower().replace("ß", "ss"))
+
+
 def test_tokens_leave_out_comments_docstrings_and_layout():
     tokens = naive_code_tokens(
         'def f(x):\n    """Doc."""\n    return x + 1  # one\n', "python", "identifiers", True
@@ -197,3 +254,26 @@ def test_code_config_round_trips_and_defaults():
     assert FingerprintConfig.from_dict(d) == config
     assert "language" not in FingerprintConfig().to_dict()  # prose configs are written as before
     assert config.feature_config()["language"] == "python"
+
+
+def test_code_configs_record_the_pygments_version():
+    """The lexers decide the tokens: a code config's dict names the pygments that lexed, and a
+    dict from another pygments reads back but compares unequal, so its index is refused."""
+    config = FingerprintConfig(features="code", language="python")
+    d = config.to_dict()
+    assert d["pygments_version"] == importlib.metadata.version("pygments")
+    assert all(
+        "pygments_version" not in FingerprintConfig(features=f).to_dict() for f in FEATURES if f != "code"
+    )
+    older = {**d, "pygments_version": "2.0"}
+    assert FingerprintConfig.from_dict(older) == config and FingerprintConfig.from_dict(older).to_dict() == d
+    texts = [ORIGINAL, RENAMED]
+    fingerprints = neardup.Fingerprinter(config).fingerprint_batch(texts)
+    for recorded, refused in ((d, False), (older, True)):
+        index = neardup.HammingIndex(bits=64, max_distance=3, fingerprint_config=recorded)
+        index.add(fingerprints)
+        if refused:
+            with pytest.raises(ConfigError, match="another fingerprint config"):
+                neardup.dedup(texts, features="code", language="python", against=index)
+        else:
+            assert neardup.dedup(texts, features="code", language="python", against=index).matched.min() >= 0

@@ -541,27 +541,10 @@ def _naive_of(vector: dict) -> int:
     return naive_fingerprint(vector["text"], **config)
 
 
-def _unsettled(vector: dict) -> bool:
-    """Code tokens kept as written (code_normalize="none") of a text with non-ASCII names: the
-    fast path and the reference disagree here (found at merge; see the xfail below)."""
-    config = vector["config"]
-    return (
-        config.get("features") == "code"
-        and config.get("code_normalize") == "none"
-        and not vector["text"].isascii()
-    )
-
-
-@pytest.mark.xfail(strict=True, reason="code features, non-ASCII names kept as written: fast != naive")
-def test_naive_reproduces_the_unsettled_code_vectors():
-    unsettled = [v for v in GOLDEN if _unsettled(v)]
-    assert unsettled and all(_naive_of(v) == int(v["fingerprint"], 16) for v in unsettled)
-
-
 def test_naive_reproduces_golden_vectors():
     wrong = [
         (v["config"], v["text"], v["fingerprint"], f"{_naive_of(v):x}")
         for v in GOLDEN
-        if not _unsettled(v) and _naive_of(v) != int(v["fingerprint"], 16)
+        if _naive_of(v) != int(v["fingerprint"], 16)
     ]
     assert not wrong, f"{len(wrong)} of {len(GOLDEN)} vectors differ, e.g. {wrong[:3]}"

@@ -68,12 +68,11 @@ def code_tokens(text: str, lexer: Any, identifiers: bool, fold: bool) -> list[st
                 tokens[-1] += value
             continue
         in_string = action == STRING
-        if identifiers and action != KEEP:
-            tokens.append(PLACEHOLDERS[action])
-        elif fold:
-            tokens.append(value.lower() if value.isascii() else normalize(value).lower())
-        else:
-            tokens.append(value)
+        tokens.append(PLACEHOLDERS[action] if identifiers and action != KEEP else value)
+    if fold:
+        # After the joining: the spec folds a string literal whole (section 5.1, steps 2 and
+        # 4), not part by part; the placeholders are lower-case ASCII already.
+        return [t.lower() if t.isascii() else normalize(t).lower() for t in tokens]
     return tokens
 
 
