@@ -27,6 +27,12 @@ a new temporary folder) and the seconds from its start to its first answered wri
 acknowledged only once on disk: documents/s, of a server with the default ``--commit-delay``
 (2 ms) and of one with none, in turns in the same run, and the ratio of their medians.
 
+``--jaccard`` measures a ``neardup serve --jaccard 0.8`` instead (``_service_jaccard.py``):
+texts ingested over HTTP, memory and disk a stored document, one-text queries at concurrency 1
+and 8, and recall and precision against the exact Jaccard join of the same texts.
+
+    python benchmarks/bench_service.py --jaccard --docs 100000
+
 The last stdout line is ``RESULT {json}``.
 """
 
@@ -391,6 +397,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--writes", action="store_true", help="single-document writes and the first write on a cold cache"
     )
+    parser.add_argument(
+        "--jaccard",
+        action="store_true",
+        help="a --jaccard 0.8 server on planted texts, against the exact join",
+    )
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
     started = time.perf_counter()
@@ -403,6 +414,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.writes:
         results["mode"] = "writes"
         writes(args, results)
+        return finish(results, started, args.json, lambda _: None)
+    if args.jaccard:
+        import _service_jaccard
+
+        results["mode"] = "jaccard"
+        _service_jaccard.run(args, results, start, hammer, rss_mib, free_port)
         return finish(results, started, args.json, lambda _: None)
     rng = np.random.default_rng(0)
     stored = rng.integers(0, 2**64, size=args.docs, dtype=np.uint64)

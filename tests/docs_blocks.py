@@ -21,7 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LANGUAGES = {"python", "sh", "text"}
-MARKS = {"no-run", "spark", "service"}
+MARKS = {"no-run", "spark", "service", "jaccard-service"}
+SERVERS = {"spark", "service", "jaccard-service"}
+"""The marks of blocks that run against something a test starts, not with the unmarked ones."""
 DOC_URL = "http://127.0.0.1:8000"
 WRITES = {"-o", "--output", "--clusters", "--pairs", "--save-index", "--common", "--documents"}
 """The options whose value is a file a command writes: it must exist after the command."""
@@ -78,7 +80,7 @@ def group(doc: Path, mark: str | None) -> list[Block]:
         if b.doc == name
         and b.language != "text"
         and "no-run" not in b.marks
-        and (mark in b.marks if mark else not b.marks & {"spark", "service"})
+        and (mark in b.marks if mark else not b.marks & SERVERS)
     ]
 
 

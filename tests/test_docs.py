@@ -11,7 +11,8 @@ A fenced block's info string says what it is (CONTRIBUTING.md repeats this for w
 - A second word marks the block: ``no-run`` (it cannot run in a test: a pip install, a remote
   cluster, a server that runs until stopped; the prose says so), ``spark`` (runs in
   test_spark_blocks, on a local Spark), ``service`` (runs in test_service_blocks against a real
-  ``neardup serve`` the test starts; ``http://127.0.0.1:8000`` in the block means it).
+  ``neardup serve`` the test starts; ``http://127.0.0.1:8000`` in the block means it),
+  ``jaccard-service`` (the same, against a ``neardup serve --jaccard 0.8``).
 
 Blocks run in a temporary folder holding the example inputs the docs name (``pages.jsonl``
 and its kin, made by ``example_inputs``); the unmarked blocks of one document run in one folder,
@@ -102,6 +103,7 @@ def test_blocks(doc, workdir):
 
 SPARK_DOCS = [doc for doc in DOCS if group(doc, "spark")]
 SERVICE_DOCS = [doc for doc in DOCS if group(doc, "service")]
+JACCARD_SERVICE_DOCS = [doc for doc in DOCS if group(doc, "jaccard-service")]
 
 
 @pytest.mark.spark
@@ -132,11 +134,31 @@ def _free_port() -> int:
 @pytest.fixture
 def service(tmp_path):
     """A real ``neardup serve`` on a free loopback port, with default settings."""
+    yield from _serve(tmp_path)
+
+
+@pytest.fixture
+def jaccard_service(tmp_path):
+    """A real ``neardup serve --jaccard 0.8`` on a free loopback port."""
+    yield from _serve(tmp_path, "--jaccard", "0.8")
+
+
+def _serve(tmp_path, *options: str):
     httpx = pytest.importorskip("httpx", reason="the service examples need pip install 'neardup[serve]'")
     pytest.importorskip("fastapi", reason="the service examples need pip install 'neardup[serve]'")
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != "NEARDUP_TOKEN"}
-    argv = [sys.executable, "-m", "neardup", "serve", "--data", str(tmp_path / "seen"), "--port", str(port)]
+    argv = [
+        sys.executable,
+        "-m",
+        "neardup",
+        "serve",
+        "--data",
+        str(tmp_path / "seen"),
+        "--port",
+        str(port),
+        *options,
+    ]
     process = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -166,3 +188,12 @@ def test_service_blocks(doc, workdir, service):
     namespace: dict = {"__name__": "__docs__"}
     for block in group(doc, "service"):
         run_block(block, namespace, url=service)
+
+
+@pytest.mark.service
+@pytest.mark.slow
+@pytest.mark.parametrize("doc", JACCARD_SERVICE_DOCS, ids=lambda p: p.name)
+def test_jaccard_service_blocks(doc, workdir, jaccard_service):
+    namespace: dict = {"__name__": "__docs__"}
+    for block in group(doc, "jaccard-service"):
+        run_block(block, namespace, url=jaccard_service)

@@ -36,10 +36,10 @@ def test_a_reader_does_not_wait_for_a_commit(tmp_path, monkeypatch):
     entered, release = threading.Event(), threading.Event()
     commit = service.store.add
 
-    def slow_commit(documents):  # the fsync of a large batch, held open by the test
+    def slow_commit(documents, sketches=None):  # the fsync of a large batch, held open by the test
         entered.set()
         release.wait(30)
-        return commit(documents)
+        return commit(documents, sketches)
 
     monkeypatch.setattr(service.store, "add", slow_commit)
     second = np.array([[0x0F0E]], dtype=np.uint64)

@@ -1,8 +1,9 @@
 """Crash test: writers stream batches while the server is killed with SIGKILL at random
 moments, again and again. After each restart every acknowledged document is there, no batch is
-half there, and lookups still equal the library's index over what is stored. One test has a
-writer of batches of 20; the other eight concurrent writers of one or three documents, whose
-batches share commits (group commit)."""
+half there, and lookups still equal the library's index over what is stored (in Jaccard mode,
+the exact Jaccard of every stored text). One test has a writer of batches of 20, in each mode;
+the other eight concurrent writers of one or three documents, whose batches share commits
+(group commit)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 import neardup
+from naive import naive_features
 
 BATCH = 20
 
@@ -47,15 +49,20 @@ def writer(
             batch += size
 
 
+MODES = {"simhash": (), "jaccard": ("--jaccard", "0.8")}
+"""The options of the first start in each mode; later starts give none (the folder's mode)."""
+
+
 @pytest.mark.slow
-def test_acknowledged_batches_survive_sigkill_whole(server_factory, tmp_path):
+@pytest.mark.parametrize("mode", MODES)
+def test_acknowledged_batches_survive_sigkill_whole(server_factory, tmp_path, mode):
     rng = random.Random(5)
     attempted: list[int] = []
     acknowledged: list[int] = []
     sizes: dict[int, int] = {}
     next_id = 0
-    for _ in range(5):
-        server = server_factory(data=tmp_path / "data")
+    for round_ in range(5):
+        server = server_factory(*(MODES[mode] if round_ == 0 else ()), data=tmp_path / "data")
         stop = threading.Event()
         thread = threading.Thread(target=writer, args=(server.url, next_id, attempted, acknowledged, stop))
         sizes[next_id] = BATCH
@@ -66,7 +73,7 @@ def test_acknowledged_batches_survive_sigkill_whole(server_factory, tmp_path):
         thread.join(timeout=30)
         next_id += 1_000_000  # the next writer's ids
     assert len(acknowledged) >= 5  # batches got through between kills
-    _check_after_crashes(server_factory, tmp_path, rng, attempted, acknowledged, sizes)
+    _check_after_crashes(server_factory, tmp_path, rng, attempted, acknowledged, sizes, mode)
 
 
 @pytest.mark.slow
@@ -109,6 +116,7 @@ def _check_after_crashes(
     attempted: list[int],
     acknowledged: list[int],
     sizes: dict[int, int],
+    mode: str = "simhash",
 ) -> None:
     """Every acknowledged batch is there whole, no batch is half there, and lookups equal the
     library's index over what is stored. ``sizes``: each writer's first id -> its batch size."""
@@ -123,10 +131,19 @@ def _check_after_crashes(
             assert all(present) or first not in done, f"acknowledged batch {first} is lost"
             stored += [first + i for i in range(size)] if all(present) else []
         assert client.get("/stats").json()["documents"] == len(stored)
+        assert client.get("/stats").json()["mode"] == mode
         sample = rng.sample(stored, 30) + [500_000_000 + i for i in range(10)]  # stored and new texts
         answer = client.post("/query", json={"documents": [{"text": text(i)} for i in sample]}).json()[
             "results"
         ]
+    if mode == "jaccard":  # against the exact Jaccard of every stored text
+        features = {i: set(naive_features(text(i))) for i in stored}
+        for q, result in zip(sample, answer):
+            mine = set(naive_features(text(q)))
+            exact = {i: len(mine & f) / len(mine | f) for i, f in features.items()}
+            want = sorted((-s, i) for i, s in exact.items() if s >= 0.8)
+            assert [(-d["similarity"], int(d["id"])) for d in result["duplicates"]] == want
+        return
     fp = neardup.Fingerprinter()
     index = neardup.HammingIndex(bits=64, max_distance=3)
     index.add(fp.fingerprint_batch([text(i) for i in stored]), ids=np.array(stored, dtype=np.int64))

@@ -42,13 +42,13 @@ def test_queued_writers_share_one_commit_and_see_each_other_in_order(tmp_path, m
     entered, release = threading.Event(), threading.Event()
     commit = service.store.add
 
-    def counted_commit(documents):
+    def counted_commit(documents, sketches=None):
         documents = list(documents)
         commits.append([d[0] for d in documents])
         if len(commits) == 1:  # the first commit's fsync, held open while the others queue
             entered.set()
             release.wait(30)
-        return commit(documents)
+        return commit(documents, sketches)
 
     monkeypatch.setattr(service.store, "add", counted_commit)
     answers: dict[str, tuple] = {}
@@ -112,12 +112,12 @@ def test_a_failed_commit_fails_every_batch_of_its_group_and_stores_none(tmp_path
     commit = service.store.add
     calls = [0]
 
-    def failing_commit(documents):
+    def failing_commit(documents, sketches=None):
         calls[0] += 1
         if calls[0] == 1:
             entered.set()
             release.wait(30)
-            return commit(documents)
+            return commit(documents, sketches)
         raise OSError("disk full")  # the group's one transaction fails
 
     monkeypatch.setattr(service.store, "add", failing_commit)
@@ -154,12 +154,12 @@ def _one_group(service: Service, batches: list[tuple[Batch, np.ndarray, int]]) -
     commit = service.store.add
     held = [True]
 
-    def held_commit(documents):
+    def held_commit(documents, sketches=None):
         if held[0]:
             held[0] = False
             entered.set()
             release.wait(30)
-        return commit(documents)
+        return commit(documents, sketches)
 
     service.store.add = held_commit  # type: ignore[method-assign]
     first, fps = _batch([("held", 0xFFFF_FFFF_0000_0000)])

@@ -148,7 +148,7 @@ def test_token_settings_metrics_and_openapi(server_factory, tmp_path):
         assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
     assert httpx.get(f"{server.url}/healthz").status_code == 200
     server.stop()
-    with pytest.raises(RuntimeError, match="was created with"):
+    with pytest.raises(RuntimeError, match=r"was created in simhash mode \(-k 10\) with"):
         server_factory("--bits", "64", data=tmp_path / "data")
 
 

@@ -1,5 +1,6 @@
 """No request body makes ``neardup serve`` answer 500: hypothesis sends arbitrary JSON and
-near-valid documents to a real server process, and every answer is a 2xx or a 4xx."""
+near-valid documents to a real server process, in each mode, and every answer is a 2xx or a
+4xx."""
 
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ BODY = st.fixed_dictionaries(
 )
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    running = Server(tmp_path_factory.mktemp("fuzz") / "data", "--max-batch", "3").start()
+@pytest.fixture(scope="module", params=[(), ("--jaccard", "0.8")], ids=["simhash", "jaccard"])
+def server(request, tmp_path_factory):
+    running = Server(tmp_path_factory.mktemp("fuzz") / "data", "--max-batch", "3", *request.param).start()
     yield running
     running.stop()
 

@@ -32,8 +32,8 @@ def add_command(commands: Any) -> None:
         "serve",
         help="an HTTP service: have I seen a near-duplicate of this page? (pip install 'neardup[serve]')",
         description="Serve near-duplicate lookups and durable storage over HTTP (JSON; OpenAPI at "
-        "/openapi.json). The fingerprint options and -k are fixed when --data is created and "
-        "recorded there; a later start with other ones is refused.",
+        "/openapi.json). The mode (-k or --jaccard) and the fingerprint options are fixed when "
+        "--data is created and recorded there; a later start with other ones is refused.",
     )
     serve.set_defaults(handler=run, command_parser=serve)
     serve.add_argument("--data", required=True, metavar="DIR", help="the data folder (created if missing)")
@@ -50,6 +50,14 @@ def add_command(commands: Any) -> None:
         type=int,
         metavar="K",
         help="the radius, for a new folder (default: 3 per 64 bits)",
+    )
+    serve.add_argument(
+        "--jaccard",
+        type=float,
+        metavar="T",
+        help="Jaccard mode, for a new folder: answer with the stored documents whose word "
+        "3-shingle Jaccard index is at least T, candidates from MinHash-LSH banded for T as "
+        "`neardup dedup --jaccard` bands them, each checked exactly (default: SimHash mode, -k)",
     )
     serve.add_argument(
         "--max-batch", type=int, default=1000, help="documents per request (default: %(default)s)"
@@ -161,7 +169,7 @@ def _settings(args: argparse.Namespace) -> Settings | None:
     from ..service.store import Settings
 
     given = {name: getattr(args, name) for name in _CONFIG_OPTIONS if getattr(args, name) is not None}
-    if not given and args.max_distance is None:
+    if not given and args.max_distance is None and args.jaccard is None:
         return None
     defaults = FingerprintConfig()
     full = argparse.Namespace(**{name: getattr(defaults, name, None) for name in _CONFIG_OPTIONS})
@@ -169,5 +177,12 @@ def _settings(args: argparse.Namespace) -> Settings | None:
     full.shingle_size = full.language = None  # the feature kind's default shingle size
     vars(full).update(given)
     config = config_from_args(full)
+    if args.jaccard is not None:
+        # The batch job's rules: a threshold in (0, 1] without a radius, features it can check.
+        from ..decision.lsh import jaccard_plan
+        from ..decision.options import check_threshold
+
+        check_threshold("jaccard", args.jaccard, args.max_distance, None, None)
+        jaccard_plan(args.jaccard, config, None, None)
     k = args.max_distance if args.max_distance is not None else 3 * config.bits // 64
-    return Settings(config, k)
+    return Settings(config, k, args.jaccard)

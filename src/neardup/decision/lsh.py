@@ -12,7 +12,7 @@ banding, ``1 - (1 - J^rows)^bands`` for a pair of Jaccard J.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,28 +131,8 @@ class CorpusKeys:
     def _features_and_keys(self, texts: Any) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         """``features_and_keys`` of ``texts`` in pieces: (doc offsets, distinct hashes, band
         keys, fingerprints, of zeros unless ``shared``)."""
-        config, banding = self.verification.features, self.banding
-        size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
-        kind, classes = FEATURE_KINDS[config.features], char_classes()
-        weighting, seed, words, *idf = self.fingerprinter.weighing()
-        weighing = (weighting, seed, words if self.shared else 0, *idf)
-        return map_pieces(
-            texts,
-            config.normalize,
-            lambda data, offsets: features_and_keys(
-                data,
-                offsets,
-                classes,
-                config.normalize,
-                kind,
-                size,
-                np.uint64(config.seed),
-                np.uint64(banding.seed),
-                banding.bands,
-                banding.rows,
-                *weighing,
-            ),
-        )
+        kernel = keyed_features(self.banding, self.verification, self.fingerprinter, self.shared)
+        return map_pieces(texts, self.verification.features.normalize, kernel)
 
     def keys(self) -> np.ndarray:
         """uint64, shape (n, bands): every document's band keys, in reading order."""
@@ -164,6 +144,35 @@ class CorpusKeys:
             return None
         table = FeatureTable(np.concatenate(self.doc_offsets), self.room[: self.held], None)
         return DocumentFeatures(np.arange(len(table), dtype=np.int64), table, self.verification.features)
+
+
+def keyed_features(
+    banding: Banding, verification: Verification, fingerprinter: Fingerprinter, fingerprints: bool
+) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """``features_and_keys`` of a prepared buffer's ``(data, offsets)``, the features extracted
+    as ``verification`` compares them: (int64 doc offsets, their distinct uint64 hashes,
+    ascending, uint64 band keys (n, bands), uint64 fingerprints (n, words), made from the same
+    features when ``fingerprints``, else (n, 1) of zeros). The hashes are a view of the
+    kernel's scratch room: copy them to keep them. One place for both engines, the batch job
+    and the service, so that their features and keys agree to the bit."""
+    config = verification.features
+    size = config.ngram_size if config.features == "char-ngrams" else config.shingle_size
+    kind, classes = FEATURE_KINDS[config.features], char_classes()
+    weighting, seed, words, *idf = fingerprinter.weighing()
+    weighing = (weighting, seed, words if fingerprints else 0, *idf)
+    return lambda data, offsets: features_and_keys(
+        data,
+        offsets,
+        classes,
+        config.normalize,
+        kind,
+        size,
+        np.uint64(config.seed),
+        np.uint64(banding.seed),
+        banding.bands,
+        banding.rows,
+        *weighing,
+    )
 
 
 MAX_BANDS = 1024

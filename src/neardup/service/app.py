@@ -28,10 +28,11 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
 from .asgi import AccessLog, Lane, Measured
+from .jaccard import service_for
 from .metrics import Metrics
 from .models import Limits
 from .routes import add_routes, answer_add, answer_add_soon, answer_query
-from .state import COMMIT_DELAY, Service
+from .state import COMMIT_DELAY
 from .store import Store
 
 LOG = logging.getLogger("neardup.serve")
@@ -56,7 +57,7 @@ def create_app(
     is logged to stdout in uvicorn's format (:class:`AccessLog`)."""
     limits = limits or Limits()
     log = AccessLog(sys.stdout) if access_log else None
-    service = Service(store, commit_delay)
+    service = service_for(store, commit_delay)
     metrics = Metrics()
     metrics.size.set(len(service.index))
 

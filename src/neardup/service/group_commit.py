@@ -63,8 +63,10 @@ class GroupView:
             out.append([{"id": self._name(tier, key), "distance": d} for d, tier, key in hits])
         return out
 
-    def stage(self, ids: list[str], fps: np.ndarray) -> None:
-        """The rows a batch stores, seen by the batches after it."""
+    def stage(self, ids: list[str], write: Write, chosen: list[int]) -> None:
+        """The rows a batch stores (``write``'s documents at ``chosen``, as ``ids``), seen by
+        the batches after it."""
+        fps = write.fps[chosen]
         for doc_id in ids:
             row = self._latest.get(doc_id)
             if row is not None:
@@ -110,6 +112,7 @@ class Write:
     texts: list[int]  # positions whose fingerprints the committer computes
     waiter: threading.Event | asyncio.Future[None]
     loop: asyncio.AbstractEventLoop | None = None
+    sketches: Any = None  # Jaccard mode: the batch's ``Sketches``, made by the committer
     result: tuple[list[list[dict[str, Any]]], list[bool]] | None = None
     error: BaseException | None = None
 

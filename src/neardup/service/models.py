@@ -82,7 +82,10 @@ class Batch(BaseModel):
 
 class Duplicate(BaseModel):
     id: str
-    distance: int
+    distance: int | None = Field(default=None, description="Hamming distance in bits (SimHash mode)")
+    similarity: float | None = Field(
+        default=None, description="exact word-shingle Jaccard index (Jaccard mode, --jaccard)"
+    )
 
 
 class Result(BaseModel):

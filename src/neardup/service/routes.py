@@ -77,11 +77,13 @@ def add_routes(app: FastAPI, service: Service, metrics: Metrics, limits: Limits,
         settings = service.settings
         return {
             "documents": len(service.index),
+            "mode": settings.mode,
             "bits": settings.config.bits,
             "max_distance": settings.max_distance,
             "config": settings.config.to_dict(),
             "index_bytes": service.index.nbytes,
             "started_from": service.started_from,
+            **service.stats(),
         }
 
     if token is not None:
@@ -147,8 +149,7 @@ def added(
 def answer_query(service: Service, metrics: Metrics, limits: Limits, batch: Batch) -> bytes:
     """The answer to ``POST /query``: the same lookup as ``/documents``, storing nothing."""
     k = radius(service, limits, batch)
-    fps = service.fingerprints(batch.documents, limits)
-    found = service.lookup(fps, k)  # no lock: a reader never waits for a writer
+    fps, found = service.search(batch.documents, limits, k)  # no lock: a reader never waits for a writer
     metrics.queried.inc(len(fps))
     return results_json(batch, fps, found, [False] * len(fps))
 
@@ -166,6 +167,12 @@ def disk_full_is_507() -> Iterator[None]:
 def radius(service: Service, limits: Limits, batch: Batch) -> int:
     """The Hamming radius ``batch`` asks for, once its bits, radius and size are allowed."""
     settings = service.settings
+    if settings.jaccard is not None and batch.max_distance is not None:
+        raise HTTPException(
+            409,
+            f"max_distance={batch.max_distance}: this service answers by word-shingle Jaccard "
+            f"(--jaccard {settings.jaccard:g}), not by a Hamming radius; leave max_distance out",
+        )
     if batch.bits is not None and batch.bits != settings.config.bits:
         raise HTTPException(
             409, f"bits={batch.bits}: this service stores {settings.config.bits}-bit fingerprints"

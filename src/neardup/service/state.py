@@ -84,6 +84,10 @@ class Service:
         self._compactor: threading.Thread | None = None
         self.compactions = 0
 
+    def stats(self) -> dict[str, Any]:
+        """What ``GET /stats`` adds for this mode: nothing in SimHash mode."""
+        return {}
+
     def warm(self) -> None:
         """Load (or compile) every kernel a request runs, before the service listens: numba
         compiles on a function's first call, and a first request would otherwise wait for it
@@ -284,14 +288,17 @@ class Service:
         fps = self.fingerprinter.fingerprint_batch([documents[p].text for p in texts], n_jobs=1)
         out[texts] = fps.reshape(len(texts), out.shape[1])
 
-    def add(self, batch: Batch, fps: np.ndarray, k: int) -> tuple[list[list[dict[str, Any]]], list[bool]]:
+    def add(
+        self, batch: Batch, fps: np.ndarray, k: int, texts: list[int] | None = None
+    ) -> tuple[list[list[dict[str, Any]]], list[bool]]:
         """Look each fingerprint up, then store the documents the batch asks to store: (each
-        one's near-duplicates, whether it was stored), returned once they are on disk.
+        one's near-duplicates, whether it was stored), returned once they are on disk. The
+        texts at positions ``texts``, if any, are fingerprinted by the committer.
 
         Concurrent calls share one commit (group commit): each answer is what it would be had
         the batches of a group come one at a time, in the order they queued."""
         answered = threading.Event()
-        write = Write(batch, fps, k, [], answered)
+        write = Write(batch, fps, k, texts or [], answered)
         self._submit(write)
         answered.wait()
         return write.outcome()
@@ -372,14 +379,9 @@ class Service:
         """Decide each batch of ``group`` in turn, each seeing those before it, then commit
         them all in one transaction and make them visible. Call with ``write_lock`` held."""
         self._fingerprint_group(group)
-        view = GroupView(
-            self.index,
-            self.store,
-            self.settings.config.bits,
-            [write for write in group if write.error is None],
-        )
+        view = self._group_view([write for write in group if write.error is None])
         rows: list[tuple[str, tuple[int, ...], Any]] = []
-        added: list[np.ndarray] = []
+        chosen_of: list[tuple[Write, list[int]]] = []
         decided: list[Write] = []
         for write in group:
             if write.error is not None:
@@ -394,21 +396,35 @@ class Service:
                 documents = write.batch.documents
                 ids = [str(documents[p].id) for p in chosen]
                 rows += [(i, _words(write.fps[p]), documents[p].metadata) for i, p in zip(ids, chosen)]
-                added.append(write.fps[chosen])
-                view.stage(ids, added[-1])
+                chosen_of.append((write, chosen))
+                view.stage(ids, write, chosen)
         if rows:
             try:
-                keys, replaced_keys = self.store.add(rows)  # one transaction: on disk from here
+                # One transaction: on disk from here.
+                keys, replaced_keys = self.store.add(rows, self._sketch_rows(chosen_of))
             except BaseException as error:
                 for write in decided:
                     write.error, write.result = error, None
                 raise
-            fps = np.concatenate(added)
-            self.change(
-                np.array(replaced_keys, dtype=np.int64),
-                fps if fps.shape[1] == 2 else fps[:, 0],
-                np.array(keys, dtype=np.int64),
+            self._made_visible(
+                chosen_of, np.array(keys, dtype=np.int64), np.array(replaced_keys, dtype=np.int64)
             )
+
+    def _group_view(self, writes: list[Write]) -> GroupView:
+        """What each batch of a group sees (:class:`GroupView`)."""
+        return GroupView(self.index, self.store, self.settings.config.bits, writes)
+
+    def _sketch_rows(self, chosen_of: list[tuple[Write, list[int]]]) -> list[tuple[bytes, bytes]] | None:
+        """The rows of the store's ``sketches`` of the documents stored: none in SimHash mode."""
+        return None
+
+    def _made_visible(
+        self, chosen_of: list[tuple[Write, list[int]]], keys: np.ndarray, replaced: np.ndarray
+    ) -> None:
+        """Show readers a committed group: its documents (``chosen_of``, stored as ``keys``) in,
+        the rows they ``replaced`` out. Call with ``write_lock`` held."""
+        fps = np.concatenate([write.fps[chosen] for write, chosen in chosen_of])
+        self.change(replaced, fps if fps.shape[1] == 2 else fps[:, 0], keys)
 
     def _fingerprint_group(self, group: list[Write]) -> None:
         """The texts the group's batches left to the commit, in one call: its fixed cost
@@ -451,6 +467,13 @@ class Service:
                 return False
             self.change(removed=np.array([key], dtype=np.int64))
         return True
+
+    def search(
+        self, documents: list[DocumentIn], limits: Limits, k: int
+    ) -> tuple[np.ndarray, list[list[dict[str, Any]]]]:
+        """``POST /query``: each document's fingerprint and its stored near-duplicates."""
+        fps = self.fingerprints(documents, limits)
+        return fps, self.lookup(fps, k)
 
     def lookup(self, fps: np.ndarray, k: int) -> list[list[dict[str, Any]]]:
         """Each fingerprint's stored near-duplicates (id, distance), nearest first, in the index

@@ -2,10 +2,12 @@
 ``synchronous=FULL``, so a committed batch survives a crash of the process or the machine and a
 batch is all there or not at all.
 
-Tables: ``settings`` (the fingerprint configuration and radius, fixed when the folder is
-created; where the last index snapshot stands), ``documents`` (``key``, never reused, the id the
-in-memory index knows; ``id`` the caller's, unique; the fingerprint's words as signed 64-bit
-integers; metadata as JSON text) and ``removed`` (the keys deleted or replaced, in order). At
+Tables: ``settings`` (the mode, the fingerprint configuration and radius, fixed when the
+folder is created; where the last index snapshot stands), ``documents`` (``key``, never reused,
+the id the in-memory index knows; ``id`` the caller's, unique; the fingerprint's words as signed
+64-bit integers; metadata as JSON text), ``removed`` (the keys deleted or replaced, in order)
+and, in Jaccard mode, ``sketches`` (a document's MinHash band keys and its distinct feature
+hashes, written in the same transaction as its row). At
 start the in-memory :class:`HammingIndex` is the last snapshot plus the rows added and removed
 since, or all rows when there is none: stored fingerprints, never a text fingerprinted again.
 """
@@ -52,20 +54,37 @@ class StoreFullError(OSError):
 
 @dataclass(frozen=True)
 class Settings:
-    """What a data folder was created with; every later start must agree."""
+    """What a data folder was created with; every later start must agree. ``jaccard``: the
+    folder answers with the stored documents at least this word-shingle Jaccard similar
+    (Jaccard mode); None: within the Hamming radius ``max_distance`` (SimHash mode)."""
 
     config: FingerprintConfig
     max_distance: int
+    jaccard: float | None = None
+
+    @property
+    def mode(self) -> str:
+        return "simhash" if self.jaccard is None else "jaccard"
+
+    def describe(self) -> str:
+        """The mode in the words of ``neardup serve``'s options: "--jaccard 0.8", "-k 3"."""
+        return f"--jaccard {self.jaccard:g}" if self.jaccard is not None else f"-k {self.max_distance}"
 
     def to_json(self) -> str:
-        return json.dumps(
-            {"config": self.config.to_dict(), "max_distance": self.max_distance}, sort_keys=True
-        )
+        d: dict[str, Any] = {"config": self.config.to_dict(), "max_distance": self.max_distance}
+        if self.jaccard is not None:  # a SimHash folder's record stays as it always was
+            d["jaccard"] = self.jaccard
+        return json.dumps(d, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> Settings:
         d = json.loads(text)
-        return cls(FingerprintConfig.from_dict(d["config"]), int(d["max_distance"]))
+        jaccard = d.get("jaccard")
+        return cls(
+            FingerprintConfig.from_dict(d["config"]),
+            int(d["max_distance"]),
+            None if jaccard is None else float(jaccard),
+        )
 
 
 @dataclass(frozen=True)
@@ -117,6 +136,12 @@ class Store:
         # The keys removed (deleted, or replaced by a later add of their id), in order: a restart
         # from an index snapshot removes those that came after it.
         self._db.execute("CREATE TABLE IF NOT EXISTS removed (seq INTEGER PRIMARY KEY, key INTEGER NOT NULL)")
+        # Jaccard mode: a document's band keys (uint64) and distinct feature hashes (uint64,
+        # ascending), as bytes; the exact check reads the features of a query's candidates.
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS sketches (key INTEGER PRIMARY KEY, bands BLOB NOT NULL, "
+            "features BLOB NOT NULL)"
+        )
         found = self._db.execute("SELECT value FROM settings WHERE name = 'settings'").fetchone()
         if found is None:
             if settings is None:
@@ -127,10 +152,13 @@ class Store:
             self.settings = Settings.from_json(found[0])
             if settings is not None and settings != self.settings:
                 self._db.close()
+                recorded = self.settings
                 raise ConfigError(
-                    f"{self.folder} was created with {self.settings.to_json()}; this start asks "
-                    f"{settings.to_json()}. Start without fingerprint options to use the folder "
-                    f"as it is, or give another --data folder"
+                    f"{self.folder} was created in {recorded.mode} mode ({recorded.describe()}) "
+                    f"with {recorded.to_json()}; this start asks {settings.mode} mode "
+                    f"({settings.describe()}) with {settings.to_json()}. Start without "
+                    f"--jaccard, -k and fingerprint options to serve the folder as it was made, "
+                    f"or give another --data folder"
                 )
 
     def close(self) -> None:
@@ -169,26 +197,36 @@ class Store:
         )
         return keys, fps if words == 2 else fps[:, 0].copy()
 
-    def add(self, documents: Iterable[tuple[str, tuple[int, ...], Any]]) -> tuple[list[int], list[int]]:
+    def add(
+        self,
+        documents: Iterable[tuple[str, tuple[int, ...], Any]],
+        sketches: Iterable[tuple[bytes, bytes]] | None = None,
+    ) -> tuple[list[int], list[int]]:
         """Stores ``(id, words, metadata)`` documents in one transaction (an id already stored
-        is replaced); returns their keys and the keys they replaced. Raises before committing
+        is replaced), with their ``(band keys, features)`` sketches, one each, in Jaccard
+        mode; returns their keys and the keys they replaced. Raises before committing
         anything if one fails."""
         with self._lock:
             cursor = self._db.cursor()
             cursor.execute("BEGIN IMMEDIATE")
             try:
                 keys, replaced = [], []
+                sketched = iter(sketches) if sketches is not None else None
                 for doc_id, words, metadata in documents:
                     old = cursor.execute("SELECT key FROM documents WHERE id = ?", (doc_id,)).fetchone()
                     if old is not None:
                         cursor.execute("DELETE FROM documents WHERE key = ?", old)
+                        cursor.execute("DELETE FROM sketches WHERE key = ?", old)
                         cursor.execute("INSERT INTO removed (key) VALUES (?)", old)
                         replaced.append(int(old[0]))
                     cursor.execute(
                         "INSERT INTO documents (id, lo, hi, metadata) VALUES (?, ?, ?, ?)",
                         (doc_id, words[0], words[1] if len(words) > 1 else None, _json(metadata)),
                     )
-                    keys.append(int(cursor.lastrowid or 0))
+                    key = int(cursor.lastrowid or 0)
+                    keys.append(key)
+                    if sketched is not None:
+                        cursor.execute("INSERT INTO sketches VALUES (?, ?, ?)", (key, *next(sketched)))
                 cursor.execute("COMMIT")
             except BaseException as error:
                 self._rollback(error)
@@ -244,12 +282,30 @@ class Store:
                 row = cursor.execute("SELECT key FROM documents WHERE id = ?", (doc_id,)).fetchone()
                 if row is not None:
                     cursor.execute("DELETE FROM documents WHERE key = ?", (row[0],))
+                    cursor.execute("DELETE FROM sketches WHERE key = ?", (row[0],))
                     cursor.execute("INSERT INTO removed (key) VALUES (?)", (row[0],))
                 cursor.execute("COMMIT")
             except BaseException as error:
                 self._rollback(error)
                 raise
         return None if row is None else int(row[0])
+
+    def band_keys(self, bands: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every stored document's (key, band keys): int64 (n,) and uint64 (n, bands)."""
+        with self._lock:
+            rows = self._db.execute("SELECT key, bands FROM sketches ORDER BY key").fetchall()
+        keys = np.array([r[0] for r in rows], dtype=np.int64)
+        return keys, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint64).reshape(len(rows), bands)
+
+    def features(self, keys: list[int]) -> dict[int, bytes]:
+        """The distinct feature hashes (uint64 bytes) of those of ``keys`` still stored."""
+        reader = self._reader()
+        found: dict[int, bytes] = {}
+        for start in range(0, len(keys), _VARIABLES):
+            part = keys[start : start + _VARIABLES]
+            marks = ",".join("?" * len(part))
+            found.update(reader.execute(f"SELECT key, features FROM sketches WHERE key IN ({marks})", part))
+        return found
 
     def marks(self) -> tuple[int, int]:
         """(the largest key, the last removal's sequence number) now: where a snapshot stands."""

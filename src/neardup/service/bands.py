@@ -1,0 +1,111 @@
+"""Jaccard mode's in-memory index: every stored document's MinHash band keys, searched for the
+documents that share a band with a query (its candidates, each then checked exactly).
+
+The keys of all bands live in one sorted array: a band's key starts its hash from the band's
+number (``_kernels/minhash.py``), so equal keys of two bands are a chance of 2**-64 and only
+add a candidate. The array is a few sorted runs (a log-structured merge): a commit adds a run
+of its documents' keys, and runs of about equal size merge, so a document's keys are moved
+about log2(n) times in all and a merge never sorts (``_merge`` interleaves two sorted runs). A
+document's keys all sit in the run its commit made, so a removed document's keys leave at the
+next merge of that run; until then its key is in ``removed`` and skipped.
+
+Immutable: :meth:`BandIndex.added` and :meth:`BandIndex.without` return a new index, so a
+reader holding the old one sees every commit whole or not at all, as with ``HammingIndex.copy``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_EMPTY_KEYS = np.zeros(0, dtype=np.uint64)
+_EMPTY_DOCS = np.zeros(0, dtype=np.int64)
+
+Run = tuple[np.ndarray, np.ndarray]
+"""(band keys, uint64 ascending; the document key of each, int64)."""
+
+
+class BandIndex:
+    """The band keys of the stored documents, by document key (the store's ``key``)."""
+
+    def __init__(self, runs: tuple[Run, ...] = (), removed: np.ndarray = _EMPTY_DOCS, size: int = 0) -> None:
+        self.runs = runs
+        self.removed = removed  # sorted int64: removed documents whose keys a run still holds
+        self.size = size
+
+    @classmethod
+    def of(cls, keys: np.ndarray, bands: np.ndarray) -> BandIndex:
+        """The index of documents ``keys`` (int64, (n,)) with band keys ``bands`` (uint64, (n, b))."""
+        return cls().added(keys, bands)
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def nbytes(self) -> int:
+        return sum(keys.nbytes + docs.nbytes for keys, docs in self.runs) + self.removed.nbytes
+
+    def added(self, keys: np.ndarray, bands: np.ndarray) -> BandIndex:
+        """This index and documents ``keys`` with band keys ``bands`` (uint64, (n, b))."""
+        if keys.size == 0:
+            return self
+        flat = bands.reshape(-1)
+        docs = np.repeat(keys.astype(np.int64), bands.shape[1])
+        order = np.argsort(flat, kind="stable")  # equal keys: the older document first
+        runs, removed = [*self.runs, (flat[order], docs[order])], self.removed
+        # Merge while the run before the last is not twice the last's size: sizes halve down
+        # the list, so there are about log2(n) runs, and each entry moves about log2(n) times.
+        while len(runs) > 1 and runs[-2][0].size < 2 * runs[-1][0].size:
+            merged, removed = _merge(runs[-2], runs[-1], removed)
+            runs[-2:] = [merged]
+        return BandIndex(tuple(runs), removed, self.size + int(keys.size))
+
+    def without(self, keys: np.ndarray) -> BandIndex:
+        """This index less documents ``keys`` (int64, each one held)."""
+        if keys.size == 0:
+            return self
+        return BandIndex(self.runs, np.union1d(self.removed, keys), self.size - int(np.unique(keys).size))
+
+    def candidates(self, bands: np.ndarray, most: int) -> np.ndarray:
+        """int64 keys of the documents that share a band key with ``bands`` (uint64, (b,)),
+        ascending: at most ``most``, and at most ``most`` read from any one bucket of a run,
+        those that share the most bands kept. Bounded work whatever is stored: a bucket of a
+        text stored a million times costs ``most`` entries, not a million."""
+        found = []
+        for keys, docs in self.runs:
+            lo = np.searchsorted(keys, bands, side="left")
+            taken = np.minimum(np.searchsorted(keys, bands, side="right") - lo, most)
+            total = int(taken.sum())
+            if total:
+                # Each bucket's first ``taken`` entries, gathered in one indexing.
+                starts = np.repeat(lo - np.cumsum(taken) + taken, taken)
+                found.append(docs[starts + np.arange(total)])
+        if not found:
+            return _EMPTY_DOCS
+        every = np.concatenate(found)
+        if self.removed.size:
+            every = every[~np.isin(every, self.removed)]
+        unique, shared = np.unique(every, return_counts=True)
+        if unique.size > most:
+            unique = np.sort(unique[np.argsort(-shared, kind="stable")[:most]])
+        return unique
+
+
+def _merge(older: Run, newer: Run, removed: np.ndarray) -> tuple[Run, np.ndarray]:
+    """The two runs as one, in key order (``older``'s entries first among equal keys), less
+    the entries of ``removed`` documents, and ``removed`` less the documents it no longer
+    holds (a document's entries are all in one run)."""
+    old_keys, old_docs = older
+    new_keys, new_docs = newer
+    at = np.searchsorted(old_keys, new_keys, side="right") + np.arange(new_keys.size)
+    keys = np.empty(old_keys.size + new_keys.size, dtype=np.uint64)
+    docs = np.empty(keys.size, dtype=np.int64)
+    theirs = np.ones(keys.size, dtype=bool)
+    theirs[at] = False
+    keys[at], docs[at] = new_keys, new_docs
+    keys[theirs], docs[theirs] = old_keys, old_docs
+    if removed.size:
+        dead = np.isin(docs, removed)
+        if dead.any():
+            removed = np.setdiff1d(removed, docs[dead])
+            keys, docs = keys[~dead], docs[~dead]
+    return (keys, docs), removed

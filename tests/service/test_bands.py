@@ -1,0 +1,46 @@
+"""The band index of Jaccard mode equals the obvious dictionary of live documents through any
+sequence of adds and removes (and the merges of runs they cause), and caps its candidates."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.service.bands import BandIndex
+
+BANDS = 3
+KEY = st.integers(0, 6)  # few distinct keys: buckets shared often
+STEP = st.one_of(
+    st.tuples(
+        st.just("add"), st.lists(st.lists(KEY, min_size=BANDS, max_size=BANDS), min_size=1, max_size=5)
+    ),
+    st.tuples(st.just("remove"), st.integers(0, 2**16)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(STEP, max_size=25), query=st.lists(KEY, min_size=BANDS, max_size=BANDS))
+def test_candidates_equal_a_scan_of_the_live_documents(steps, query):
+    index, live, next_key = BandIndex(), {}, 0
+    for operation, value in steps:
+        if operation == "add":
+            keys = np.arange(next_key, next_key + len(value), dtype=np.int64)
+            index = index.added(keys, np.array(value, dtype=np.uint64))
+            live.update(zip(keys.tolist(), value))
+            next_key += len(value)
+        elif live:
+            gone = sorted(live)[value % len(live)]
+            index = index.without(np.array([gone], dtype=np.int64))
+            del live[gone]
+        assert len(index) == len(live)
+    want = sorted(key for key, bands in live.items() if set(bands) & set(query))
+    assert index.candidates(np.array(query, dtype=np.uint64), 1000).tolist() == want
+
+
+def test_a_bucket_of_many_copies_gives_at_most_the_cap_those_sharing_most_first():
+    copies = np.tile(np.array([1, 2, 3], dtype=np.uint64), (5000, 1))  # one text stored 5,000 times
+    index = BandIndex.of(np.arange(5000, dtype=np.int64), copies)
+    index = index.added(np.array([9000], dtype=np.int64), np.array([[1, 8, 9]], dtype=np.uint64))
+    found = index.candidates(np.array([1, 2, 3], dtype=np.uint64), 100)
+    assert found.tolist() == list(range(100))  # each shares every band; the first stored first
