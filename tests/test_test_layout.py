@@ -51,3 +51,13 @@ def test_the_check_sees_every_form_of_import(tmp_path):
     )
     shared = sorted(module for _, module in _imported_modules(path) if _shared_wrongly(module))
     assert shared == ["conftest", "test_a", "test_b", "test_c"]
+
+
+def test_every_test_module_has_a_name_of_its_own():
+    # The test folders are not packages, so pytest imports each test module by its bare name:
+    # a second tests/*/test_x.py fails the whole run at collection ("import file mismatch").
+    by_name: dict[str, list[str]] = {}
+    for path in sorted(TESTS.rglob("test_*.py")):
+        by_name.setdefault(path.name, []).append(str(path.relative_to(TESTS)))
+    clashes = [paths for paths in by_name.values() if len(paths) > 1]
+    assert not clashes, f"rename one of each group so every test module's name is unique: {clashes}"
