@@ -28,6 +28,9 @@ import httpx
 import numpy as np
 from _exact_join import exact_jaccard_pairs
 
+from neardup._config import FingerprintConfig
+from neardup.decision.verify import FeatureTable, check_verify
+
 THRESHOLD = 0.8
 QUERIES = 2000
 
@@ -54,13 +57,44 @@ def planted_texts(n: int, rng: np.random.Generator) -> tuple[list[str], list[str
 
 
 def exact_answers(stored: list[str], queries: list[str]) -> list[dict[int, float]]:
-    """Each query's stored positions at Jaccard >= THRESHOLD, with the value: the exact join."""
-    from neardup._config import FingerprintConfig
-    from neardup.decision.verify import FeatureTable, check_verify
+    """Each query's stored positions at Jaccard >= THRESHOLD, with the value.
 
-    verification = check_verify(("jaccard", THRESHOLD), FingerprintConfig(), "word-shingles", None)
-    assert verification is not None
-    table = FeatureTable.of(stored + queries, verification.features)
+    Exact and lean: only (stored, query) pairs are wanted, so the queries' features are held and
+    the stored texts streamed past them a chunk at a time; every stored text sharing a feature
+    with a query has its intersection counted exactly. Memory is the queries' features and one
+    chunk's, whatever N (the all-pairs join of ``_exact_join.py`` holds every stored text's
+    features and ran out of memory at 1M); :func:`run` holds the two equal on a sample first.
+    """
+    config = _features_config()
+    asked = FeatureTable.of(queries, config)
+    query_sizes = np.diff(asked.doc_offsets)
+    owner = np.repeat(np.arange(len(queries)), query_sizes)
+    order = np.argsort(asked.hashes, kind="stable")
+    query_hashes, query_owner = asked.hashes[order], owner[order]
+    out: list[dict[int, float]] = [{} for _ in queries]
+    for start in range(0, len(stored), _CHUNK):
+        table = FeatureTable.of(stored[start : start + _CHUNK], config)
+        sizes = np.diff(table.doc_offsets)
+        doc = np.repeat(np.arange(sizes.size), sizes)
+        first = np.searchsorted(query_hashes, table.hashes, "left")
+        last = np.searchsorted(query_hashes, table.hashes, "right")
+        hits = np.flatnonzero(last > first)
+        # Each stored feature found in the queries, once for each query holding it.
+        repeats = (last - first)[hits]
+        at = np.repeat(first[hits] - np.cumsum(repeats) + repeats, repeats) + np.arange(repeats.sum())
+        pair = np.repeat(doc[hits], repeats) * len(queries) + query_owner[at]
+        pairs, shared = np.unique(pair, return_counts=True)
+        stored_doc, query = np.divmod(pairs, len(queries))
+        jaccard = shared / (sizes[stored_doc] + query_sizes[query] - shared)
+        for s, q, j in zip(stored_doc.tolist(), query.tolist(), jaccard.tolist()):
+            if j >= THRESHOLD:
+                out[q][start + s] = j
+    return out
+
+
+def all_pairs_answers(stored: list[str], queries: list[str]) -> list[dict[int, float]]:
+    """:func:`exact_answers` by the all-pairs join of every text: the check of the lean one."""
+    table = FeatureTable.of(stored + queries, _features_config())
     first, second, jaccard = exact_jaccard_pairs(table.doc_offsets, table.hashes, THRESHOLD)
     n = len(stored)
     out: list[dict[int, float]] = [{} for _ in queries]
@@ -68,6 +102,20 @@ def exact_answers(stored: list[str], queries: list[str]) -> list[dict[int, float
         if a < n <= b:  # first < second: a stored text and a query
             out[b - n][a] = j
     return out
+
+
+_CHECKED = 20_000
+"""Stored texts on which :func:`run` checks the lean reference against the all-pairs join."""
+
+_CHUNK = 50_000
+"""Stored texts whose features are held at once by :func:`exact_answers`."""
+
+
+def _features_config() -> FingerprintConfig:
+    """The features the service's Jaccard mode extracts (word 3-shingles)."""
+    verification = check_verify(("jaccard", THRESHOLD), FingerprintConfig(), "word-shingles", None)
+    assert verification is not None
+    return verification.features
 
 
 def ingest(url: str, stored: list[str], concurrency: int = 2) -> float:
@@ -127,6 +175,8 @@ def run(args: Any, results: dict[str, Any], start: Any, hammer: Any, rss_mib: An
     stored, queries = planted_texts(args.docs, rng)
     results["corpus_s"] = time.perf_counter() - t
     results["text_mib"] = sum(map(len, stored)) / 2**20
+    sample = stored[:_CHECKED]
+    assert exact_answers(sample, queries) == all_pairs_answers(sample, queries), "the lean reference is wrong"
     t = time.perf_counter()
     exact = exact_answers(stored, queries)
     results["exact_join_s"] = time.perf_counter() - t
