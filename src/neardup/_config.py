@@ -43,6 +43,28 @@ class IdfWeights(Protocol):
     default_idf: float
 
 
+def check_same_lexers(recorded: dict[str, Any] | None, where: str) -> None:
+    """Raise ConfigError when ``recorded`` (a :meth:`FingerprintConfig.to_dict` that a file
+    ``where`` keeps) is of code fingerprints lexed by another pygments than the installed one:
+    other lexers may give other tokens, so texts fingerprinted now would not be comparable with
+    the file's. Nothing to check for prose features, or without pygments (lexing will then ask
+    for the ``code`` extra)."""
+    if recorded is None or recorded.get("features") != "code":
+        return
+    from ._lexers import pygments_version
+
+    installed, theirs = pygments_version(), recorded.get("pygments_version")
+    if installed is None or theirs == installed:
+        return
+    made_with = f"pygments {theirs}" if theirs else "a pygments whose version it does not record"
+    fix = f", or install the one it was made with (pip install pygments=={theirs})" if theirs else ""
+    raise ConfigError(
+        f"{where} holds code fingerprints lexed by {made_with}, but pygments {installed} is "
+        f"installed, whose lexers may give other tokens and so other fingerprints; rebuild the "
+        f"index with this pygments{fix}"
+    )
+
+
 def _choice(name: str, value: object, allowed: tuple) -> None:
     if value not in allowed:
         listed = ", ".join(repr(a) for a in allowed)

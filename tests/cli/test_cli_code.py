@@ -109,3 +109,28 @@ def test_checks_of_pairs_refuse_code_features(sources, run):
         "dedup", "src", "--features", "code", "--verify", "jaccard", "0.1", *prose, "-o", "k", cwd=sources
     )
     assert checked.returncode == 0, checked.stderr
+
+
+def test_an_index_of_code_lexed_by_another_pygments_is_refused(sources, run):
+    """Its texts would be lexed into other tokens now: ``index query --text`` and ``dedup
+    --against`` refuse it, naming both versions and the fixes."""
+    from neardup.index.hamming_index import HammingIndex
+
+    code = ("--features", "code", "--language", "python")  # a language: --text can be lexed
+    saved = run("dedup", "src", *code, "-o", "kept", "--save-index", "code.idx", cwd=sources)
+    assert saved.returncode == 0, saved.stderr
+    index = HammingIndex.open(sources / "code.idx")
+    index.fingerprint_config = {**index.fingerprint_config, "pygments_version": "1.0"}
+    index.save(sources / "old.idx")
+    installed = importlib.metadata.version("pygments")
+    said = f"old.idx holds code fingerprints lexed by pygments 1.0, but pygments {installed} is installed"
+    fixes = "rebuild the index with this pygments, or install the one it was made with "
+    fixes += "(pip install pygments==1.0)"
+    for command in (
+        ("index", "query", "old.idx", "--text", ORIGINAL),
+        ("dedup", "src", *code, "-o", "again", "--against", "old.idx"),
+    ):
+        refused = run(*command, cwd=sources)
+        assert refused.returncode == 1 and said in refused.stderr and fixes in refused.stderr, refused.stderr
+    same = run("index", "query", "code.idx", "--text", ORIGINAL, cwd=sources)  # this pygments': answered
+    assert same.returncode == 0 and same.stdout.startswith("0\t0\n"), same.stderr  # a.py, itself

@@ -156,7 +156,7 @@ def test_serve_on_a_file_names_it(tmp_path, capsys):
     pytest.importorskip("uvicorn")
     (tmp_path / "data").write_text("a file, not a folder")
     assert main(["serve", "--data", str(tmp_path / "data")]) == 1
-    assert one_line(capsys) == f"FileExistsError: {tmp_path / 'data'}: File exists"
+    assert one_line(capsys).startswith(f"ConfigError: --data {tmp_path / 'data'} is a file, not a folder;")
 
 
 def test_interrupted_is_status_130(monkeypatch, capsys):

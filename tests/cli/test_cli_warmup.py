@@ -146,6 +146,24 @@ def test_a_missing_input_fails_at_once_compiling_nothing(cold, compiled, tmp_pat
     assert compiled == ["read", "fingerprint"]
 
 
+def test_what_the_arguments_alone_refuse_is_refused_before_compiling(cold, compiled, capsys):
+    """A usage error, or a file given as a folder, is told at once: not after a first run's
+    minute of compiling the kernels the command would have needed."""
+    for argv in (
+        ["fingerprint", "x.txt", "--example"],
+        ["dedup", "x.jsonl"],  # nothing to write
+        ["logs", "x.txt", "--min-values", "1"],
+    ):
+        with pytest.raises(SystemExit) as stopped:
+            main(argv)
+        assert stopped.value.code == 2 and "usage: neardup" in capsys.readouterr().err
+    assert main(["serve", "--data", "x.txt"]) == 1  # x.txt is a file
+    assert capsys.readouterr().err.startswith("ConfigError: --data x.txt is a file, not a folder;")
+    assert main(["passages", "x.txt", "-o", "passages.zzz"]) == 1
+    assert "name the table's format by its suffix" in capsys.readouterr().err
+    assert compiled == []
+
+
 def test_commands_without_kernels_never_compile(cold, compiled, tmp_path, capsys):
     assert main(["report", "-o", str(tmp_path / "report")]) == 1
     assert capsys.readouterr().err.startswith("ConfigError: ")

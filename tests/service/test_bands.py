@@ -35,7 +35,8 @@ def test_candidates_equal_a_scan_of_the_live_documents(steps, query):
             del live[gone]
         assert len(index) == len(live)
     want = sorted(key for key, bands in live.items() if set(bands) & set(query))
-    assert index.candidates(np.array(query, dtype=np.uint64), 1000).tolist() == want
+    found = index.candidates(np.array(query, dtype=np.uint64), 1000)
+    assert found.keys.tolist() == want and not found.truncated
 
 
 def test_a_bucket_of_many_copies_gives_at_most_the_cap_those_sharing_most_first():
@@ -43,4 +44,19 @@ def test_a_bucket_of_many_copies_gives_at_most_the_cap_those_sharing_most_first(
     index = BandIndex.of(np.arange(5000, dtype=np.int64), copies)
     index = index.added(np.array([9000], dtype=np.int64), np.array([[1, 8, 9]], dtype=np.uint64))
     found = index.candidates(np.array([1, 2, 3], dtype=np.uint64), 100)
-    assert found.tolist() == list(range(100))  # each shares every band; the first stored first
+    assert found.keys.tolist() == list(range(100))  # each shares every band; the first stored first
+    assert found.truncated
+    assert not index.candidates(np.array([7, 8, 9], dtype=np.uint64), 100).truncated  # 9000 alone
+
+
+def test_truncated_says_which_cap_cut_the_candidates():
+    """The cap of one bucket, the cap of the documents found across buckets, or neither."""
+    index = BandIndex.of(
+        np.arange(4, dtype=np.int64), np.array([[1, 2], [1, 3], [4, 5], [6, 5]], dtype=np.uint64)
+    )
+    at_the_cap = index.candidates(np.array([1, 0], dtype=np.uint64), 2)
+    assert at_the_cap.keys.tolist() == [0, 1] and not at_the_cap.truncated
+    one_bucket = index.candidates(np.array([1, 0], dtype=np.uint64), 1)
+    assert one_bucket.keys.tolist() == [0] and one_bucket.truncated
+    across = index.candidates(np.array([2, 4], dtype=np.uint64), 1)  # buckets of one each, two documents
+    assert across.keys.size == 1 and across.truncated

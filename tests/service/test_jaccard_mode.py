@@ -5,6 +5,7 @@ cannot answer; the client's view of the new fields."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -14,6 +15,7 @@ from server_process import Server
 
 import neardup
 from naive import naive_features
+from neardup.cli.main import main
 
 T = 0.5  # low enough that drawn texts land on both sides of it
 
@@ -137,14 +139,18 @@ def test_what_jaccard_mode_cannot_answer_is_a_4xx(server):
 
 
 @pytest.mark.slow
-def test_copies_of_one_text_are_capped_not_quadratic(server_factory):
-    """A text stored 3,000 times: each query checks at most 1,000 candidates and lists those."""
+def test_copies_of_one_text_are_capped_not_quadratic(server_factory, capsys):
+    """A text stored 3,000 times: each query checks at most 1,000 candidates, lists those and
+    says the answer was truncated; a query the cap did not cut says it was not."""
     server = server_factory("--jaccard", "0.9")
     text = "one text that a careless crawler stores again and again under new addresses"
     with neardup.Client(server.url, batch_size=1000) as client:
         client.add({"id": f"copy{i}", "text": text} for i in range(3000))
-        (answer,) = client.query([{"text": text}])
-        assert len(answer["duplicates"]) == 1000
+        answer, other = client.query([{"text": text}, {"text": "another text about something else"}])
+        assert len(answer["duplicates"]) == 1000 and answer["truncated"] is True  # 2,000 left out
         assert {d["similarity"] for d in answer["duplicates"]} == {1.0}
+        assert other == {**other, "duplicates": [], "truncated": False}
         skipped = client.add([{"id": "one more", "text": text}], skip_if_duplicate=True)[0]
         assert not skipped["stored"] and len(skipped["duplicates"]) == 1000
+    assert main(["client", "query", text, "--url", server.url]) == 0
+    assert json.loads(capsys.readouterr().out)["truncated"] is True  # the command says so too

@@ -111,5 +111,8 @@ def run_add(args: argparse.Namespace) -> int:
 def run_query(args: argparse.Namespace) -> int:
     with _connected(args) as client:
         for text, result in zip(args.texts, client.query([{"text": t} for t in args.texts])):
-            print(json.dumps({"text": text[:60], "duplicates": result["duplicates"]}, ensure_ascii=False))
+            line = {"text": text[:60], "duplicates": result["duplicates"]}
+            if "truncated" in result:  # Jaccard mode: the answer may be incomplete
+                line["truncated"] = result["truncated"]
+            print(json.dumps(line, ensure_ascii=False))
     return 0

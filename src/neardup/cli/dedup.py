@@ -68,7 +68,7 @@ def add_command(commands: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    dedup.set_defaults(handler=run, command_parser=dedup)
+    dedup.set_defaults(handler=run, check=check, command_parser=dedup)
     dedup.add_argument(
         "inputs", nargs="*", metavar="INPUT", help="files or folders of documents, or '-' for stdin"
     )
@@ -231,13 +231,14 @@ def _add_engine_arguments(dedup: argparse.ArgumentParser) -> None:
     )
 
 
-def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, float] | None:
-    """Usage errors of the command line itself; what the options allow together is
-    ``DedupOptions``'s to say, for both engines and the library alike."""
+def check(args: argparse.Namespace) -> None:
+    """Usage errors of the command line itself, before any compile; what the options allow
+    together is ``DedupOptions``'s to say, for both engines and the library alike."""
+    parser = args.command_parser
     if args.explain_plan:
         if args.jaccard is None and args.cosine is None:
             parser.error("--explain-plan explains a --jaccard or --cosine run; give one")
-        return None
+        return
     if args.example and args.inputs:
         parser.error("--example deduplicates a built-in corpus; give it without INPUTs")
     if not args.example and not args.inputs:
@@ -251,9 +252,15 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
         parser.error("--example on --engine spark shows its clusters; give -o only, or run it locally")
     if args.all_pairs and not args.pairs:
         parser.error("--all-pairs says what --pairs FILE holds; give --pairs FILE too")
+    _verify(args)
+
+
+def _verify(args: argparse.Namespace) -> tuple[str, float] | None:
+    """``--verify METRIC THRESHOLD`` with its threshold a number, or None."""
     if args.verify is None:
         return None
     metric, threshold = args.verify
+    parser: argparse.ArgumentParser = args.command_parser
     try:
         return metric, float(threshold)
     except ValueError:
@@ -312,7 +319,6 @@ def dedup_options(args: argparse.Namespace, verify: tuple[str, float] | None) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    verify = _check(args.command_parser, args)
     if args.explain_plan:
         if args.cosine is not None:
             from ..decision.cosine import explain_cosine
@@ -327,7 +333,7 @@ def run(args: argparse.Namespace) -> int:
     engine = spark_engine(args) if args.engine == "spark" else None
     if engine is not None:
         _refuse_local_only(args, engine, read)
-    options = dedup_options(args, verify)
+    options = dedup_options(args, _verify(args))
     if engine is not None:  # the job checks its outputs, before the session starts
         if args.example:
             return _example_on_spark(args, options, engine)

@@ -111,7 +111,7 @@ def add_command(commands: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    fp.set_defaults(handler=run, command_parser=fp)
+    fp.set_defaults(handler=run, check=check, command_parser=fp)
     fp.add_argument(
         "inputs",
         nargs="*",
@@ -148,15 +148,19 @@ def add_document_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def check(args: argparse.Namespace) -> None:
+    """Usage errors, before any compile."""
     parser = args.command_parser
     if args.example and args.inputs:
         parser.error("--example fingerprints a built-in corpus; give it without INPUT")
     if not args.example and not args.inputs:
         parser.error("INPUT is required (a file, a folder or '-'), unless --example is given")
+    if args.format is not None and args.input_format is not None:
+        parser.error(f"{FORMAT_MOVED}; give --input-format alone")
+
+
+def run(args: argparse.Namespace) -> int:
     if args.format is not None:
-        if args.input_format is not None:
-            parser.error(f"{FORMAT_MOVED}; give --input-format alone")
         print(f"neardup: DeprecationWarning: {FORMAT_MOVED}", file=sys.stderr)
         args.input_format = args.format
 

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from .._config import FingerprintConfig
+from .._config import FingerprintConfig, check_same_lexers
 from ..io.id_lists import id_list_path, integer_ids, read_id_list, remove_id_list, write_id_list
 from .fingerprint import FINGERPRINTS_HELP, add_document_arguments, load_fingerprints
 
@@ -113,6 +113,7 @@ def run_query(args: argparse.Namespace) -> int:
             )
         from ..fingerprint.fingerprinter import Fingerprinter
 
+        check_same_lexers(index.fingerprint_config, args.index)
         config = FingerprintConfig.from_dict(index.fingerprint_config)
         query = Fingerprinter(config).fingerprint(args.text)
         fingerprint = parse_hex(f"{query:0{index.bits // 4}x}", index.bits)

@@ -50,7 +50,7 @@ def add_command(commands: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.set_defaults(handler=run, command_parser=parser)
+    parser.set_defaults(handler=run, check=check, command_parser=parser)
     parser.add_argument(
         "inputs", nargs="+", metavar="INPUT", help="log files or folders of them, or '-' for stdin"
     )
@@ -89,11 +89,9 @@ def add_command(commands: Any) -> None:
     add_input_arguments(parser)
 
 
-def run(args: argparse.Namespace) -> int:
-    from .._progress import Progress
+def check(args: argparse.Namespace) -> None:
+    """Usage errors and output names that say no format, before any compile."""
     from ..io.writers import table_format
-    from ..logs.job import mine, write_templates
-    from .dedup import input_sources
 
     if args.min_values < 2:
         args.command_parser.error("--min-values must be 2 or more")
@@ -101,9 +99,17 @@ def run(args: argparse.Namespace) -> int:
         args.command_parser.error("--min-constants must be 0 or more")
     for path in (args.output, args.templates):
         if path is not None and path != STDOUT:
-            table_format(path)  # a name that says no format is refused before the run
+            table_format(path)
     if args.output == STDOUT:
         args.command_parser.error("-o needs a file: stdout is where the templates go")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._progress import Progress
+    from ..io.writers import table_format
+    from ..logs.job import mine, write_templates
+    from .dedup import input_sources
+
     templates, state = _templates(args)
     args.lines = True  # a log file is one event a line, in a folder too
     read = read_options(args)

@@ -59,7 +59,7 @@ def add_command(commands: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.set_defaults(handler=run, command_parser=parser)
+    parser.set_defaults(handler=run, check=check, command_parser=parser)
     parser.add_argument(
         "inputs", nargs="+", metavar="INPUT", help="files or folders of documents, or '-' for stdin"
     )
@@ -109,12 +109,9 @@ def add_command(commands: Any) -> None:
     add_input_arguments(parser)
 
 
-def run(args: argparse.Namespace) -> int:
-    from .._progress import Progress
+def check(args: argparse.Namespace) -> None:
+    """Usage errors and output names that say no format, before any compile."""
     from ..io.writers import table_format
-    from ..passage.job import run_job
-    from ..passage.matching import PassageOptions
-    from .dedup import input_sources
 
     if (args.strip or args.max_copied is not None) and args.documents is None:
         args.command_parser.error("--strip and --max-copied shape --documents FILE: name it")
@@ -122,7 +119,15 @@ def run(args: argparse.Namespace) -> int:
         args.command_parser.error("--max-copied 0 would leave out every document; give a share above 0")
     for path in (args.output, args.common):
         if path is not None and path != STDOUT:
-            table_format(path)  # a name that says no format is refused before the run
+            table_format(path)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._progress import Progress
+    from ..passage.job import run_job
+    from ..passage.matching import PassageOptions
+    from .dedup import input_sources
+
     options = PassageOptions(
         min_words=args.min_words, min_similarity=args.min_similarity, common_docs=args.common_docs
     )

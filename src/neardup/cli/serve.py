@@ -35,7 +35,7 @@ def add_command(commands: Any) -> None:
         "/openapi.json). The mode (-k or --jaccard) and the fingerprint options are fixed when "
         "--data is created and recorded there; a later start with other ones is refused.",
     )
-    serve.set_defaults(handler=run, command_parser=serve)
+    serve.set_defaults(handler=run, check=check, command_parser=serve)
     serve.add_argument("--data", required=True, metavar="DIR", help="the data folder (created if missing)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
     serve.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
@@ -115,6 +115,19 @@ def add_command(commands: Any) -> None:
     add_config_arguments(serve, or_else="the data folder's")
     # None marks an option not given: a start on an existing folder compares only what was given.
     serve.set_defaults(**dict.fromkeys(_CONFIG_OPTIONS))
+
+
+def check(args: argparse.Namespace) -> None:
+    """What the arguments alone refuse, before the kernels compile: a ``--data`` that is a
+    file, and options a new folder could not be made with."""
+    from .._errors import ConfigError
+
+    if os.path.exists(args.data) and not os.path.isdir(args.data):
+        raise ConfigError(
+            f"--data {args.data} is a file, not a folder; give the service's data folder (created "
+            f"if missing), or move the file away"
+        )
+    _settings(args)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .._config import FingerprintConfig
+from .._config import FingerprintConfig, check_same_lexers
 from .._errors import ConfigError
 from ..index.hamming import distance_for_cosine
 from ..index.hamming_index import HammingIndex
@@ -151,6 +151,8 @@ class DedupOptions:
             raise ConfigError(
                 f"{name} holds {index.bits}-bit fingerprints; this run makes {config.bits}-bit ones"
             )
+        if config.features == "code":  # another pygments: a refusal naming both, clearer than the next
+            check_same_lexers(index.fingerprint_config, str(name))
         if index.fingerprint_config is not None and index.fingerprint_config != config.to_dict():
             raise ConfigError(
                 f"{name} was built with another fingerprint config "

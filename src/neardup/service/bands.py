@@ -15,6 +15,8 @@ reader holding the old one sees every commit whole or not at all, as with ``Hamm
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 _EMPTY_KEYS = np.zeros(0, dtype=np.uint64)
@@ -22,6 +24,16 @@ _EMPTY_DOCS = np.zeros(0, dtype=np.int64)
 
 Run = tuple[np.ndarray, np.ndarray]
 """(band keys, uint64 ascending; the document key of each, int64)."""
+
+
+class Candidates(NamedTuple):
+    """What :meth:`BandIndex.candidates` found for one document."""
+
+    keys: np.ndarray
+    """int64, ascending: the documents sharing a band key with it, at most the cap."""
+    truncated: bool
+    """True when a cap left some out (a bucket over it, or more documents than it): an answer
+    made from ``keys`` may miss a document that shares a band."""
 
 
 class BandIndex:
@@ -65,29 +77,34 @@ class BandIndex:
             return self
         return BandIndex(self.runs, np.union1d(self.removed, keys), self.size - int(np.unique(keys).size))
 
-    def candidates(self, bands: np.ndarray, most: int) -> np.ndarray:
-        """int64 keys of the documents that share a band key with ``bands`` (uint64, (b,)),
-        ascending: at most ``most``, and at most ``most`` read from any one bucket of a run,
-        those that share the most bands kept. Bounded work whatever is stored: a bucket of a
-        text stored a million times costs ``most`` entries, not a million."""
-        found = []
+    def candidates(self, bands: np.ndarray, most: int) -> Candidates:
+        """The documents that share a band key with ``bands`` (uint64, (b,)): at most
+        ``most``, and at most ``most`` read from any one bucket of a run, those that share the
+        most bands kept, and whether a cap left any out. Bounded work whatever is stored: a
+        bucket of a text stored a million times costs ``most`` entries, not a million."""
+        found, truncated = [], False
         for keys, docs in self.runs:
             lo = np.searchsorted(keys, bands, side="left")
-            taken = np.minimum(np.searchsorted(keys, bands, side="right") - lo, most)
+            held = np.searchsorted(keys, bands, side="right") - lo
+            taken = np.minimum(held, most)
+            # A full bucket may hold removed documents among those read: still reported, as
+            # the ones past the cap might have been live and similar.
+            truncated = truncated or bool((held > most).any())
             total = int(taken.sum())
             if total:
                 # Each bucket's first ``taken`` entries, gathered in one indexing.
                 starts = np.repeat(lo - np.cumsum(taken) + taken, taken)
                 found.append(docs[starts + np.arange(total)])
         if not found:
-            return _EMPTY_DOCS
+            return Candidates(_EMPTY_DOCS, truncated)
         every = np.concatenate(found)
         if self.removed.size:
             every = every[~np.isin(every, self.removed)]
         unique, shared = np.unique(every, return_counts=True)
         if unique.size > most:
             unique = np.sort(unique[np.argsort(-shared, kind="stable")[:most]])
-        return unique
+            truncated = True
+        return Candidates(unique, truncated)
 
 
 def _merge(older: Run, newer: Run, removed: np.ndarray) -> tuple[Run, np.ndarray]:

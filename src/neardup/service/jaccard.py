@@ -7,7 +7,8 @@ candidate's features are read from the store and its Jaccard index computed exac
 answer is at least T similar (precision 1) and recall is the banding's. The work of one query
 is bounded whatever is stored: at most ``MAX_CANDIDATES`` candidates are checked, those
 sharing the most bands first (a text stored a million times fills its buckets with a million
-copies; a query of it checks a thousand of them and lists those).
+copies; a query of it checks a thousand of them and lists those), and the answer to ``POST
+/query`` says ``"truncated": true`` for a text whose candidates a cap cut.
 
 Writes are the SimHash mode's (``state.Service``): group commit, one transaction, answered once
 on disk. The fingerprint is still made and stored (``GET`` answers it); the store keeps each
@@ -105,18 +106,27 @@ class JaccardService(Service):
 
     def search(
         self, documents: list[DocumentIn], limits: Limits, k: int
-    ) -> tuple[np.ndarray, list[list[dict[str, Any]]]]:
-        """Each document's fingerprint and the stored documents at least the threshold
-        similar, most similar first, in the index visible now (a reader takes no lock)."""
+    ) -> tuple[np.ndarray, list[list[dict[str, Any]]], list[bool] | None]:
+        """Each document's fingerprint, the stored documents at least the threshold similar,
+        most similar first, in the index visible now (a reader takes no lock), and whether a
+        cap on candidates cut each one's search."""
         fps, texts = self.prepare(documents, limits)
         sketches = self.sketcher.sketch([str(documents[p].text) for p in texts])
         fps[texts] = sketches.fingerprints
-        hits = found_in_index(self.bands, self.store, sketches, self.threshold, MAX_CANDIDATES)
+        hits, truncated = found_in_index(self.bands, self.store, sketches, self.threshold, MAX_CANDIDATES)
         names = self.store.by_keys(sorted({key for doc in hits for _, key in doc}))
-        return fps, [
-            [{"id": names[key], "similarity": s} for s, key in sorted(doc, key=_most_similar) if key in names]
-            for doc in hits
-        ]
+        return (
+            fps,
+            [
+                [
+                    {"id": names[key], "similarity": s}
+                    for s, key in sorted(doc, key=_most_similar)
+                    if key in names
+                ]
+                for doc in hits
+            ],
+            truncated,
+        )
 
     def _fingerprint_group(self, group: list[Write]) -> None:
         """The features, band keys and fingerprints of the group's texts, in one call."""
@@ -174,21 +184,25 @@ class JaccardService(Service):
 
 def found_in_index(
     index: BandIndex, store: Store, sketches: Sketches, threshold: float, most: int = MAX_CANDIDATES
-) -> list[list[Hit]]:
+) -> tuple[list[list[Hit]], list[bool]]:
     """Each sketched text's stored documents at least ``threshold`` similar, checked exactly on
     the features the store holds (a document removed meanwhile has none, and is left out):
-    (similarity, key), unordered. A block of candidates at a time (``_CHECK_BLOCK``)."""
+    (similarity, key), unordered; and whether a cap of ``most`` cut each text's candidates. A
+    block of candidates at a time (``_CHECK_BLOCK``)."""
     out: list[list[Hit]] = []
+    truncated: list[bool] = []
     pending: list[tuple[int, list[int]]] = []  # (position, its candidates' keys)
     held = 0
     for p in range(len(sketches)):
-        candidates = index.candidates(sketches.bands[p], most).tolist()
+        found = index.candidates(sketches.bands[p], most)
+        candidates = found.keys.tolist()
+        truncated.append(found.truncated)
         pending.append((p, candidates))
         held += len(candidates)
         if held >= _CHECK_BLOCK or p == len(sketches) - 1:
             out += _checked(pending, store, sketches, threshold)
             pending, held = [], 0
-    return out
+    return out, truncated
 
 
 def _checked(
@@ -226,7 +240,7 @@ class JaccardView:
     def __init__(self, index: BandIndex, store: Store, writes: list[Write], threshold: float) -> None:
         self.threshold = threshold
         self._hits: dict[int, list[list[Hit]]] = {
-            id(write): found_in_index(index, store, write.sketches, threshold) for write in writes
+            id(write): found_in_index(index, store, write.sketches, threshold)[0] for write in writes
         }
         keys = sorted({key for hits in self._hits.values() for doc in hits for _, key in doc})
         self._names = store.by_keys(keys)

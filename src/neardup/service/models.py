@@ -93,6 +93,11 @@ class Result(BaseModel):
     fingerprint: str
     duplicates: list[Duplicate]
     stored: bool
+    truncated: bool | None = Field(
+        default=None,
+        description="POST /query in Jaccard mode: true when a cap on candidates cut this text's "
+        "search, so duplicates may be incomplete (absent in SimHash mode and from POST /documents)",
+    )
 
 
 class Results(BaseModel):
@@ -100,13 +105,21 @@ class Results(BaseModel):
 
 
 def results_json(
-    batch: Batch, fps: np.ndarray, found: list[list[dict[str, Any]]], stored: list[bool]
+    batch: Batch,
+    fps: np.ndarray,
+    found: list[list[dict[str, Any]]],
+    stored: list[bool],
+    truncated: list[bool] | None = None,
 ) -> bytes:
-    """The answer to a batch, in order: the ``Results`` schema, serialised directly."""
-    results = [
+    """The answer to a batch, in order: the ``Results`` schema, serialised directly;
+    ``truncated`` only where the lookup can be cut (Jaccard mode's queries)."""
+    results: list[dict[str, Any]] = [
         {"id": d.id, "fingerprint": fingerprint_hex(fps[p]), "duplicates": found[p], "stored": stored[p]}
         for p, d in enumerate(batch.documents)
     ]
+    if truncated is not None:
+        for result, cut in zip(results, truncated):
+            result["truncated"] = cut
     return json.dumps({"results": results}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 

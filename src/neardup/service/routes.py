@@ -149,9 +149,9 @@ def added(
 def answer_query(service: Service, metrics: Metrics, limits: Limits, batch: Batch) -> bytes:
     """The answer to ``POST /query``: the same lookup as ``/documents``, storing nothing."""
     k = radius(service, limits, batch)
-    fps, found = service.search(batch.documents, limits, k)  # no lock: a reader never waits for a writer
+    fps, found, truncated = service.search(batch.documents, limits, k)  # no lock: never waits for a writer
     metrics.queried.inc(len(fps))
-    return results_json(batch, fps, found, [False] * len(fps))
+    return results_json(batch, fps, found, [False] * len(fps), truncated)
 
 
 @contextlib.contextmanager

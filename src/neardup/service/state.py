@@ -470,10 +470,11 @@ class Service:
 
     def search(
         self, documents: list[DocumentIn], limits: Limits, k: int
-    ) -> tuple[np.ndarray, list[list[dict[str, Any]]]]:
-        """``POST /query``: each document's fingerprint and its stored near-duplicates."""
+    ) -> tuple[np.ndarray, list[list[dict[str, Any]]], list[bool] | None]:
+        """``POST /query``: each document's fingerprint, its stored near-duplicates, and
+        whether a cap cut each lookup (None: a Hamming lookup is never cut)."""
         fps = self.fingerprints(documents, limits)
-        return fps, self.lookup(fps, k)
+        return fps, self.lookup(fps, k), None
 
     def lookup(self, fps: np.ndarray, k: int) -> list[list[dict[str, Any]]]:
         """Each fingerprint's stored near-duplicates (id, distance), nearest first, in the index
