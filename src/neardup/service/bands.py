@@ -46,10 +46,15 @@ class BandIndex:
 
     def added(self, keys: np.ndarray, bands: np.ndarray) -> BandIndex:
         """This index and documents ``keys`` with band keys ``bands`` (uint64, (n, b))."""
-        if keys.size == 0:
-            return self
-        flat = bands.reshape(-1)
         docs = np.repeat(keys.astype(np.int64), bands.shape[1])
+        return self.added_entries(bands.reshape(-1), docs, int(keys.size))
+
+    def added_entries(self, flat: np.ndarray, docs: np.ndarray, documents: int) -> BandIndex:
+        """This index and ``documents`` new documents, whose keys are ``flat`` (uint64), of
+        documents ``docs`` (int64, one each): any number a document (passage seeds), none
+        for some."""
+        if flat.size == 0:
+            return self if documents == 0 else BandIndex(self.runs, self.removed, self.size + documents)
         order = np.argsort(flat, kind="stable")  # equal keys: the older document first
         runs, removed = [*self.runs, (flat[order], docs[order])], self.removed
         # Merge while the run before the last is not twice the last's size: sizes halve down
@@ -57,7 +62,7 @@ class BandIndex:
         while len(runs) > 1 and runs[-2][0].size < 2 * runs[-1][0].size:
             merged, removed = _merge(runs[-2], runs[-1], removed)
             runs[-2:] = [merged]
-        return BandIndex(tuple(runs), removed, self.size + int(keys.size))
+        return BandIndex(tuple(runs), removed, self.size + documents)
 
     def without(self, keys: np.ndarray) -> BandIndex:
         """This index less documents ``keys`` (int64, each one held)."""
@@ -66,28 +71,36 @@ class BandIndex:
         return BandIndex(self.runs, np.union1d(self.removed, keys), self.size - int(np.unique(keys).size))
 
     def candidates(self, bands: np.ndarray, most: int) -> np.ndarray:
-        """int64 keys of the documents that share a band key with ``bands`` (uint64, (b,)),
+        """:meth:`candidates_cut`'s candidates."""
+        return self.candidates_cut(bands, most)[0]
+
+    def candidates_cut(self, bands: np.ndarray, most: int) -> tuple[np.ndarray, bool]:
+        """(int64 keys of the documents that share a band key with ``bands`` (uint64, (b,)),
         ascending: at most ``most``, and at most ``most`` read from any one bucket of a run,
-        those that share the most bands kept. Bounded work whatever is stored: a bucket of a
-        text stored a million times costs ``most`` entries, not a million."""
+        those that share the most bands kept; whether any were left out). Bounded work
+        whatever is stored: a bucket of a text stored a million times costs ``most`` entries,
+        not a million."""
         found = []
+        cut = False
         for keys, docs in self.runs:
             lo = np.searchsorted(keys, bands, side="left")
-            taken = np.minimum(np.searchsorted(keys, bands, side="right") - lo, most)
+            held = np.searchsorted(keys, bands, side="right") - lo
+            taken = np.minimum(held, most)
+            cut |= bool((held > most).any())
             total = int(taken.sum())
             if total:
                 # Each bucket's first ``taken`` entries, gathered in one indexing.
                 starts = np.repeat(lo - np.cumsum(taken) + taken, taken)
                 found.append(docs[starts + np.arange(total)])
         if not found:
-            return _EMPTY_DOCS
+            return _EMPTY_DOCS, cut
         every = np.concatenate(found)
         if self.removed.size:
             every = every[~np.isin(every, self.removed)]
         unique, shared = np.unique(every, return_counts=True)
         if unique.size > most:
-            unique = np.sort(unique[np.argsort(-shared, kind="stable")[:most]])
-        return unique
+            unique, cut = np.sort(unique[np.argsort(-shared, kind="stable")[:most]]), True
+        return unique, cut
 
 
 def _merge(older: Run, newer: Run, removed: np.ndarray) -> tuple[Run, np.ndarray]:
