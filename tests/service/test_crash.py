@@ -2,9 +2,8 @@
 moments, again and again. After each restart every acknowledged document is there, no batch is
 half there, and lookups still equal the library's index over what is stored (in Jaccard mode,
 the exact Jaccard of every stored text; in passages mode, the offline passages job over them).
-One test has a writer of batches of 20, in each mode;
-the other eight concurrent writers of one or three documents, whose batches share commits
-(group commit)."""
+One test has a writer of batches of 20, in each mode; the other eight concurrent writers of
+one or three documents, whose batches share commits (group commit)."""
 
 from __future__ import annotations
 
