@@ -1,5 +1,6 @@
 """Jaccard mode's in-memory index: every stored document's MinHash band keys, searched for the
-documents that share a band with a query (its candidates, each then checked exactly).
+documents that share a band with a query (its candidates, each then checked exactly). Passages
+mode keeps each document's distinct passage seeds in one the same way (any number a document).
 
 The keys of all bands live in one sorted array: a band's key starts its hash from the band's
 number (``_kernels/minhash.py``), so equal keys of two bands are a chance of 2**-64 and only
