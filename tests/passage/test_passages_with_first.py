@@ -12,8 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.passage.matching import Matches, PassageOptions, Seeds, find_passages, passages_with_first
-from neardup.passage.words import CorpusWords
+from neardup.decision.passage_matching import (
+    Matches,
+    PassageOptions,
+    Seeds,
+    find_passages,
+    passages_with_first,
+)
+from neardup.decision.passage_words import CorpusWords
 
 VOCABULARY = [f"w{i}" for i in range(3000)]
 

@@ -111,9 +111,9 @@ def add_command(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .._progress import Progress
+    from ..decision.passage_matching import PassageOptions
     from ..io.writers import table_format
     from ..passage.job import run_job
-    from ..passage.matching import PassageOptions
     from .dedup import input_sources
 
     if (args.strip or args.max_copied is not None) and args.documents is None:

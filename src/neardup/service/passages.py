@@ -3,7 +3,7 @@ text, the stored documents that share a passage with it and where the passage li
 as ``neardup passages`` finds them (its columns: ``id_a`` the text's, ``id_b`` the stored
 document's, code point offsets, ``words``, ``similarity``).
 
-A thin sibling of the passages job: a text's sampled seeds (``passage.matching.Seeds``) find
+A thin sibling of the passages job: a text's sampled seeds (``decision.passage_matching.Seeds``) find
 its candidates in an index of every stored document's distinct seeds (a :class:`BandIndex`,
 swapped whole at each commit as the band index of Jaccard mode is); the candidates' texts are
 read back from the store, and ``passages_with_first`` runs the job's own chains, alignment
@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 from fastapi import HTTPException
 
+from ..decision.passage_matching import PassageOptions, Seeds, passages_with_first
+from ..decision.passage_words import CorpusWords
 from ..io.encoding import encode_text
-from ..passage.matching import PassageOptions, Seeds, passages_with_first
-from ..passage.words import CorpusWords
 from .bands import BandIndex
 from .group_commit import Write
 from .models import DocumentIn, Limits, PassageDocument
