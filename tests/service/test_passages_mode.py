@@ -94,9 +94,9 @@ def test_a_stored_document_by_its_id_and_a_restart_keeps_everything(server_facto
     server = server_factory("--passages", data=data)
     with neardup.Client(server.url, batch_size=5) as client:
         client.add({"id": i, "text": t} for i, t in stored.items())
-    with server.client() as client:
-        by_id = client.post("/passages", json={"documents": [{"id": "doc/0"}]}).json()["results"]
-        stats = client.get("/stats").json()
+    with neardup.Client(server.url) as client:  # the Python client's passages()
+        by_id = client.passages([{"id": "doc/0"}])
+        stats = client.stats()
     others = {i: t for i, t in stored.items() if i != "doc/0"}
     want = reference(stored["doc/0"], others, "doc/0")
     assert want and by_id[0]["passages"] == want  # not itself: the others that share with it
