@@ -240,7 +240,7 @@ class ParagraphPool:
         return True
 
     def _filter(self, batch: list[str]) -> None:
-        from neardup.passage.words import CorpusWords
+        from neardup.decision.passage_words import CorpusWords
 
         hashes, offsets = CorpusWords().add(batch)
         counts = np.diff(offsets)
@@ -493,7 +493,7 @@ def shared_runs(hashes: np.ndarray, offsets: np.ndarray, n: int) -> tuple[np.nda
 def run_anchor(texts: list[str], sizes: tuple[int, ...]) -> dict[int, tuple[Found, dict[str, float]]]:
     """:func:`shared_runs` for each n in ``sizes``, timed: the words once (neardup's tokeniser),
     then per n the n-gram hashes, the join and the spans' characters."""
-    from neardup.passage.words import CorpusWords
+    from neardup.decision.passage_words import CorpusWords
 
     t = time.perf_counter()
     words = CorpusWords()
@@ -515,7 +515,7 @@ def run_anchor(texts: list[str], sizes: tuple[int, ...]) -> dict[int, tuple[Foun
 def _length_mismatches(texts: list[str], planted: list[Planted]) -> int:
     """Planted originals whose length in neardup's words differs from the length planted (in
     this script's words, ``WORD``): 0 unless the two disagree on what a word is."""
-    from neardup.passage.words import CorpusWords
+    from neardup.decision.passage_words import CorpusWords
 
     originals = [texts[p.source][p.source_span[0] : p.source_span[1]] for p in planted]
     _, offsets = CorpusWords().add(originals)

@@ -33,6 +33,12 @@ and 8, and recall and precision against the exact Jaccard join of the same texts
 
     python benchmarks/bench_service.py --jaccard --docs 100000
 
+``--passages`` measures a ``neardup serve --passages`` (``_service_passages.py``): texts
+ingested over HTTP, memory and disk a stored document, one 10 KB text a ``POST /passages``,
+and recall and precision of planted passages.
+
+    python benchmarks/bench_service.py --passages --docs 100000
+
 The last stdout line is ``RESULT {json}``.
 """
 
@@ -402,6 +408,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         action="store_true",
         help="a --jaccard 0.8 server on planted texts, against the exact join",
     )
+    parser.add_argument(
+        "--passages",
+        action="store_true",
+        help="a --passages server on planted passages: recall, precision, latency",
+    )
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
     started = time.perf_counter()
@@ -420,6 +431,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
         results["mode"] = "jaccard"
         _service_jaccard.run(args, results, start, hammer, rss_mib, free_port)
+        return finish(results, started, args.json, lambda _: None)
+    if args.passages:
+        import _service_passages
+
+        results["mode"] = "passages"
+        _service_passages.run(args, results, start, hammer, rss_mib, free_port)
         return finish(results, started, args.json, lambda _: None)
     rng = np.random.default_rng(0)
     stored = rng.integers(0, 2**64, size=args.docs, dtype=np.uint64)

@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LANGUAGES = {"python", "sh", "text"}
-MARKS = {"no-run", "spark", "service", "jaccard-service"}
-SERVERS = {"spark", "service", "jaccard-service"}
+MARKS = {"no-run", "spark", "service", "jaccard-service", "passages-service"}
+SERVERS = {"spark", "service", "jaccard-service", "passages-service"}
 """The marks of blocks that run against something a test starts, not with the unmarked ones."""
 DOC_URL = "http://127.0.0.1:8000"
 WRITES = {"-o", "--output", "--clusters", "--pairs", "--save-index", "--common", "--documents"}

@@ -12,7 +12,8 @@ A fenced block's info string says what it is (CONTRIBUTING.md repeats this for w
   cluster, a server that runs until stopped; the prose says so), ``spark`` (runs in
   test_spark_blocks, on a local Spark), ``service`` (runs in test_service_blocks against a real
   ``neardup serve`` the test starts; ``http://127.0.0.1:8000`` in the block means it),
-  ``jaccard-service`` (the same, against a ``neardup serve --jaccard 0.8``).
+  ``jaccard-service`` (the same, against a ``neardup serve --jaccard 0.8``),
+  ``passages-service`` (against a ``neardup serve --passages``).
 
 Blocks run in a temporary folder holding the example inputs the docs name (``pages.jsonl``
 and its kin, made by ``example_inputs``); the unmarked blocks of one document run in one folder,
@@ -104,6 +105,7 @@ def test_blocks(doc, workdir):
 SPARK_DOCS = [doc for doc in DOCS if group(doc, "spark")]
 SERVICE_DOCS = [doc for doc in DOCS if group(doc, "service")]
 JACCARD_SERVICE_DOCS = [doc for doc in DOCS if group(doc, "jaccard-service")]
+PASSAGES_SERVICE_DOCS = [doc for doc in DOCS if group(doc, "passages-service")]
 
 
 @pytest.mark.spark
@@ -141,6 +143,12 @@ def service(tmp_path):
 def jaccard_service(tmp_path):
     """A real ``neardup serve --jaccard 0.8`` on a free loopback port."""
     yield from _serve(tmp_path, "--jaccard", "0.8")
+
+
+@pytest.fixture
+def passages_service(tmp_path):
+    """A real ``neardup serve --passages`` on a free loopback port."""
+    yield from _serve(tmp_path, "--passages")
 
 
 def _serve(tmp_path, *options: str):
@@ -197,3 +205,12 @@ def test_jaccard_service_blocks(doc, workdir, jaccard_service):
     namespace: dict = {"__name__": "__docs__"}
     for block in group(doc, "jaccard-service"):
         run_block(block, namespace, url=jaccard_service)
+
+
+@pytest.mark.service
+@pytest.mark.slow
+@pytest.mark.parametrize("doc", PASSAGES_SERVICE_DOCS, ids=lambda p: p.name)
+def test_passages_service_blocks(doc, workdir, passages_service):
+    namespace: dict = {"__name__": "__docs__"}
+    for block in group(doc, "passages-service"):
+        run_block(block, namespace, url=passages_service)

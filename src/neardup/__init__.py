@@ -33,6 +33,7 @@ from .index.hamming import distance_for_cosine, estimate_cosine, hamming, hammin
 if TYPE_CHECKING:
     from .decision.clustering import clusters
     from .decision.options import DedupOptions
+    from .decision.passage_matching import PassageOptions
     from .fingerprint.fingerprinter import Fingerprinter, simhash
     from .fingerprint.idf import IdfModel, fit_idf
     from .index.hamming_index import HammingIndex
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from .index.self_join import self_join
     from .logs.templates import LogTemplates
     from .passage.job import passages
-    from .passage.matching import PassageOptions
     from .passage.result import PassageResult
     from .pipeline.job import dedup
     from .pipeline.result import DedupResult
@@ -58,7 +58,7 @@ _LAZY = {
     "IdfModel": "fingerprint.idf",
     "IndexPlan": "index.plan",
     "LogTemplates": "logs.templates",
-    "PassageOptions": "passage.matching",
+    "PassageOptions": "decision.passage_matching",
     "PassageResult": "passage.result",
     "clusters": "decision.clustering",
     "dedup": "pipeline.job",

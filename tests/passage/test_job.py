@@ -18,7 +18,7 @@ import neardup
 import neardup.passage.result as result_module
 from naive_passages import naive_keys, naive_words
 from neardup import ConfigError
-from neardup.passage.matching import PassageOptions
+from neardup.decision.passage_matching import PassageOptions
 from neardup.passage.result import COMMON_COLUMNS, MATCH_COLUMNS
 
 PASSAGE = " ".join(f"word{i}" for i in range(60))

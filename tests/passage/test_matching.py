@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import neardup
 from naive_passages import naive_alignment, naive_keys, naive_passages, naive_words
 from neardup import ConfigError
-from neardup.passage import matching
-from neardup.passage.matching import PassageOptions
+from neardup.decision import passage_matching as matching
+from neardup.decision.passage_matching import PassageOptions
 
 SCRIPTS = (
     "time people way year day thing man world life hand part child eye woman place work week "

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from naive_passages import naive_lower, naive_words
+from neardup.decision.passage_words import CorpusWords, lower_case
 from neardup.fingerprint.features import TABLE_LIMIT
-from neardup.passage.words import CorpusWords, lower_case
 
 
 def _range(first: int, last: int) -> st.SearchStrategy[str]:

@@ -60,3 +60,30 @@ def test_truncated_says_which_cap_cut_the_candidates():
     assert one_bucket.keys.tolist() == [0] and one_bucket.truncated
     across = index.candidates(np.array([2, 4], dtype=np.uint64), 1)  # buckets of one each, two documents
     assert across.keys.size == 1 and across.truncated
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    documents=st.lists(st.lists(KEY, max_size=6), min_size=1, max_size=8),
+    removed=st.integers(0, 7),
+    query=st.lists(KEY, min_size=1, max_size=4, unique=True),
+    most=st.integers(1, 4),
+)
+def test_any_number_of_keys_a_document_and_the_cut_said(documents, removed, query, most):
+    """Passage seeds: a document has any number of keys (none for a short text); a cut
+    candidate list says so."""
+    keys = np.arange(len(documents), dtype=np.int64)
+    flat = np.array([k for doc in documents for k in doc], dtype=np.uint64)
+    index = BandIndex().added_entries(flat, np.repeat(keys, [len(doc) for doc in documents]), len(documents))
+    gone = removed % len(documents)
+    index = index.without(np.array([gone], dtype=np.int64))
+    assert len(index) == len(documents) - 1
+    want = [d for d, doc in enumerate(documents) if d != gone and set(doc) & set(query)]
+    found, cut = index.candidates(np.array(query, dtype=np.uint64), most)
+    # Removed documents hold their bucket's places until a merge drops them: fewer may come
+    # back than the cap, and then the cut is said.
+    assert set(found.tolist()) <= set(want) and len(found) <= min(len(want), most)
+    if len(found) < len(want):
+        assert cut
+    everything, cut = index.candidates(np.array(query, dtype=np.uint64), 1000)
+    assert everything.tolist() == want and not cut

@@ -1,15 +1,16 @@
 """Crash test: writers stream batches while the server is killed with SIGKILL at random
 moments, again and again. After each restart every acknowledged document is there, no batch is
 half there, and lookups still equal the library's index over what is stored (in Jaccard mode,
-the exact Jaccard of every stored text). One test has a writer of batches of 20, in each mode;
-the other eight concurrent writers of one or three documents, whose batches share commits
-(group commit)."""
+the exact Jaccard of every stored text; in passages mode, the offline passages job over them).
+One test has a writer of batches of 20, in each mode; the other eight concurrent writers of
+one or three documents, whose batches share commits (group commit)."""
 
 from __future__ import annotations
 
 import random
 import threading
 import time
+from collections.abc import Callable
 
 import httpx
 import numpy as np
@@ -25,6 +26,13 @@ def text(i: int) -> str:
     return f"document {i} about {i % 7} and {i % 13}"
 
 
+def long_text(i: int) -> str:
+    """``text(i)`` and a passage of 60 words that documents ``i`` and ``i ^ 1`` alone share
+    (passages mode: a text under 50 words holds none)."""
+    rng = random.Random(i // 2)
+    return f"{text(i)} " + " ".join(f"w{rng.randrange(10**6)}" for _ in range(60))
+
+
 def writer(
     url: str,
     start: int,
@@ -32,13 +40,14 @@ def writer(
     acknowledged: list[int],
     stop: threading.Event,
     size: int = BATCH,
+    make_text: Callable[[int], str] = text,
 ) -> None:
     """Posts batches of ``size`` documents (ids start, start + 1, ...) until stopped or the
     server is gone; records the first id of each batch sent and of each acknowledged."""
     batch = start
     with httpx.Client(base_url=url, timeout=10) as client:
         while not stop.is_set():
-            documents = [{"id": str(batch + i), "text": text(batch + i)} for i in range(size)]
+            documents = [{"id": str(batch + i), "text": make_text(batch + i)} for i in range(size)]
             attempted.append(batch)
             try:
                 response = client.post("/documents", json={"documents": documents})
@@ -49,7 +58,7 @@ def writer(
             batch += size
 
 
-MODES = {"simhash": (), "jaccard": ("--jaccard", "0.8")}
+MODES = {"simhash": (), "jaccard": ("--jaccard", "0.8"), "passages": ("--passages",)}
 """The options of the first start in each mode; later starts give none (the folder's mode)."""
 
 
@@ -64,7 +73,10 @@ def test_acknowledged_batches_survive_sigkill_whole(server_factory, tmp_path, mo
     for round_ in range(5):
         server = server_factory(*(MODES[mode] if round_ == 0 else ()), data=tmp_path / "data")
         stop = threading.Event()
-        thread = threading.Thread(target=writer, args=(server.url, next_id, attempted, acknowledged, stop))
+        make_text = long_text if mode == "passages" else text
+        thread = threading.Thread(
+            target=writer, args=(server.url, next_id, attempted, acknowledged, stop, BATCH, make_text)
+        )
         sizes[next_id] = BATCH
         thread.start()
         time.sleep(rng.uniform(0.2, 1.0))
@@ -132,6 +144,9 @@ def _check_after_crashes(
             stored += [first + i for i in range(size)] if all(present) else []
         assert client.get("/stats").json()["documents"] == len(stored)
         assert client.get("/stats").json()["mode"] == mode
+        if mode == "passages":
+            _check_passages(client, rng, stored)
+            return
         sample = rng.sample(stored, 30) + [500_000_000 + i for i in range(10)]  # stored and new texts
         answer = client.post("/query", json={"documents": [{"text": text(i)} for i in sample]}).json()[
             "results"
@@ -153,3 +168,25 @@ def _check_after_crashes(
             zip(found[offsets[q] : offsets[q + 1]].tolist(), distance[offsets[q] : offsets[q + 1]].tolist())
         )
         assert [(int(d["id"]), d["distance"]) for d in result["duplicates"]] == want
+
+
+def _check_passages(client: httpx.Client, rng: random.Random, stored: list[int]) -> None:
+    """Each sampled stored text shares its passage with itself and its partner, if stored, as
+    the offline job finds it between the text and every stored text; a new text with none."""
+    texts = {i: long_text(i) for i in stored}
+    every = list(texts.values())
+    position = {i: n for n, i in enumerate(texts)}
+    for q in [*rng.sample(stored, 10), 500_000_001]:
+        (answer,) = client.post("/passages", json={"documents": [{"text": long_text(q)}]}).json()["results"]
+        result = neardup.passages([long_text(q), *every])
+        want = [
+            (int(stored[row["id_b"] - 1]), row["start_a"], row["end_a"], row["start_b"], row["end_b"])
+            for row in result.matches.to_pylist()
+            if row["id_a"] == 0
+        ]
+        got = [
+            (int(r["id_b"]), r["start_a"], r["end_a"], r["start_b"], r["end_b"]) for r in answer["passages"]
+        ]
+        assert got == sorted(want, key=lambda row: position[row[0]])
+        partners = {q, q ^ 1} & set(texts)
+        assert {row[0] for row in got} == partners

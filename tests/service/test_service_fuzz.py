@@ -1,6 +1,6 @@
 """No request body makes ``neardup serve`` answer 500: hypothesis sends arbitrary JSON and
-near-valid documents to a real server process, in each mode, and every answer is a 2xx or a
-4xx."""
+near-valid documents to a real server process, in each mode and to each route that reads a
+body, and every answer is a 2xx or a 4xx."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ BODY = st.fixed_dictionaries(
 )
 
 
-@pytest.fixture(scope="module", params=[(), ("--jaccard", "0.8")], ids=["simhash", "jaccard"])
+@pytest.fixture(
+    scope="module", params=[(), ("--jaccard", "0.8"), ("--passages",)], ids=["simhash", "jaccard", "passages"]
+)
 def server(request, tmp_path_factory):
     running = Server(tmp_path_factory.mktemp("fuzz") / "data", "--max-batch", "3", *request.param).start()
     yield running
@@ -33,7 +35,7 @@ def server(request, tmp_path_factory):
 
 @pytest.mark.slow  # a real server and 150 drawn bodies
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(body=BODY | JSON, route=st.sampled_from(["/documents", "/query"]))
+@given(body=BODY | JSON, route=st.sampled_from(["/documents", "/query", "/passages"]))
 def test_no_body_gets_a_500(server, body, route):
     with server.client() as client:
         response = client.post(

@@ -124,8 +124,8 @@ def check(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .._progress import Progress
+    from ..decision.passage_matching import PassageOptions
     from ..passage.job import run_job
-    from ..passage.matching import PassageOptions
     from .dedup import input_sources
 
     options = PassageOptions(

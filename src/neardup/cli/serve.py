@@ -32,7 +32,7 @@ def add_command(commands: Any) -> None:
         "serve",
         help="an HTTP service: have I seen a near-duplicate of this page? (pip install 'neardup[serve]')",
         description="Serve near-duplicate lookups and durable storage over HTTP (JSON; OpenAPI at "
-        "/openapi.json). The mode (-k or --jaccard) and the fingerprint options are fixed when "
+        "/openapi.json). The mode (-k, --jaccard or --passages) and the fingerprint options are fixed when "
         "--data is created and recorded there; a later start with other ones is refused.",
     )
     serve.set_defaults(handler=run, check=check, command_parser=serve)
@@ -58,6 +58,14 @@ def add_command(commands: Any) -> None:
         help="Jaccard mode, for a new folder: answer with the stored documents whose word "
         "3-shingle Jaccard index is at least T, candidates from MinHash-LSH banded for T as "
         "`neardup dedup --jaccard` bands them, each checked exactly (default: SimHash mode, -k)",
+    )
+    serve.add_argument(
+        "--passages",
+        action="store_true",
+        default=None,
+        help="passages mode, for a new folder: keep each text's passage seeds and text, and "
+        "answer POST /passages with the passages stored documents share with a text, as "
+        "`neardup passages` finds them (/query and /documents still answer SimHash lookups)",
     )
     serve.add_argument(
         "--max-batch", type=int, default=1000, help="documents per request (default: %(default)s)"
@@ -182,8 +190,12 @@ def _settings(args: argparse.Namespace) -> Settings | None:
     from ..service.store import Settings
 
     given = {name: getattr(args, name) for name in _CONFIG_OPTIONS if getattr(args, name) is not None}
-    if not given and args.max_distance is None and args.jaccard is None:
+    if not given and args.max_distance is None and args.jaccard is None and not args.passages:
         return None
+    if args.passages and args.jaccard is not None:
+        from .._errors import ConfigError
+
+        raise ConfigError("--passages and --jaccard are two modes of a data folder; give one")
     defaults = FingerprintConfig()
     full = argparse.Namespace(**{name: getattr(defaults, name, None) for name in _CONFIG_OPTIONS})
     full.weighting = None if "idf" in given else defaults.weighting
@@ -198,4 +210,4 @@ def _settings(args: argparse.Namespace) -> Settings | None:
         check_threshold("jaccard", args.jaccard, args.max_distance, None, None)
         jaccard_plan(args.jaccard, config, None, None)
     k = args.max_distance if args.max_distance is not None else 3 * config.bits // 64
-    return Settings(config, k, args.jaccard)
+    return Settings(config, k, args.jaccard, bool(args.passages))

@@ -42,7 +42,11 @@ NEEDS: dict[str, Callable[[argparse.Namespace], list[str]]] = {
     "passages": lambda args: ["read", "passages"],
     "logs": lambda args: ["read", "logs"],
     "explain": lambda args: ["read", "fingerprint", "passages", "explain"],
-    "serve": lambda args: ["fingerprint", "service"],
+    "serve": lambda args: [
+        "fingerprint",
+        "service",
+        *(["passages"] if getattr(args, "passages", None) else []),
+    ],
 }
 """The groups of kernels (``groups()``) each command runs, given its arguments; a command not
 here runs none on this machine (`neardup client` leaves them to the service). The group

@@ -1,6 +1,6 @@
-"""Near-duplicate passages between documents: the words of each document (``words.py``), the
-passages two documents share and those many share (``matching.py``), the job over a corpus
-(``job.py``) and its result (``result.py``).
+"""Near-duplicate passages between documents: the job over a corpus (``job.py``), from the
+words and passages the decision finds (``decision/passage_words.py``,
+``decision/passage_matching.py``: the service's too), and its result (``result.py``).
 
 May import: ``io``, ``fingerprint``, ``index``, ``decision``, the root's shared modules and
 ``_kernels``; never another engine (``pipeline``, ``spark``, ``service``).

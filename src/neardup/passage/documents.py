@@ -19,6 +19,7 @@ import pyarrow as pa
 from .._atomic import atomic_path
 from .._errors import ConfigError
 from ..decision.choices import KEEP
+from ..decision.passage_words import CorpusWords
 from ..decision.steps import priority
 from ..io.batch import ReadOptions
 from ..io.corpus import FileCorpus, MemoryCorpus
@@ -27,7 +28,6 @@ from ..io.lines import kept_records
 from ..io.sources import Source
 from ..io.tables import kept_table_records
 from ..io.writers import TableWriter, output_format
-from .words import CorpusWords
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Find the passages documents share: read -> words and seeds -> matches (``matching.py``)
+"""Find the passages documents share: read -> words and seeds -> matches
+(``decision/passage_matching.py``)
 -> offsets and ids -> a ``PassageResult``.
 
 Memory holds the texts (to find each passage's characters), 5 bytes a word, 16 bytes a sampled
@@ -15,15 +16,15 @@ import numpy as np
 import pyarrow as pa
 
 from .._progress import Progress
+from ..decision.passage_matching import Common, Matches, PassageOptions, Seeds, find_passages
+from ..decision.passage_words import CorpusWords
 from ..fingerprint.fingerprinter import _resolve_threads, _threads
 from ..io.batch import ReadOptions
 from ..io.corpus import read_corpus
 from ..io.ids import repeated_ids
 from ..io.rejects import Rejects
 from .documents import Copies, Documents
-from .matching import Common, Matches, PassageOptions, Seeds, find_passages
 from .result import COMMON_COLUMNS, MATCH_COLUMNS, PassageResult
-from .words import CorpusWords
 
 
 def passages(

@@ -28,9 +28,9 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
 from .asgi import AccessLog, Lane, Measured
-from .jaccard import service_for
 from .metrics import Metrics
 from .models import Limits
+from .modes import service_for
 from .routes import add_routes, answer_add, answer_add_soon, answer_query
 from .state import COMMIT_DELAY
 from .store import Store

@@ -1,5 +1,6 @@
 """Jaccard mode's in-memory index: every stored document's MinHash band keys, searched for the
-documents that share a band with a query (its candidates, each then checked exactly).
+documents that share a band with a query (its candidates, each then checked exactly). Passages
+mode keeps each document's distinct passage seeds in one the same way (any number a document).
 
 The keys of all bands live in one sorted array: a band's key starts its hash from the band's
 number (``_kernels/minhash.py``), so equal keys of two bands are a chance of 2**-64 and only
@@ -58,10 +59,15 @@ class BandIndex:
 
     def added(self, keys: np.ndarray, bands: np.ndarray) -> BandIndex:
         """This index and documents ``keys`` with band keys ``bands`` (uint64, (n, b))."""
-        if keys.size == 0:
-            return self
-        flat = bands.reshape(-1)
         docs = np.repeat(keys.astype(np.int64), bands.shape[1])
+        return self.added_entries(bands.reshape(-1), docs, int(keys.size))
+
+    def added_entries(self, flat: np.ndarray, docs: np.ndarray, documents: int) -> BandIndex:
+        """This index and ``documents`` new documents, whose keys are ``flat`` (uint64), of
+        documents ``docs`` (int64, one each): any number a document (passage seeds), none
+        for some."""
+        if flat.size == 0:
+            return self if documents == 0 else BandIndex(self.runs, self.removed, self.size + documents)
         order = np.argsort(flat, kind="stable")  # equal keys: the older document first
         runs, removed = [*self.runs, (flat[order], docs[order])], self.removed
         # Merge while the run before the last is not twice the last's size: sizes halve down
@@ -69,7 +75,7 @@ class BandIndex:
         while len(runs) > 1 and runs[-2][0].size < 2 * runs[-1][0].size:
             merged, removed = _merge(runs[-2], runs[-1], removed)
             runs[-2:] = [merged]
-        return BandIndex(tuple(runs), removed, self.size + int(keys.size))
+        return BandIndex(tuple(runs), removed, self.size + documents)
 
     def without(self, keys: np.ndarray) -> BandIndex:
         """This index less documents ``keys`` (int64, each one held)."""

@@ -54,6 +54,11 @@ class Client:
         extra = {} if max_distance is None else {"max_distance": max_distance}
         return self._batches("/query", documents, extra)
 
+    def passages(self, documents: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The passages stored documents share with each document (``POST /passages``, a
+        ``--passages`` service): ``{"text": ...}`` or a stored ``{"id": ...}``; one result each."""
+        return self._batches("/passages", documents, {})
+
     def get(self, doc_id: str) -> dict[str, Any] | None:
         """A stored document's id, fingerprint and metadata; None when there is none."""
         response = self._http.get(document_path(doc_id))

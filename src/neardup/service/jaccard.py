@@ -324,10 +324,3 @@ def keep_first_of_similar(
             for band in bands:
                 buckets.setdefault(band, []).append(p)
     return keep
-
-
-def service_for(store: Store, commit_delay: float = COMMIT_DELAY) -> Service:
-    """The service of ``store``'s mode: :class:`JaccardService` for a ``--jaccard`` folder."""
-    if store.settings.jaccard is not None:
-        return JaccardService(store, commit_delay)
-    return Service(store, commit_delay)

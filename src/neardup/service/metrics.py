@@ -6,7 +6,9 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-ROUTES = frozenset({"documents", "query", "stats", "healthz", "metrics", "openapi.json", "docs", "redoc"})
+ROUTES = frozenset(
+    {"documents", "query", "passages", "stats", "healthz", "metrics", "openapi.json", "docs", "redoc"}
+)
 """The first path segments of the app's routes: the ``route`` label's values, with ``other``."""
 
 

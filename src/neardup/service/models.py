@@ -80,6 +80,53 @@ class Batch(BaseModel):
     bits: StrictInt | None = Field(default=None, description="if given, must be the folder's")
 
 
+class PassageDocument(BaseModel):
+    """A text to find passages of, or a stored document named by its id alone."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = Field(default=None, min_length=1, max_length=1024)
+    text: str | None = None
+
+    @model_validator(mode="after")
+    def _text_or_id(self) -> PassageDocument:
+        if self.text is None and self.id is None:
+            raise ValueError("give text, or the id of a stored document")
+        if self.id is not None and not _utf8(self.id):
+            raise ValueError("id is not valid UTF-8 text (it holds a lone surrogate)")
+        return self
+
+
+class PassageBatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    documents: list[PassageDocument] = Field(min_length=1)
+
+
+class Passage(BaseModel):
+    """One passage a query (a) shares with a stored document (b): ``neardup passages``'s
+    columns. Offsets are code points (Python ``str`` indices), ``[start, end)``."""
+
+    id_a: str | None
+    id_b: str
+    start_a: int
+    end_a: int
+    start_b: int
+    end_b: int
+    words: int = Field(description="the longer copy's length in words")
+    similarity: float = Field(description="2 * matched words / words of both copies")
+
+
+class PassageResult(BaseModel):
+    id: str | None
+    passages: list[Passage]
+    truncated: bool = Field(description="true when the candidates compared were capped")
+
+
+class PassageResults(BaseModel):
+    results: list[PassageResult]
+
+
 class Duplicate(BaseModel):
     id: str
     distance: int | None = Field(default=None, description="Hamming distance in bits (SimHash mode)")

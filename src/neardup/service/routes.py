@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +18,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from .asgi import invalid_json, token_ok
 from .metrics import Metrics
-from .models import Batch, Limits, Results, fingerprint_hex, results_json
+from .models import Batch, Limits, PassageBatch, PassageResults, Results, fingerprint_hex, results_json
 from .state import Service
 from .store import StoreFullError
 
@@ -52,6 +53,18 @@ def add_routes(app: FastAPI, service: Service, metrics: Metrics, limits: Limits,
         # Requests are answered by asgi.QueryLane; this route describes /query in the OpenAPI
         # document and answers the same where the lane is bypassed.
         return Response(await run_in_threadpool(answer, batch), media_type="application/json")
+
+    @app.post("/passages", response_model=PassageResults, dependencies=[Depends(authorized)])
+    def passages(batch: PassageBatch) -> Response:
+        """The passages stored documents share with each text (passages mode, --passages)."""
+        if len(batch.documents) > limits.max_batch:
+            raise HTTPException(
+                413, f"{len(batch.documents):,} documents: the batch limit is {limits.max_batch:,}"
+            )
+        results = service.passages(batch.documents, limits)
+        metrics.queried.inc(len(results))
+        body = json.dumps({"results": results}, ensure_ascii=False, separators=(",", ":"))
+        return Response(body.encode("utf-8"), media_type="application/json")
 
     # {doc_id:path}: an id may hold "/" (a URL). Clients percent-encode the id as one segment
     # ("?" and "#" would start a query or a fragment); the server decodes it before routing.

@@ -18,7 +18,7 @@ from ..fingerprint.fingerprinter import Fingerprinter
 from ..index.hamming_index import HammingIndex
 from .batch_duplicates import SCAN_MAX, keep_first_of_near_copies
 from .group_commit import GroupView, Write, answer, search
-from .models import Batch, DocumentIn, Limits, parse_fingerprint
+from .models import Batch, DocumentIn, Limits, PassageDocument, parse_fingerprint
 from .store import Store
 
 SNAPSHOT = "index.idx"
@@ -475,6 +475,14 @@ class Service:
         whether a cap cut each lookup (None: a Hamming lookup is never cut)."""
         fps = self.fingerprints(documents, limits)
         return fps, self.lookup(fps, k), None
+
+    def passages(self, documents: list[PassageDocument], limits: Limits) -> list[dict[str, Any]]:
+        """``POST /passages``: answered in passages mode alone (``passages.PassagesService``)."""
+        raise HTTPException(
+            409,
+            f"this service runs in {self.settings.mode} mode ({self.settings.describe()}) and keeps "
+            f"no passages; serve a data folder made with --passages",
+        )
 
     def lookup(self, fps: np.ndarray, k: int) -> list[list[dict[str, Any]]]:
         """Each fingerprint's stored near-duplicates (id, distance), nearest first, in the index

@@ -7,7 +7,8 @@ folder is created; where the last index snapshot stands), ``documents`` (``key``
 the id the in-memory index knows; ``id`` the caller's, unique; the fingerprint's words as signed
 64-bit integers; metadata as JSON text), ``removed`` (the keys deleted or replaced, in order)
 and, in Jaccard mode, ``sketches`` (a document's MinHash band keys and its distinct feature
-hashes, written in the same transaction as its row). At
+hashes, written in the same transaction as its row), in passages mode ``passage_texts`` (a
+document's distinct passage seeds and its text, likewise). At
 start the in-memory :class:`HammingIndex` is the last snapshot plus the rows added and removed
 since, or all rows when there is none: stored fingerprints, never a text fingerprinted again.
 """
@@ -56,24 +57,30 @@ class StoreFullError(OSError):
 class Settings:
     """What a data folder was created with; every later start must agree. ``jaccard``: the
     folder answers with the stored documents at least this word-shingle Jaccard similar
-    (Jaccard mode); None: within the Hamming radius ``max_distance`` (SimHash mode)."""
+    (Jaccard mode); ``passages``: with the passages they share with a text (passages mode);
+    neither: within the Hamming radius ``max_distance`` (SimHash mode)."""
 
     config: FingerprintConfig
     max_distance: int
     jaccard: float | None = None
+    passages: bool = False
 
     @property
     def mode(self) -> str:
-        return "simhash" if self.jaccard is None else "jaccard"
+        return "passages" if self.passages else "simhash" if self.jaccard is None else "jaccard"
 
     def describe(self) -> str:
         """The mode in the words of ``neardup serve``'s options: "--jaccard 0.8", "-k 3"."""
+        if self.passages:
+            return f"--passages -k {self.max_distance}"
         return f"--jaccard {self.jaccard:g}" if self.jaccard is not None else f"-k {self.max_distance}"
 
     def to_json(self) -> str:
         d: dict[str, Any] = {"config": self.config.to_dict(), "max_distance": self.max_distance}
         if self.jaccard is not None:  # a SimHash folder's record stays as it always was
             d["jaccard"] = self.jaccard
+        if self.passages:
+            d["passages"] = True
         return json.dumps(d, sort_keys=True)
 
     @classmethod
@@ -84,7 +91,13 @@ class Settings:
             FingerprintConfig.from_dict(d["config"]),
             int(d["max_distance"]),
             None if jaccard is None else float(jaccard),
+            bool(d.get("passages", False)),
         )
+
+    @property
+    def side_table(self) -> str:
+        """The table of what the mode keeps beside each row (``Store.add``'s ``sketches``)."""
+        return "passage_texts" if self.passages else "sketches"
 
 
 @dataclass(frozen=True)
@@ -142,6 +155,13 @@ class Store:
             "CREATE TABLE IF NOT EXISTS sketches (key INTEGER PRIMARY KEY, bands BLOB NOT NULL, "
             "features BLOB NOT NULL)"
         )
+        # Passages mode: a document's distinct passage seeds (uint32, their top 32 bits, as the
+        # passages job compares them) and its text (UTF-8): a query's candidates' words and
+        # offsets are made again from it.
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS passage_texts (key INTEGER PRIMARY KEY, seeds BLOB NOT NULL, "
+            "text BLOB NOT NULL)"
+        )
         found = self._db.execute("SELECT value FROM settings WHERE name = 'settings'").fetchone()
         if found is None:
             if settings is None:
@@ -157,7 +177,7 @@ class Store:
                     f"{self.folder} was created in {recorded.mode} mode ({recorded.describe()}) "
                     f"with {recorded.to_json()}; this start asks {settings.mode} mode "
                     f"({settings.describe()}) with {settings.to_json()}. Start without "
-                    f"--jaccard, -k and fingerprint options to serve the folder as it was made, "
+                    f"--jaccard, --passages, -k and fingerprint options to serve the folder as it was made, "
                     f"or give another --data folder"
                 )
 
@@ -204,19 +224,20 @@ class Store:
     ) -> tuple[list[int], list[int]]:
         """Stores ``(id, words, metadata)`` documents in one transaction (an id already stored
         is replaced), with their ``(band keys, features)`` sketches, one each, in Jaccard
-        mode; returns their keys and the keys they replaced. Raises before committing
-        anything if one fails."""
+        mode, or their ``(seeds, text)`` in passages mode; returns their keys and the keys
+        they replaced. Raises before committing anything if one fails."""
         with self._lock:
             cursor = self._db.cursor()
             cursor.execute("BEGIN IMMEDIATE")
             try:
                 keys, replaced = [], []
                 sketched = iter(sketches) if sketches is not None else None
+                beside = f"INSERT INTO {self.settings.side_table} VALUES (?, ?, ?)"
                 for doc_id, words, metadata in documents:
                     old = cursor.execute("SELECT key FROM documents WHERE id = ?", (doc_id,)).fetchone()
                     if old is not None:
                         cursor.execute("DELETE FROM documents WHERE key = ?", old)
-                        cursor.execute("DELETE FROM sketches WHERE key = ?", old)
+                        _delete_beside(cursor, old[0])
                         cursor.execute("INSERT INTO removed (key) VALUES (?)", old)
                         replaced.append(int(old[0]))
                     cursor.execute(
@@ -226,7 +247,7 @@ class Store:
                     key = int(cursor.lastrowid or 0)
                     keys.append(key)
                     if sketched is not None:
-                        cursor.execute("INSERT INTO sketches VALUES (?, ?, ?)", (key, *next(sketched)))
+                        cursor.execute(beside, (key, *next(sketched)))
                 cursor.execute("COMMIT")
             except BaseException as error:
                 self._rollback(error)
@@ -282,7 +303,7 @@ class Store:
                 row = cursor.execute("SELECT key FROM documents WHERE id = ?", (doc_id,)).fetchone()
                 if row is not None:
                     cursor.execute("DELETE FROM documents WHERE key = ?", (row[0],))
-                    cursor.execute("DELETE FROM sketches WHERE key = ?", (row[0],))
+                    _delete_beside(cursor, row[0])
                     cursor.execute("INSERT INTO removed (key) VALUES (?)", (row[0],))
                 cursor.execute("COMMIT")
             except BaseException as error:
@@ -305,6 +326,25 @@ class Store:
             part = keys[start : start + _VARIABLES]
             marks = ",".join("?" * len(part))
             found.update(reader.execute(f"SELECT key, features FROM sketches WHERE key IN ({marks})", part))
+        return found
+
+    def seeds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every stored document's passage seeds: (keys of the documents, int64 (n,); their
+        seeds, uint64, all in one; the document key of each seed, int64)."""
+        with self._lock:
+            rows = self._db.execute("SELECT key, seeds FROM passage_texts ORDER BY key").fetchall()
+        keys = np.array([r[0] for r in rows], dtype=np.int64)
+        seeds = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint32).astype(np.uint64)
+        return keys, seeds, np.repeat(keys, [len(r[1]) // 4 for r in rows])
+
+    def texts(self, keys: list[int]) -> dict[int, bytes]:
+        """The texts (UTF-8) of those of ``keys`` still stored (passages mode)."""
+        reader = self._reader()
+        found: dict[int, bytes] = {}
+        for start in range(0, len(keys), _VARIABLES):
+            part = keys[start : start + _VARIABLES]
+            marks = ",".join("?" * len(part))
+            found.update(reader.execute(f"SELECT key, text FROM passage_texts WHERE key IN ({marks})", part))
         return found
 
     def marks(self) -> tuple[int, int]:
@@ -336,6 +376,12 @@ class Store:
     def count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM documents").fetchone()[0])
+
+
+def _delete_beside(cursor: sqlite3.Cursor, key: int) -> None:
+    """Delete what a mode keeps beside row ``key`` (a folder has one mode: one of these holds it)."""
+    cursor.execute("DELETE FROM sketches WHERE key = ?", (key,))
+    cursor.execute("DELETE FROM passage_texts WHERE key = ?", (key,))
 
 
 def _hold(folder: Path) -> int:

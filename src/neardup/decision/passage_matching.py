@@ -191,10 +191,71 @@ def find_passages(
     del by_seed, docs, positions, in_documents, common
     common_found = _copy_ends(_common_ends(runs, hashes, offsets, options.least_words), hashes, offsets)
     common_found = _earlier_copy_first(common_found)
-    chains = chain_hits(doc_a, doc_b, pos_a, pos_b, len(offsets) - 1, MAX_GAP, MAX_DRIFT, MIN_HITS, MIN_SPAN)
-    chains = chains[np.lexsort((chains[:, 2], chains[:, 1], chains[:, 0]))]  # as align_chains takes them
+    chains = passage_chains(doc_a, doc_b, pos_a, pos_b, len(offsets) - 1)
     del doc_a, doc_b, pos_a, pos_b
     masked = common_words(common_found, offsets, len(hashes))
+    return aligned_passages(hashes, offsets, masked, chains, options), common_found
+
+
+def passages_with_first(hashes: np.ndarray, offsets: np.ndarray, options: PassageOptions) -> Matches:
+    """The passages document 0 shares with each of the others (``doc_a`` is 0), from their
+    words (``hashes[offsets[d]:offsets[d + 1]]``): what :func:`find_passages` finds between
+    them, with no pairs among the others (``neardup serve --passages``: 0 is the query, the
+    others its candidates). Seeds are not made common here: the caller bounds the documents
+    a seed brings (a common passage is a pair per candidate, at most)."""
+    seeds = Seeds(options.min_words)
+    seeds.add(hashes, offsets, 0)
+    by_seed, docs, positions = seeds.by_seed()
+    chains = passage_chains(
+        *_hits_with_first(by_seed, docs, positions, options.common_docs), len(offsets) - 1
+    )
+    return aligned_passages(hashes, offsets, np.zeros(len(hashes), dtype=np.uint8), chains, options)
+
+
+def _hits_with_first(
+    seeds: np.ndarray, docs: np.ndarray, positions: np.ndarray, common_docs: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``seed_hits``' pairs of occurrences whose first is document 0's, from seeds sorted with
+    their documents ascending: a join on the seed, with its rule for a seed of more than
+    4 * ``common_docs`` occurrences (only each document's first occurrence pairs)."""
+    new_seed = np.ones(len(seeds), dtype=bool)
+    new_seed[1:] = seeds[1:] != seeds[:-1]
+    occurrences = np.diff(np.append(np.flatnonzero(new_seed), len(seeds)))
+    crowded = np.repeat(occurrences > 4 * common_docs, occurrences)
+    repeat = ~new_seed
+    repeat[1:] &= docs[1:] == docs[:-1]
+    kept = ~(crowded & repeat)
+    seeds, docs, positions = seeds[kept], docs[kept], positions[kept]
+    first = docs == 0
+    mine, my_positions = seeds[first], positions[first]
+    theirs, their_docs, their_positions = seeds[~first], docs[~first], positions[~first]
+    lo = np.searchsorted(mine, theirs, side="left")
+    shared = np.searchsorted(mine, theirs, side="right") - lo
+    total = int(shared.sum())
+    other = np.repeat(np.arange(len(theirs)), shared)
+    at = np.repeat(lo - np.cumsum(shared) + shared, shared) + np.arange(total)
+    return (
+        np.zeros(total, dtype=np.int32),
+        their_docs[other],
+        my_positions[at],
+        their_positions[other],
+    )
+
+
+def passage_chains(
+    doc_a: np.ndarray, doc_b: np.ndarray, pos_a: np.ndarray, pos_b: np.ndarray, n_docs: int
+) -> np.ndarray:
+    """The chains of seed hits (doc_a < doc_b, documents below ``n_docs``) along one diagonal
+    worth aligning, in the order ``align_chains`` takes them."""
+    chains = chain_hits(doc_a, doc_b, pos_a, pos_b, n_docs, MAX_GAP, MAX_DRIFT, MIN_HITS, MIN_SPAN)
+    return chains[np.lexsort((chains[:, 2], chains[:, 1], chains[:, 0]))]
+
+
+def aligned_passages(
+    hashes: np.ndarray, offsets: np.ndarray, masked: np.ndarray, chains: np.ndarray, options: PassageOptions
+) -> Matches:
+    """The passages of ``chains`` (``passage_chains``), each aligned (not into ``masked``
+    words, uint8 one per word), kept when long and similar enough, one row per passage."""
     whole = np.stack([np.zeros(len(chains), np.int64), np.diff(offsets)[chains[:, 0]]], axis=1)
     aligned = align_chains(
         hashes,
@@ -213,7 +274,7 @@ def find_passages(
     )
     matches = Matches(chains[:, 0], chains[:, 1], *aligned[:, :5].T)
     good = (matches.words >= options.least_words) & (matches.similarity >= options.min_similarity)
-    return _distinct(_rows(matches, np.flatnonzero(good)), aligned[good, 5]), common_found
+    return _distinct(_rows(matches, np.flatnonzero(good)), aligned[good, 5])
 
 
 def common_words(common: Common, offsets: np.ndarray, n_words: int) -> np.ndarray:
