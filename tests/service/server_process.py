@@ -72,7 +72,8 @@ class Server:
                     return self
             except httpx.TransportError:
                 time.sleep(0.1)
-        raise TimeoutError("neardup serve did not answer /healthz")
+        self.kill()  # not left running, to be found by Popen.__del__ in some later test
+        raise TimeoutError(f"neardup serve did not answer /healthz in {timeout:.0f} s: {self.log()}")
 
     def kill(self) -> None:
         """SIGKILL: no chance to flush or close anything."""
