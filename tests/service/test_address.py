@@ -8,11 +8,15 @@ import socket
 from neardup.cli.main import main
 
 
-def test_a_busy_port_fails_at_once_naming_the_address(tmp_path, capsys):
+def test_a_busy_port_fails_at_once_naming_the_address(tmp_path, capsys, monkeypatch):
+    # As on a first run, every kernel uncompiled: the address is refused before any compiles.
+    monkeypatch.setattr("neardup._kernels._jit.CACHE", True)
+    monkeypatch.setattr("neardup._kernels._jit.is_warm", lambda group: False)
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         status = main(["serve", "--data", str(tmp_path / "data"), "--port", str(port)])
     assert status == 1
     err = capsys.readouterr().err
     assert err.startswith(f"OSError: cannot listen on http://127.0.0.1:{port}: ") and "--port" in err, err
+    assert "compiling" not in err
     assert not (tmp_path / "data").exists()  # refused before the data folder was opened

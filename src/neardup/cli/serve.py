@@ -127,8 +127,10 @@ def add_command(commands: Any) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """What the arguments alone refuse, before the kernels compile: a ``--data`` that is a
-    file, and options a new folder could not be made with."""
+    file, options a new folder could not be made with, and an address that cannot be had
+    (taken here, in ``args.sockets``: a busy port fails at once, not after a first compile)."""
     from .._errors import ConfigError
+    from .._extras import require
 
     if os.path.exists(args.data) and not os.path.isdir(args.data):
         raise ConfigError(
@@ -136,19 +138,19 @@ def check(args: argparse.Namespace) -> None:
             f"if missing), or move the file away"
         )
     _settings(args)
+    require("serve", "fastapi", "uvicorn", "httptools", needed_by="neardup serve")
+
+    from ..service import server
+
+    args.sockets = server.bind(args.host, args.port)
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._extras import require
-
-    require("serve", "fastapi", "uvicorn", "httptools", needed_by="neardup serve")
-
     from ..service import server
     from ..service.app import Limits, create_app
     from ..service.store import Store
 
-    # The address first: a busy port fails at once, not after the index has loaded.
-    sockets = server.bind(args.host, args.port)
+    sockets = args.sockets  # taken by check, before anything compiled or loaded
     if not args.token and not server.loopback(sockets):
         where = server.url(args.host, sockets[0].getsockname()[1])
         print(
