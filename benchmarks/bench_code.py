@@ -198,10 +198,21 @@ def write_clones(
         path.write_text(text, "utf-8")
 
 
-def score_job(root: Path, options: dict[str, Any]) -> dict[str, Any]:
+def tokenizes(source: str) -> bool:
+    """Whether Python's tokenizer reads ``source`` to its end: a type-3 copy whose line edits
+    cut a string literal or a bracket open does not (its tokens after the cut all change)."""
+    try:
+        _tokens(source)
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return True
+
+
+def score_job(root: Path, options: dict[str, Any], intact: set[int]) -> dict[str, Any]:
     """Recall per type: the share of originals whose copy of that type the job put in the
-    original's cluster; precision: the share of the pairs within its clusters that are copies
-    of one original."""
+    original's cluster (for type 3 also among the ``intact`` families, whose copy still
+    tokenizes); precision: the share of the pairs within its clusters that are copies of one
+    original."""
     t = time.perf_counter()
     result = neardup.dedup(root, features="code", **options)
     seconds = time.perf_counter() - t
@@ -223,6 +234,9 @@ def score_job(root: Path, options: dict[str, Any]) -> dict[str, Any]:
     for kind in TYPES:
         hits = [label_of[("original", f)] == label_of[(kind, f)] for (k, f) in label_of if k == kind]
         row[kind] = float(np.mean(hits))
+    row["type-3 intact"] = float(
+        np.mean([label_of[("original", f)] == label_of[("type-3", f)] for f in sorted(intact)])
+    )
     return row
 
 
@@ -297,7 +311,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         write_clones(Path(tmp), texts, family, kinds, files)
         neardup.dedup(Path(tmp) / "original", features="code")  # compile the job's kernels
-        results["jobs"] = {label: score_job(Path(tmp), options) for label, options in JOBS.items()}
+        intact = {f for f, kind, text in zip(family, kinds, texts) if kind == "type-3" and tokenizes(text)}
+        results["type3_intact"] = len(intact)
+        results["jobs"] = {label: score_job(Path(tmp), options, intact) for label, options in JOBS.items()}
 
     def footer(r: dict[str, Any]) -> None:
         print(f"{r['files']} files, {r['documents']} documents ({r['originals_mb']:.1f} MB of originals)")
@@ -315,11 +331,13 @@ def main() -> None:
                 )
 
         print("\nthe dedup job on a folder of the clones: recall per type, precision of its clusters' pairs")
-        heads = ("type-1", "type-2", "type-3", "precision", "pairs", "checked", "files/s")
+        print(f"(type-3 intact: the {r['type3_intact']} type-3 copies that still tokenize)")
+        heads = ("type-1", "type-2", "type-3", "t3 intact", "precision", "pairs", "checked", "files/s")
         print(f"{'options':<36} " + " ".join(f"{h:>9}" for h in heads))
         for label, row in r["jobs"].items():
             print(
                 f"{label:<36} {row['type-1']:9.3f} {row['type-2']:9.3f} {row['type-3']:9.3f} "
+                f"{row['type-3 intact']:9.3f} "
                 f"{row['precision']:9.3f} {row['pairs']:9d} {row['candidate_pairs'] or 0:9d} "
                 f"{row['files_s']:9.1f}"
             )
