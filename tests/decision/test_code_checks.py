@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from naive import naive_code_features
-from neardup import ConfigError, DedupOptions, FingerprintConfig
+from neardup import ConfigError, DedupOptions, FingerprintConfig, HammingIndex
 from neardup.decision.options import CODE_RADIUS, CODE_VERIFY
 from neardup.decision.verify import DocumentFeatures, FeatureTable
 
@@ -49,6 +49,9 @@ def test_what_is_given_replaces_the_code_default_it_names():
     prose = DedupOptions(config=code, verify=("jaccard", 0.5), verify_features="words")
     assert prose.radius == CODE_RADIUS and prose.check is not None
     assert prose.check.features.features == "words"
+    seen = HammingIndex(bits=64, max_distance=3)
+    against = DedupOptions(config=code, against=seen)  # its matches go unchecked: a narrow radius
+    assert against.radius == 3 and against.check is not None
     with pytest.raises(ConfigError, match="verify_features='code'"):
         DedupOptions(config=code, verify=("jaccard", 0.5), verify_features="code")
 

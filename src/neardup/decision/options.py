@@ -180,14 +180,14 @@ the standard library (0.6: 0.985), whose own modules alike (lib2to3's fixers) co
 def code_defaults(options: DedupOptions, bits: int) -> tuple[int | None, tuple[str, float] | None]:
     """``(max_distance, verify)`` for code features: those given, else a wide radius and a
     Jaccard check of each pair (the candidates' code shingles), unless a radius by
-    ``similarity`` or a check by ``jaccard``/``cosine`` (or ``verify_features``) was asked."""
+    ``similarity`` or a check by ``jaccard``/``cosine`` (or ``verify_features``) was asked.
+    With ``against``, the radius stays the prose default: a match in the index is not checked
+    (its texts are not at hand), so a wide radius would drop files merely alike."""
     max_distance, verify = options.max_distance, options.verify
-    if (
-        max_distance is None
-        and options.similarity is None
-        and options.cosine is None
-        and options.jaccard is None
-    ):
+    radius_given = any(
+        v is not None for v in (max_distance, options.similarity, options.cosine, options.jaccard)
+    )
+    if not radius_given and options.against is None:
         max_distance = CODE_RADIUS * bits // 64
     if (
         verify is None
