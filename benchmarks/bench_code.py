@@ -21,6 +21,10 @@ code``) over a folder of the clones, with code's defaults and with other radii a
 beside them. Recall of a type: the share of originals whose copy the job put in their
 cluster; precision: the share of the pairs within its clusters that are copies of one original;
 files/s: the whole job (read, lex, join, check), all cores. ``--jobs-only`` runs just this.
+"links" is the precision of the pairs the job linked (each dropped file and the one kept for
+it), comparable with a peer's pair precision. Where copydetect is installed (it is no
+dependency), it runs over the same folder: its files/s, and its recall and pair precision by
+threshold on the lesser of a pair's two similarities.
 
     python benchmarks/bench_code.py --quick        # 60 files; about a minute
     python benchmarks/bench_code.py                # 300 files
@@ -224,9 +228,12 @@ def score_job(root: Path, options: dict[str, Any], intact: set[int]) -> dict[str
     upper = np.triu(np.ones_like(together), 1)
     found = together & upper
     same = family[:, None] == family[None, :]
+    dropped = np.flatnonzero(np.asarray(result.representatives) != np.arange(len(ids)))
+    linked = family[dropped] == family[np.asarray(result.representatives)[dropped]]
     row: dict[str, Any] = {
         "pairs": int(found.sum()),
         "precision": float((found & same).sum() / found.sum()) if found.sum() else 1.0,
+        "link_precision": float(linked.mean()) if linked.size else 1.0,
         "files_s": len(ids) / seconds,
         "candidate_pairs": result.stats.checked_pairs,
     }
@@ -238,6 +245,37 @@ def score_job(root: Path, options: dict[str, Any], intact: set[int]) -> dict[str
         np.mean([label_of[("original", f)] == label_of[("type-3", f)] for f in sorted(intact)])
     )
     return row
+
+
+def copydetect_peer(root: Path, family: dict[Path, int], kind: dict[Path, str]) -> dict[str, Any] | None:
+    """copydetect (winnowed k-grams of its own tokens, every pair compared) over the same
+    folder, when it is installed: its files/s, and per threshold on the lesser of a pair's two
+    similarities its recall per type and pair precision."""
+    try:
+        from copydetect import CopyDetector
+    except ImportError:
+        return None
+    t = time.perf_counter()
+    detector = CopyDetector(test_dirs=[str(root)], extensions=["py"], autoopen=False, silent=True)
+    detector.run()
+    seconds = time.perf_counter() - t
+    similarity: dict[frozenset, float] = {}
+    for row in detector.get_copied_code_list():
+        pair = frozenset((Path(row[2]).resolve(), Path(row[3]).resolve()))
+        similarity[pair] = max(similarity.get(pair, 0.0), min(row[0], row[1]))
+    out: dict[str, Any] = {"files_s": len(family) / seconds, "thresholds": {}}
+    originals = {family[p]: p for p in family if kind[p] == "original"}
+    copies = {(kind[p], family[p]): p for p in family if kind[p] != "original"}
+    for threshold in (0.33, 0.5, 0.6, 0.7, 0.8, 0.9):
+        found = {pair for pair, value in similarity.items() if value >= threshold}
+        true = sum(len({family[p] for p in pair}) == 1 for pair in found)
+        row_out: dict[str, Any] = {"precision": true / len(found) if found else 1.0, "pairs": len(found)}
+        for t in TYPES:
+            row_out[t] = float(
+                np.mean([frozenset((o, copies[(t, f)])) in found for f, o in originals.items()])
+            )
+        out["thresholds"][str(threshold)] = row_out
+    return out
 
 
 def distances(fps: np.ndarray) -> np.ndarray:
@@ -314,6 +352,13 @@ def main() -> None:
         intact = {f for f, kind, text in zip(family, kinds, texts) if kind == "type-3" and tokenizes(text)}
         results["type3_intact"] = len(intact)
         results["jobs"] = {label: score_job(Path(tmp), options, intact) for label, options in JOBS.items()}
+        paths = {
+            (Path(tmp) / kind / f"{f:04d}_{files[f].name}").resolve(): (f, kind)
+            for f, kind in zip(family, kinds)
+        }
+        results["copydetect"] = copydetect_peer(
+            Path(tmp), {p: f for p, (f, _) in paths.items()}, {p: k for p, (_, k) in paths.items()}
+        )
 
     def footer(r: dict[str, Any]) -> None:
         print(f"{r['files']} files, {r['documents']} documents ({r['originals_mb']:.1f} MB of originals)")
@@ -332,14 +377,38 @@ def main() -> None:
 
         print("\nthe dedup job on a folder of the clones: recall per type, precision of its clusters' pairs")
         print(f"(type-3 intact: the {r['type3_intact']} type-3 copies that still tokenize)")
-        heads = ("type-1", "type-2", "type-3", "t3 intact", "precision", "pairs", "checked", "files/s")
+        heads = (
+            "type-1",
+            "type-2",
+            "type-3",
+            "t3 intact",
+            "links",
+            "precision",
+            "pairs",
+            "checked",
+            "files/s",
+        )
         print(f"{'options':<36} " + " ".join(f"{h:>9}" for h in heads))
         for label, row in r["jobs"].items():
             print(
                 f"{label:<36} {row['type-1']:9.3f} {row['type-2']:9.3f} {row['type-3']:9.3f} "
-                f"{row['type-3 intact']:9.3f} "
+                f"{row['type-3 intact']:9.3f} {row['link_precision']:9.3f} "
                 f"{row['precision']:9.3f} {row['pairs']:9d} {row['candidate_pairs'] or 0:9d} "
                 f"{row['files_s']:9.1f}"
+            )
+
+        peer = r.get("copydetect")
+        if peer is None:
+            print("\ncopydetect is not installed: no peer in this run")
+            return
+        print(
+            f"\ncopydetect on the same folder: {peer['files_s']:.1f} files/s; "
+            "by threshold on a pair's lesser similarity"
+        )
+        for threshold, row in peer["thresholds"].items():
+            print(
+                f"  >= {threshold:<5} type-1/2/3 {row['type-1']:.3f}/{row['type-2']:.3f}/{row['type-3']:.3f} "
+                f"precision {row['precision']:.3f} ({row['pairs']} pairs)"
             )
 
     finish(results, started, args.json, footer)
