@@ -13,8 +13,18 @@ tests left out, 1-60 KB, an even sample by path) and, for each, three copies:
 Every fingerprint is compared with every other (all pairs). Recall of a type: the share of its
 (original, copy) pairs within the radius; precision: the share of the pairs found within it
 that are copies of one original (the standard library holds a few near-duplicates of its own,
-counted as false). Radii: the CLI's default (3 bits per 64) and 6. Lexing: pygments' Python
-lexer over the originals (MB/s on one core), and the whole code fingerprint (lex + compiled).
+counted as false). Radii: 3 and 6 bits. Lexing: pygments' Python lexer over the originals
+(MB/s on one core), and the whole code fingerprint (lex + compiled).
+
+Then what a user gets: the dedup job (``neardup.dedup``, as ``neardup dedup DIR --features
+code``) over a folder of the clones, with code's defaults and with other radii and checks
+beside them. Recall of a type: the share of originals whose copy the job put in their
+cluster; precision: the share of the pairs within its clusters that are copies of one original;
+files/s: the whole job (read, lex, join, check), all cores. ``--jobs-only`` runs just this.
+"links" is the precision of the pairs the job linked (each dropped file and the one kept for
+it), comparable with a peer's pair precision. Where copydetect is installed (it is no
+dependency), it runs over the same folder: its files/s, and its recall and pair precision by
+threshold on the lesser of a pair's two similarities.
 
     python benchmarks/bench_code.py --quick        # 60 files; about a minute
     python benchmarks/bench_code.py                # 300 files
@@ -31,6 +41,7 @@ import keyword
 import random
 import sys
 import sysconfig
+import tempfile
 import time
 import tokenize
 from pathlib import Path
@@ -169,6 +180,104 @@ def clone_set(files: list[Path], seed: int) -> tuple[list[str], list[str], list[
     return texts, names, family, kinds
 
 
+JOBS: dict[str, dict[str, Any]] = {
+    "code defaults (--features code)": {},
+    "code, -k 3, every pair kept": {"max_distance": 3, "verify": ("jaccard", 0.0)},
+    "code, -k 6, every pair kept": {"max_distance": 6, "verify": ("jaccard", 0.0)},
+    "code, -k 8, --verify jaccard 0.5": {"verify": ("jaccard", 0.5)},
+    "code, -k 8, --verify jaccard 0.6": {"verify": ("jaccard", 0.6)},
+    "code, -k 8, --verify cosine 0.8": {"verify": ("cosine", 0.8)},
+}
+"""The dedup job as a user runs it on a folder of the clones (``neardup dedup DIR --features
+code`` and the options named): the code defaults, and beside them other radii and checks."""
+
+
+def write_clones(
+    root: Path, texts: list[str], family: list[int], kinds: list[str], files: list[Path]
+) -> None:
+    """Each clone a file ``KIND/FAMILY_NAME.py`` under ``root``: its suffix says Python."""
+    for text, f, kind in zip(texts, family, kinds):
+        path = root / kind / f"{f:04d}_{files[f].name}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+
+
+def tokenizes(source: str) -> bool:
+    """Whether Python's tokenizer reads ``source`` to its end: a type-3 copy whose line edits
+    cut a string literal or a bracket open does not (its tokens after the cut all change)."""
+    try:
+        _tokens(source)
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return True
+
+
+def score_job(root: Path, options: dict[str, Any], intact: set[int]) -> dict[str, Any]:
+    """Recall per type: the share of originals whose copy of that type the job put in the
+    original's cluster (for type 3 also among the ``intact`` families, whose copy still
+    tokenizes); precision: the share of the pairs within its clusters that are copies of one
+    original."""
+    t = time.perf_counter()
+    result = neardup.dedup(root, features="code", **options)
+    seconds = time.perf_counter() - t
+    ids = [Path(i) for i in result.ids]
+    kinds = np.array([i.parent.name for i in ids])
+    family = np.array([int(i.name.split("_", 1)[0]) for i in ids])
+    labels = np.asarray(result.labels)
+    together = labels[:, None] == labels[None, :]
+    upper = np.triu(np.ones_like(together), 1)
+    found = together & upper
+    same = family[:, None] == family[None, :]
+    dropped = np.flatnonzero(np.asarray(result.representatives) != np.arange(len(ids)))
+    linked = family[dropped] == family[np.asarray(result.representatives)[dropped]]
+    row: dict[str, Any] = {
+        "pairs": int(found.sum()),
+        "precision": float((found & same).sum() / found.sum()) if found.sum() else 1.0,
+        "link_precision": float(linked.mean()) if linked.size else 1.0,
+        "files_s": len(ids) / seconds,
+        "candidate_pairs": result.stats.checked_pairs,
+    }
+    label_of = {(k, f): lab for k, f, lab in zip(kinds.tolist(), family.tolist(), labels.tolist())}
+    for kind in TYPES:
+        hits = [label_of[("original", f)] == label_of[(kind, f)] for (k, f) in label_of if k == kind]
+        row[kind] = float(np.mean(hits))
+    row["type-3 intact"] = float(
+        np.mean([label_of[("original", f)] == label_of[("type-3", f)] for f in sorted(intact)])
+    )
+    return row
+
+
+def copydetect_peer(root: Path, family: dict[Path, int], kind: dict[Path, str]) -> dict[str, Any] | None:
+    """copydetect (winnowed k-grams of its own tokens, every pair compared) over the same
+    folder, when it is installed: its files/s, and per threshold on the lesser of a pair's two
+    similarities its recall per type and pair precision."""
+    try:
+        from copydetect import CopyDetector
+    except ImportError:
+        return None
+    t = time.perf_counter()
+    detector = CopyDetector(test_dirs=[str(root)], extensions=["py"], autoopen=False, silent=True)
+    detector.run()
+    seconds = time.perf_counter() - t
+    similarity: dict[frozenset, float] = {}
+    for row in detector.get_copied_code_list():
+        pair = frozenset((Path(row[2]).resolve(), Path(row[3]).resolve()))
+        similarity[pair] = max(similarity.get(pair, 0.0), min(row[0], row[1]))
+    out: dict[str, Any] = {"files_s": len(family) / seconds, "thresholds": {}}
+    originals = {family[p]: p for p in family if kind[p] == "original"}
+    copies = {(kind[p], family[p]): p for p in family if kind[p] != "original"}
+    for threshold in (0.33, 0.5, 0.6, 0.7, 0.8, 0.9):
+        found = {pair for pair, value in similarity.items() if value >= threshold}
+        true = sum(len({family[p] for p in pair}) == 1 for pair in found)
+        row_out: dict[str, Any] = {"precision": true / len(found) if found else 1.0, "pairs": len(found)}
+        for t in TYPES:
+            row_out[t] = float(
+                np.mean([frozenset((o, copies[(t, f)])) in found for f, o in originals.items()])
+            )
+        out["thresholds"][str(threshold)] = row_out
+    return out
+
+
 def distances(fps: np.ndarray) -> np.ndarray:
     """Hamming distance of every pair, (n, n) uint8."""
     x = fps[:, None] ^ fps[None, :]
@@ -201,6 +310,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=300, help="originals (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="write the results JSON here")
+    parser.add_argument("--jobs-only", action="store_true", help="only the dedup job's table")
     args = parser.parse_args()
     started = time.perf_counter()
     files = stdlib_files(60 if args.quick else args.files)
@@ -227,7 +337,7 @@ def main() -> None:
         "configs": {},
     }
     neardup.Fingerprinter(features="code", language="python").fingerprint_batch(["x = 1"])  # compile
-    for label, options in CONFIGS.items():
+    for label, options in {} if args.jobs_only else CONFIGS.items():
         fingerprinter = neardup.Fingerprinter(**options)
         t = time.perf_counter()
         fps = fingerprinter.fingerprint_batch(texts, names=names)
@@ -236,11 +346,25 @@ def main() -> None:
         entry["mb_s"] = sum(len(x.encode()) for x in texts) / 1e6 / seconds
         results["configs"][label] = entry
 
+    with tempfile.TemporaryDirectory() as tmp:
+        write_clones(Path(tmp), texts, family, kinds, files)
+        neardup.dedup(Path(tmp) / "original", features="code")  # compile the job's kernels
+        intact = {f for f, kind, text in zip(family, kinds, texts) if kind == "type-3" and tokenizes(text)}
+        results["type3_intact"] = len(intact)
+        results["jobs"] = {label: score_job(Path(tmp), options, intact) for label, options in JOBS.items()}
+        paths = {
+            (Path(tmp) / kind / f"{f:04d}_{files[f].name}").resolve(): (f, kind)
+            for f, kind in zip(family, kinds)
+        }
+        results["copydetect"] = copydetect_peer(
+            Path(tmp), {p: f for p, (f, _) in paths.items()}, {p: k for p, (_, k) in paths.items()}
+        )
+
     def footer(r: dict[str, Any]) -> None:
         print(f"{r['files']} files, {r['documents']} documents ({r['originals_mb']:.1f} MB of originals)")
         lexing = f"{r['pygments_python_mb_s']:.2f} MB/s, {r['pygments_tokens_s']:,.0f} tokens/s"
         print(f"pygments PythonLexer: {lexing} (one core)")
-        for k in RADII:
+        for k in RADII if r["configs"] else ():
             print(f"\nradius k={k}: recall per clone type, precision of all pairs within k")
             heads = ("type-1", "type-2", "type-3", "precision", "pairs", "MB/s")
             print(f"{'features':<30} " + " ".join(f"{h:>7}" for h in heads))
@@ -250,6 +374,42 @@ def main() -> None:
                     f"{label:<30} {row['type-1']:7.2f} {row['type-2']:7.2f} {row['type-3']:7.2f} "
                     f"{row['precision']:7.3f} {row['pairs']:7d} {entry['mb_s']:7.2f}"
                 )
+
+        print("\nthe dedup job on a folder of the clones: recall per type, precision of its clusters' pairs")
+        print(f"(type-3 intact: the {r['type3_intact']} type-3 copies that still tokenize)")
+        heads = (
+            "type-1",
+            "type-2",
+            "type-3",
+            "t3 intact",
+            "links",
+            "precision",
+            "pairs",
+            "checked",
+            "files/s",
+        )
+        print(f"{'options':<36} " + " ".join(f"{h:>9}" for h in heads))
+        for label, row in r["jobs"].items():
+            print(
+                f"{label:<36} {row['type-1']:9.3f} {row['type-2']:9.3f} {row['type-3']:9.3f} "
+                f"{row['type-3 intact']:9.3f} {row['link_precision']:9.3f} "
+                f"{row['precision']:9.3f} {row['pairs']:9d} {row['candidate_pairs'] or 0:9d} "
+                f"{row['files_s']:9.1f}"
+            )
+
+        peer = r.get("copydetect")
+        if peer is None:
+            print("\ncopydetect is not installed: no peer in this run")
+            return
+        print(
+            f"\ncopydetect on the same folder: {peer['files_s']:.1f} files/s; "
+            "by threshold on a pair's lesser similarity"
+        )
+        for threshold, row in peer["thresholds"].items():
+            print(
+                f"  >= {threshold:<5} type-1/2/3 {row['type-1']:.3f}/{row['type-2']:.3f}/{row['type-3']:.3f} "
+                f"precision {row['precision']:.3f} ({row['pairs']} pairs)"
+            )
 
     finish(results, started, args.json, footer)
 

@@ -266,6 +266,23 @@ def naive_code_fingerprint(
     seed: int = 0,
 ) -> int:
     """A token's h0 is XXH3(0x01 + UTF-8 of the token); shingles as for words."""
+    hashes = naive_code_features(document, language, code_normalize, shingle_size, normalize, seed)
+    counts: dict[int, int] = {}
+    for h0 in hashes:
+        counts[h0] = counts.get(h0, 0) + 1
+    return naive_weigh(counts, bits, weighting, None, seed)
+
+
+def naive_code_features(
+    document: str | bytes,
+    language: str,
+    code_normalize: str = "identifiers",
+    shingle_size: int = 5,
+    normalize: bool = True,
+    seed: int = 0,
+) -> list[int]:
+    """The h0 of each code feature in order: shingles of ``shingle_size`` tokens (the tokens
+    themselves when there are fewer)."""
     tokens = naive_code_tokens(document, language, code_normalize, normalize)
     hashes = [xxh3(b"\x01" + t.encode("utf-8"), seed) for t in tokens]
     k = shingle_size
@@ -273,10 +290,7 @@ def naive_code_fingerprint(
         hashes = [
             xxh3(b"".join(le64(t) for t in hashes[i : i + k]), seed) for i in range(len(hashes) - k + 1)
         ]
-    counts: dict[int, int] = {}
-    for h0 in hashes:
-        counts[h0] = counts.get(h0, 0) + 1
-    return naive_weigh(counts, bits, weighting, None, seed)
+    return hashes
 
 
 # --- Section 7: IDF models ----------------------------------------------------------------

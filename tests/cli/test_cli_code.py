@@ -101,9 +101,15 @@ def test_language_errors_are_clear(sources, run):
     assert "--language is a setting of --features code, not --features word-shingles" in misuse.stderr
 
 
-def test_checks_of_pairs_refuse_code_features(sources, run):
-    ran = run("dedup", "src", "--features", "code", "--verify", "jaccard", "0.5", "-o", "kept", cwd=sources)
-    assert ran.returncode != 0 and "cannot compare code features yet" in ran.stderr
+def test_code_features_check_their_pairs_by_their_own_shingles(sources, run):
+    """The code defaults check every pair's code-shingle Jaccard index (``verify`` in the
+    report); naming those features is refused, as they are the default; prose checks run."""
+    ran = run("dedup", "src", "--features", "code", "-o", "kept", cwd=sources)
+    assert ran.returncode == 0 and "verify" in ran.stderr, ran.stderr
+    assert sorted(p.name for p in (sources / "kept" / "pkg").iterdir()) == ["a.py", "c.py"]
+    refused = ("--verify", "jaccard", "0.5", "--verify-features", "code")
+    named = run("dedup", "src", "--features", "code", *refused, "-o", "k3", cwd=sources)
+    assert named.returncode != 0 and "verify_features='code' (--verify-features code)" in named.stderr
     prose = ("--verify-features", "word-shingles")
     checked = run(
         "dedup", "src", "--features", "code", "--verify", "jaccard", "0.1", *prose, "-o", "k", cwd=sources

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -21,8 +21,10 @@ from .._config import FEATURE_KINDS, FingerprintConfig
 from .._errors import ConfigError
 from .._kernels.simhash import feature_counts
 from .._kernels.similarity import pair_similarity
+from ..fingerprint.code import code_feature_counts
 from ..fingerprint.features import char_classes
-from ..fingerprint.text_buffers import chunk_bounds, iter_buffers
+from ..fingerprint.text_buffers import chunk_bounds, iter_buffers, raw_buffers
+from ..io.corpus import file_names
 from ..io.rejects import Rejects
 
 T = TypeVar("T")
@@ -63,7 +65,6 @@ def check_verify(
     if features is None:
         if size is not None:
             raise ConfigError("verify_size needs verify_features: the size of which features?")
-        _refuse_code(config.features)
         return Verification(metric, float(threshold), config)
     if features not in FEATURE_KINDS:
         raise ConfigError(
@@ -89,9 +90,9 @@ def check_verify(
 def _refuse_code(features: str) -> None:
     if features == "code":
         raise ConfigError(
-            "a check of pairs (verify=, jaccard=, cosine=) cannot compare code features yet; have "
-            "it compare prose features: verify_features='word-shingles' (--verify-features "
-            "word-shingles)"
+            "verify_features='code' (--verify-features code) is not a choice: a check of a code "
+            "fingerprint's pairs compares its own code features when verify_features is left "
+            "out; jaccard= (--jaccard) compares prose features (e.g. 'word-shingles')"
         )
 
 
@@ -142,10 +143,28 @@ class FeatureTable:
     counts: np.ndarray | None
 
     @classmethod
-    def of(cls, texts: Any, config: FingerprintConfig) -> FeatureTable:
+    def of(
+        cls, texts: Any, config: FingerprintConfig, names: Sequence[str | None] | None = None
+    ) -> FeatureTable:
         """The features of ``texts`` (anything ``Fingerprinter.fingerprint_batch`` takes),
-        extracted as the fingerprint extracts them."""
+        extracted as the fingerprint extracts them; ``names``, the file names that choose each
+        text's lexer for code features without a language."""
+        if config.features == "code":
+            return cls.concat(cls.code_pieces(texts, config, names))
         return cls.concat(cls.pieces(texts, config))
+
+    @classmethod
+    def code_pieces(
+        cls, texts: Any, config: FingerprintConfig, names: Sequence[str | None] | None
+    ) -> list[FeatureTable]:
+        """The code features of ``texts``, a piece a buffer, lexed as the fingerprint lexes
+        them (``fingerprint/code.py``: the lexer is Python, one thread)."""
+        parts, done = [], 0
+        for buffer in raw_buffers(texts):
+            piece_names = None if names is None else names[done : done + len(buffer)]
+            parts.append(cls(*code_feature_counts(buffer, piece_names, config)))
+            done += len(buffer)
+        return parts
 
     @classmethod
     def pieces(cls, texts: Any, config: FingerprintConfig) -> list[FeatureTable]:
@@ -207,7 +226,8 @@ class DocumentFeatures:
         wanted = np.unique(positions)
         parts = []
         start = 0
-        for batch, _ in corpus.batches(Rejects("skip")):
+        lexed_by_name = config.features == "code" and config.language is None
+        for batch, owner in corpus.batches(Rejects("skip")):
             lo, hi = np.searchsorted(wanted, [start, start + len(batch)])
             if hi > lo:
                 local = wanted[lo:hi] - start
@@ -216,7 +236,9 @@ class DocumentFeatures:
                     if isinstance(batch.texts, list)
                     else batch.texts.take(local)
                 )
-                parts.append(FeatureTable.of(texts, config))
+                names = file_names(corpus, batch, owner) if lexed_by_name else None
+                local_names = None if names is None else [names[p] for p in local.tolist()]
+                parts.append(FeatureTable.of(texts, config, local_names))
             start += len(batch)
         return cls(wanted, FeatureTable.concat(parts), config)
 
@@ -237,12 +259,16 @@ class DocumentFeatures:
         )
 
 
-def featureless_texts(texts: Any, fps: np.ndarray, config: FingerprintConfig) -> np.ndarray:
-    """bool, shape (n,): which of ``texts`` have no features. Such a text gets fingerprint 0,
-    which a text with features gets only by a 2**-64 chance, so only those are extracted."""
+def featureless_texts(
+    texts: Any, fps: np.ndarray, config: FingerprintConfig, names: Sequence[str | None] | None = None
+) -> np.ndarray:
+    """bool, shape (n,): which of ``texts`` (named ``names``, for code) have no features. Such
+    a text gets fingerprint 0, which a text with features gets only by a 2**-64 chance, so only
+    those are extracted."""
     zero = np.flatnonzero(fps == 0 if fps.ndim == 1 else (fps == 0).all(axis=1))
     out = np.zeros(fps.shape[0], dtype=bool)
     if zero.size:
         subset = [texts[p] for p in zero.tolist()] if isinstance(texts, list) else texts.take(zero)
-        out[zero] = np.diff(FeatureTable.of(subset, config).doc_offsets) == 0
+        subset_names = None if names is None else [names[p] for p in zero.tolist()]
+        out[zero] = np.diff(FeatureTable.of(subset, config, subset_names).doc_offsets) == 0
     return out

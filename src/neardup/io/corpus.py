@@ -183,6 +183,17 @@ def _as_table(data: Any) -> pa.Table | None:
     return None
 
 
+def file_names(corpus: FileCorpus | MemoryCorpus, batch: Batch, owner: Any) -> list[str | None] | None:
+    """Each document of ``batch`` (read from ``owner``, a source position or an array of them)
+    named by its file, whose suffix says the language of code: a one-document file's (row 0);
+    None for a line or row of a file; None in all for texts in memory."""
+    sources = getattr(corpus, "sources", None)
+    if sources is None:
+        return None
+    owned = np.broadcast_to(owner, len(batch)).tolist()
+    return [sources[o].name if row == 0 else None for o, row in zip(owned, batch.rows.tolist())]
+
+
 def texts_by_id(corpus: FileCorpus | MemoryCorpus, wanted: set) -> dict:
     """The texts of the documents whose ids are in ``wanted`` (one pass over the corpus;
     bad records are passed over)."""

@@ -32,7 +32,7 @@ from ..decision.steps import Choice, choose_representatives, priority
 from ..decision.verify import featureless_texts
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..io.batch import ReadOptions
-from ..io.corpus import read_corpus
+from ..io.corpus import file_names, read_corpus
 from ..io.ids import repeated_ids
 from ..io.outputs import Outputs
 from ..io.rejects import Rejects
@@ -273,16 +273,6 @@ class ReadPass:
     """Under ``jaccard``: the band keys of the checked features (and the features, if they fit)."""
 
 
-def _file_names(corpus: Any, batch: Any, owner: Any) -> list[str | None] | None:
-    """Each document's file name, whose suffix says the language of code: a one-document
-    file's (row 0); None for a line or row of a file, or texts in memory."""
-    sources = getattr(corpus, "sources", None)
-    if sources is None:
-        return None
-    owned = np.broadcast_to(owner, len(batch)).tolist()
-    return [sources[o].name if row == 0 else None for o, row in zip(owned, batch.rows.tolist())]
-
-
 def _fingerprint_all(
     corpus: Any, options: DedupOptions, rejects: Rejects, progress: Progress, n_jobs: int | None
 ) -> ReadPass:
@@ -297,11 +287,11 @@ def _fingerprint_all(
     with progress.stage("read + fingerprint", total=corpus.total_bytes) as stage:
         for batch, owner in corpus.batches(rejects):
             batch_fps = corpus_keys.add(batch.texts) if corpus_keys is not None else None
+            names = file_names(corpus, batch, owner) if lexed_by_name else None
             if batch_fps is None:
-                names = _file_names(corpus, batch, owner) if lexed_by_name else None
                 batch_fps = fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs, names=names)
             fps.append(batch_fps)
-            no_features.append(featureless_texts(batch.texts, batch_fps, fingerprinter.config))
+            no_features.append(featureless_texts(batch.texts, batch_fps, fingerprinter.config, names))
             lengths.append(_text_lengths(batch.texts))
             rows.append(batch.rows)
             owners.append(

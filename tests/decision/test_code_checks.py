@@ -1,0 +1,88 @@
+"""Code features' defaults (a wide radius, each pair's code-shingle Jaccard checked) and the
+check itself: the features it reads are the fingerprint's, held equal to the spec's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from naive import naive_code_features
+from neardup import ConfigError, DedupOptions, FingerprintConfig, HammingIndex
+from neardup.decision.options import CODE_RADIUS, CODE_VERIFY
+from neardup.decision.verify import DocumentFeatures, FeatureTable
+
+pytest.importorskip("pygments", reason="code features need the code extra (pygments)")
+
+LINES = (
+    "x = compute(a, b)",
+    "if x > 10:\n    y = 'big'",
+    "for item in items:\n    total += item",
+    "return {k: v for k, v in pairs}",
+    "print(f'{name}: {value}')  # a comment",
+    "def helper(n):\n    return n * 2",
+    "values.append(3.5)",
+    "while not done:\n    done = step()",
+)
+
+
+def test_code_features_bring_a_wide_radius_and_a_jaccard_check():
+    for bits in (64, 128):
+        config = FingerprintConfig(features="code", bits=bits)
+        options = DedupOptions(config=config)
+        assert options.radius == CODE_RADIUS * bits // 64
+        assert options.check is not None
+        assert (options.check.metric, options.check.threshold) == CODE_VERIFY
+        assert options.check.features == config
+
+
+def test_what_is_given_replaces_the_code_default_it_names():
+    code = FingerprintConfig(features="code")
+    narrow = DedupOptions(config=code, max_distance=3)
+    assert narrow.radius == 3 and narrow.check is not None and narrow.check.metric == "jaccard"
+    cosine = DedupOptions(config=code, verify=("cosine", 0.9))
+    assert cosine.radius == CODE_RADIUS and cosine.check is not None and cosine.check.metric == "cosine"
+    banded = DedupOptions(config=code, jaccard=0.8)  # candidates by MinHash, on prose shingles
+    assert banded.banding is not None and banded.check is not None
+    assert banded.check.features.features == "word-shingles"
+    prose = DedupOptions(config=code, verify=("jaccard", 0.5), verify_features="words")
+    assert prose.radius == CODE_RADIUS and prose.check is not None
+    assert prose.check.features.features == "words"
+    seen = HammingIndex(bits=64, max_distance=3)
+    against = DedupOptions(config=code, against=seen)  # its matches go unchecked: a narrow radius
+    assert against.radius == 3 and against.check is not None
+    with pytest.raises(ConfigError, match="verify_features='code'"):
+        DedupOptions(config=code, verify=("jaccard", 0.5), verify_features="code")
+
+
+def test_prose_defaults_are_as_they_were():
+    options = DedupOptions()
+    assert options.radius == 3 and options.check is None
+
+
+def _jaccard(a: set, b: set) -> float:
+    return 1.0 if not a and not b else len(a & b) / len(a | b)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(LINES), max_size=8), min_size=2, max_size=6),
+    st.integers(1, 6),
+)
+def test_checked_code_features_are_the_specs(documents, shingle_size):
+    """The features a check reads (each document lexed by its file name) are the spec's
+    (``naive_code_features``), and their Jaccard index the sets'."""
+    texts = ["\n".join(lines) + "\n" for lines in documents]
+    names = [f"pkg/m{i}.py" for i in range(len(texts))]
+    config = FingerprintConfig(features="code", shingle_size=shingle_size)
+    table = FeatureTable.of(texts, config, names)
+    expected = [set(naive_code_features(t, "python", shingle_size=shingle_size)) for t in texts]
+    for d, want in enumerate(expected):
+        got = table.hashes[table.doc_offsets[d] : table.doc_offsets[d + 1]]
+        assert got.tolist() == sorted(want)
+    features = DocumentFeatures(np.arange(len(texts)), table, config)
+    first = np.zeros(len(texts) - 1, dtype=np.int64)
+    second = np.arange(1, len(texts), dtype=np.int64)
+    found = features.similarity(first, second, "jaccard")
+    assert found.tolist() == pytest.approx([_jaccard(expected[0], expected[d]) for d in second.tolist()])
