@@ -16,8 +16,14 @@ that are copies of one original (the standard library holds a few near-duplicate
 counted as false). Radii: the CLI's default (3 bits per 64) and 6. Lexing: pygments' Python
 lexer over the originals (MB/s on one core), and the whole code fingerprint (lex + compiled).
 
+Passages (``--only passages``, or the default run): one function copied into each file,
+as is, renamed, or renamed and re-laid, found by ``neardup.passages(features="code",
+code_normalize="identifiers")``: recall, line ranges right within one line, and precision
+(``_planted_functions.py`` says how each is counted).
+
     python benchmarks/bench_code.py --quick        # 60 files; about a minute
     python benchmarks/bench_code.py                # 300 files
+    python benchmarks/bench_code.py --only passages
 
 The last stdout line is ``RESULT {json}``.
 """
@@ -41,6 +47,8 @@ import numpy as np
 import neardup
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _planted_functions import score as planted_functions_score
+
 from _common import finish, machine_info
 
 TYPES = ("type-1", "type-2", "type-3")
@@ -201,6 +209,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=300, help="originals (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="write the results JSON here")
+    parser.add_argument(
+        "--only", choices=("clones", "passages"), help="one section: fingerprints of clones, or passages"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     files = stdlib_files(60 if args.quick else args.files)
@@ -226,6 +237,17 @@ def main() -> None:
         "pygments_tokens_s": n_tokens / lex_s,
         "configs": {},
     }
+    if args.only != "clones":
+        neardup.passages(["x = 1"], features="code", language="python")  # compile
+        results["passages"] = planted_functions_score(files, args.seed, {"code_normalize": "identifiers"})
+    if args.only != "passages":
+        _fingerprint_configs(texts, names, family_array, kind_array, results)
+    finish(results, started, args.json, _footer)
+
+
+def _fingerprint_configs(
+    texts: list[str], names: list[str], family_array: np.ndarray, kind_array: np.ndarray, results: dict
+) -> None:
     neardup.Fingerprinter(features="code", language="python").fingerprint_batch(["x = 1"])  # compile
     for label, options in CONFIGS.items():
         fingerprinter = neardup.Fingerprinter(**options)
@@ -236,22 +258,31 @@ def main() -> None:
         entry["mb_s"] = sum(len(x.encode()) for x in texts) / 1e6 / seconds
         results["configs"][label] = entry
 
-    def footer(r: dict[str, Any]) -> None:
-        print(f"{r['files']} files, {r['documents']} documents ({r['originals_mb']:.1f} MB of originals)")
-        lexing = f"{r['pygments_python_mb_s']:.2f} MB/s, {r['pygments_tokens_s']:,.0f} tokens/s"
-        print(f"pygments PythonLexer: {lexing} (one core)")
-        for k in RADII:
-            print(f"\nradius k={k}: recall per clone type, precision of all pairs within k")
-            heads = ("type-1", "type-2", "type-3", "precision", "pairs", "MB/s")
-            print(f"{'features':<30} " + " ".join(f"{h:>7}" for h in heads))
-            for label, entry in r["configs"].items():
-                row = entry[f"k={k}"]
-                print(
-                    f"{label:<30} {row['type-1']:7.2f} {row['type-2']:7.2f} {row['type-3']:7.2f} "
-                    f"{row['precision']:7.3f} {row['pairs']:7d} {entry['mb_s']:7.2f}"
-                )
 
-    finish(results, started, args.json, footer)
+def _footer(r: dict[str, Any]) -> None:
+    print(f"{r['files']} files, {r['documents']} documents ({r['originals_mb']:.1f} MB of originals)")
+    lexing = f"{r['pygments_python_mb_s']:.2f} MB/s, {r['pygments_tokens_s']:,.0f} tokens/s"
+    print(f"pygments PythonLexer: {lexing} (one core)")
+    if "passages" in r:
+        p = r["passages"]
+        kinds = ", ".join(f"{k} {v:.3f}" for k, v in p["recall_by_kind"].items() if v is not None)
+        print(
+            f"\npassages --features code --code-normalize identifiers, {p['planted']} functions planted "
+            f"in {r['files']} files ({p['mb']:.1f} MB, {p['passages_s']:.1f} s):\n"
+            f"  recall {p['recall']:.3f} ({kinds}); line ranges within one line {p['lines_within_one']:.3f}\n"
+            f"  precision {p['precision']:.3f}: {p['passages']} passages, {p['planted_passages']} planted, "
+            f"{p['true_shared_passages']} true shared code, {p['false_passages']} false"
+        )
+    for k in RADII if r["configs"] else ():
+        print(f"\nradius k={k}: recall per clone type, precision of all pairs within k")
+        heads = ("type-1", "type-2", "type-3", "precision", "pairs", "MB/s")
+        print(f"{'features':<30} " + " ".join(f"{h:>7}" for h in heads))
+        for label, entry in r["configs"].items():
+            row = entry[f"k={k}"]
+            print(
+                f"{label:<30} {row['type-1']:7.2f} {row['type-2']:7.2f} {row['type-3']:7.2f} "
+                f"{row['precision']:7.3f} {row['pairs']:7d} {entry['mb_s']:7.2f}"
+            )
 
 
 if __name__ == "__main__":
