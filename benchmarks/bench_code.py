@@ -20,14 +20,20 @@ Then what a user gets: the dedup job (``neardup.dedup``, as ``neardup dedup DIR 
 code``) over a folder of the clones, with code's defaults and with other radii and checks
 beside them. Recall of a type: the share of originals whose copy the job put in their
 cluster; precision: the share of the pairs within its clusters that are copies of one original;
-files/s: the whole job (read, lex, join, check), all cores. ``--jobs-only`` runs just this.
+files/s: the whole job (read, lex, join, check), all cores. ``--only jobs`` runs just this.
 "links" is the precision of the pairs the job linked (each dropped file and the one kept for
 it), comparable with a peer's pair precision. Where copydetect is installed (it is no
 dependency), it runs over the same folder: its files/s, and its recall and pair precision by
 threshold on the lesser of a pair's two similarities.
 
+Passages (``--only passages``, or the default run): one function copied into each file,
+as is, renamed, or renamed and re-laid, found by ``neardup.passages(features="code",
+code_normalize="identifiers")``: recall, line ranges right within one line, and precision
+(``_planted_functions.py`` says how each is counted).
+
     python benchmarks/bench_code.py --quick        # 60 files; about a minute
     python benchmarks/bench_code.py                # 300 files
+    python benchmarks/bench_code.py --only passages
 
 The last stdout line is ``RESULT {json}``.
 """
@@ -52,6 +58,8 @@ import numpy as np
 import neardup
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _planted_functions import score as planted_functions_score
+
 from _common import finish, machine_info
 
 TYPES = ("type-1", "type-2", "type-3")
@@ -310,12 +318,15 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=300, help="originals (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="write the results JSON here")
-    parser.add_argument("--jobs-only", action="store_true", help="only the dedup job's table")
+    parser.add_argument(
+        "--only",
+        choices=("clones", "jobs", "passages"),
+        help="one section: fingerprints of clones, the dedup job on them, or passages",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     files = stdlib_files(60 if args.quick else args.files)
     texts, names, family, kinds = clone_set(files, args.seed)
-    family_array, kind_array = np.array(family), np.array(kinds)
     originals = [t for t, k in zip(texts, kinds) if k == "original"]
     megabytes = sum(len(t.encode()) for t in originals) / 1e6
 
@@ -336,8 +347,21 @@ def main() -> None:
         "pygments_tokens_s": n_tokens / lex_s,
         "configs": {},
     }
+    if args.only in (None, "passages"):
+        neardup.passages(["x = 1"], features="code", language="python")  # compile
+        results["passages"] = planted_functions_score(files, args.seed, {"code_normalize": "identifiers"})
+    if args.only in (None, "clones"):
+        _fingerprint_configs(texts, names, np.array(family), np.array(kinds), results)
+    if args.only in (None, "jobs"):
+        _dedup_jobs(texts, family, kinds, files, results)
+    finish(results, started, args.json, _footer)
+
+
+def _fingerprint_configs(
+    texts: list[str], names: list[str], family_array: np.ndarray, kind_array: np.ndarray, results: dict
+) -> None:
     neardup.Fingerprinter(features="code", language="python").fingerprint_batch(["x = 1"])  # compile
-    for label, options in {} if args.jobs_only else CONFIGS.items():
+    for label, options in CONFIGS.items():
         fingerprinter = neardup.Fingerprinter(**options)
         t = time.perf_counter()
         fps = fingerprinter.fingerprint_batch(texts, names=names)
@@ -346,6 +370,10 @@ def main() -> None:
         entry["mb_s"] = sum(len(x.encode()) for x in texts) / 1e6 / seconds
         results["configs"][label] = entry
 
+
+def _dedup_jobs(
+    texts: list[str], family: list[int], kinds: list[str], files: list[Path], results: dict
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         write_clones(Path(tmp), texts, family, kinds, files)
         neardup.dedup(Path(tmp) / "original", features="code")  # compile the job's kernels
@@ -360,58 +388,60 @@ def main() -> None:
             Path(tmp), {p: f for p, (f, _) in paths.items()}, {p: k for p, (_, k) in paths.items()}
         )
 
-    def footer(r: dict[str, Any]) -> None:
-        print(f"{r['files']} files, {r['documents']} documents ({r['originals_mb']:.1f} MB of originals)")
-        lexing = f"{r['pygments_python_mb_s']:.2f} MB/s, {r['pygments_tokens_s']:,.0f} tokens/s"
-        print(f"pygments PythonLexer: {lexing} (one core)")
-        for k in RADII if r["configs"] else ():
-            print(f"\nradius k={k}: recall per clone type, precision of all pairs within k")
-            heads = ("type-1", "type-2", "type-3", "precision", "pairs", "MB/s")
-            print(f"{'features':<30} " + " ".join(f"{h:>7}" for h in heads))
-            for label, entry in r["configs"].items():
-                row = entry[f"k={k}"]
-                print(
-                    f"{label:<30} {row['type-1']:7.2f} {row['type-2']:7.2f} {row['type-3']:7.2f} "
-                    f"{row['precision']:7.3f} {row['pairs']:7d} {entry['mb_s']:7.2f}"
-                )
 
-        print("\nthe dedup job on a folder of the clones: recall per type, precision of its clusters' pairs")
-        print(f"(type-3 intact: the {r['type3_intact']} type-3 copies that still tokenize)")
-        heads = (
-            "type-1",
-            "type-2",
-            "type-3",
-            "t3 intact",
-            "links",
-            "precision",
-            "pairs",
-            "checked",
-            "files/s",
-        )
-        print(f"{'options':<36} " + " ".join(f"{h:>9}" for h in heads))
-        for label, row in r["jobs"].items():
-            print(
-                f"{label:<36} {row['type-1']:9.3f} {row['type-2']:9.3f} {row['type-3']:9.3f} "
-                f"{row['type-3 intact']:9.3f} {row['link_precision']:9.3f} "
-                f"{row['precision']:9.3f} {row['pairs']:9d} {row['candidate_pairs'] or 0:9d} "
-                f"{row['files_s']:9.1f}"
-            )
-
-        peer = r.get("copydetect")
-        if peer is None:
-            print("\ncopydetect is not installed: no peer in this run")
-            return
+def _footer(r: dict[str, Any]) -> None:
+    print(f"{r['files']} files, {r['documents']} documents ({r['originals_mb']:.1f} MB of originals)")
+    lexing = f"{r['pygments_python_mb_s']:.2f} MB/s, {r['pygments_tokens_s']:,.0f} tokens/s"
+    print(f"pygments PythonLexer: {lexing} (one core)")
+    if "passages" in r:
+        p = r["passages"]
+        kinds = ", ".join(f"{k} {v:.3f}" for k, v in p["recall_by_kind"].items() if v is not None)
         print(
-            f"\ncopydetect on the same folder: {peer['files_s']:.1f} files/s; "
-            "by threshold on a pair's lesser similarity"
+            f"\npassages --features code --code-normalize identifiers, {p['planted']} functions planted "
+            f"in {r['files']} files ({p['mb']:.1f} MB, {p['passages_s']:.1f} s):\n"
+            f"  recall {p['recall']:.3f} ({kinds}); line ranges within one line {p['lines_within_one']:.3f}\n"
+            f"  precision {p['precision']:.3f}: {p['passages']} passages, {p['planted_passages']} planted, "
+            f"{p['true_shared_passages']} true shared code, {p['false_passages']} false"
         )
-        for threshold, row in peer["thresholds"].items():
+    for k in RADII if r["configs"] else ():
+        print(f"\nradius k={k}: recall per clone type, precision of all pairs within k")
+        heads = ("type-1", "type-2", "type-3", "precision", "pairs", "MB/s")
+        print(f"{'features':<30} " + " ".join(f"{h:>7}" for h in heads))
+        for label, entry in r["configs"].items():
+            row = entry[f"k={k}"]
             print(
-                f"  >= {threshold:<5} type-1/2/3 {row['type-1']:.3f}/{row['type-2']:.3f}/{row['type-3']:.3f} "
-                f"precision {row['precision']:.3f} ({row['pairs']} pairs)"
+                f"{label:<30} {row['type-1']:7.2f} {row['type-2']:7.2f} {row['type-3']:7.2f} "
+                f"{row['precision']:7.3f} {row['pairs']:7d} {entry['mb_s']:7.2f}"
             )
+    if "jobs" in r:
+        _jobs_footer(r)
 
-    finish(results, started, args.json, footer)
+
+def _jobs_footer(r: dict[str, Any]) -> None:
+    print("\nthe dedup job on a folder of the clones: recall per type, precision of its clusters' pairs")
+    print(f"(type-3 intact: the {r['type3_intact']} type-3 copies that still tokenize)")
+    heads = ("type-1", "type-2", "type-3", "t3 intact", "links", "precision", "pairs", "checked", "files/s")
+    print(f"{'options':<36} " + " ".join(f"{h:>9}" for h in heads))
+    for label, row in r["jobs"].items():
+        print(
+            f"{label:<36} {row['type-1']:9.3f} {row['type-2']:9.3f} {row['type-3']:9.3f} "
+            f"{row['type-3 intact']:9.3f} {row['link_precision']:9.3f} "
+            f"{row['precision']:9.3f} {row['pairs']:9d} {row['candidate_pairs'] or 0:9d} "
+            f"{row['files_s']:9.1f}"
+        )
+    peer = r.get("copydetect")
+    if peer is None:
+        print("\ncopydetect is not installed: no peer in this run")
+        return
+    print(
+        f"\ncopydetect on the same folder: {peer['files_s']:.1f} files/s; "
+        "by threshold on a pair's lesser similarity"
+    )
+    for threshold, row in peer["thresholds"].items():
+        print(
+            f"  >= {threshold:<5} type-1/2/3 {row['type-1']:.3f}/{row['type-2']:.3f}/{row['type-3']:.3f} "
+            f"precision {row['precision']:.3f} ({row['pairs']} pairs)"
+        )
 
 
 if __name__ == "__main__":

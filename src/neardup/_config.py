@@ -31,6 +31,26 @@ BITS = (64, 128)
 _MAX_SEED = 2**64 - 1
 
 
+def check_code_settings(features: str, language: str | None, code_normalize: str) -> None:
+    """``language`` and ``code_normalize`` belong to ``features="code"``; a language must be
+    a lexer pygments knows (imported only then: the ``code`` extra). The one rule of them, for
+    fingerprints and passages alike."""
+    _choice("code_normalize", code_normalize, CODE_NORMALIZATIONS)
+    if features != "code":
+        if language is not None or code_normalize != "identifiers":
+            raise ConfigError(
+                f"language= and code_normalize= are settings of features='code', "
+                f"not of features={features!r}; leave them out or use features='code'"
+            )
+        return
+    if language is not None:
+        if not isinstance(language, str):
+            raise ConfigError(f"language={language!r} must be a name such as 'python', or None")
+        from ._lexers import check_language
+
+        check_language(language)
+
+
 class IdfWeights(Protocol):
     """What a config and the kernels read of an IDF model (:class:`neardup.IdfModel`, from
     :func:`neardup.fit_idf`). Stated here so that the config, a root module, imports nothing
@@ -138,22 +158,7 @@ class FingerprintConfig:
                 )
 
     def _check_code(self) -> None:
-        """``language`` and ``code_normalize`` belong to ``features="code"``; a language must be
-        a lexer pygments knows (imported only then: the ``code`` extra)."""
-        _choice("code_normalize", self.code_normalize, CODE_NORMALIZATIONS)
-        if self.features != "code":
-            if self.language is not None or self.code_normalize != "identifiers":
-                raise ConfigError(
-                    f"language= and code_normalize= are settings of features='code', "
-                    f"not of features={self.features!r}; leave them out or use features='code'"
-                )
-            return
-        if self.language is not None:
-            if not isinstance(self.language, str):
-                raise ConfigError(f"language={self.language!r} must be a name such as 'python', or None")
-            from ._lexers import check_language
-
-            check_language(self.language)
+        check_code_settings(self.features, self.language, self.code_normalize)
 
     @property
     def fingerprint_version(self) -> int:

@@ -69,6 +69,11 @@ def _lexer_for_base_name(base_name: str) -> Any:
         return None
 
 
+def lexer_for_file_name(name: str) -> Any:
+    """The lexer a file name says (``src/app.py``: Python), or None where it says none."""
+    return _lexer_for_base_name(posixpath.basename(name.replace("\\", "/")))
+
+
 def lexer_for(language: str | None, name: str | None) -> Any:
     """The lexer of a document: ``language``'s, or, when that is None, the one its file name
     ``name`` says (``src/app.py``: Python), or ConfigError naming the document."""
@@ -79,7 +84,7 @@ def lexer_for(language: str | None, name: str | None) -> Any:
             "features='code' needs each document's language: give language= (--language NAME), "
             "or documents that are files, so that their names say it (src/**/*.py)"
         )
-    lexer = _lexer_for_base_name(posixpath.basename(name.replace("\\", "/")))
+    lexer = lexer_for_file_name(name)
     if lexer is None:
         raise ConfigError(
             f"{name}: no language is known for this file name; give language= (--language NAME, "

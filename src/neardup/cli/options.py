@@ -267,21 +267,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, or_else: str = "") -> 
         action="store_false",
         help="do not NFKC-normalise and casefold texts" + (f" {default('normalised')}" if or_else else ""),
     )
-    config.add_argument(
-        "--language",
-        metavar="NAME",
-        help="for --features code: the language of every document, a pygments lexer name "
-        "(python, java, c, cpp, javascript, go, ...) (default: from each file's name, "
-        "src/app.py: python" + (f", or {or_else}" if or_else else "") + ")",
-    )
-    config.add_argument(
-        "--code-normalize",
-        choices=CODE_NORMALIZATIONS,
-        default=None,
-        help="for --features code: identifiers makes every name one token and every literal one "
-        "per kind (finds copies with renamed variables); none keeps tokens as written "
-        f"{default(_DEFAULTS.code_normalize)}",
-    )
+    add_code_arguments(config, or_else)
     config.add_argument(
         "--weighting",
         choices=WEIGHTINGS,
@@ -301,12 +287,37 @@ def add_config_arguments(parser: argparse.ArgumentParser, or_else: str = "") -> 
     )
 
 
+def add_code_arguments(group: argparse._ArgumentGroup, or_else: str = "") -> None:
+    """``--language`` and ``--code-normalize``, the settings of ``--features code``, as
+    fingerprints and passages take them; ``check_code_args`` refuses them without it."""
+    group.add_argument(
+        "--language",
+        metavar="NAME",
+        help="for --features code: the language of every document, a pygments lexer name "
+        "(python, java, c, cpp, javascript, go, ...) (default: from each file's name, "
+        "src/app.py: python" + (f", or {or_else}" if or_else else "") + ")",
+    )
+    group.add_argument(
+        "--code-normalize",
+        choices=CODE_NORMALIZATIONS,
+        default=None,
+        help="for --features code: identifiers makes every name one token and every literal one "
+        "per kind (finds copies with renamed variables); none keeps tokens as written "
+        f"(default: {_DEFAULTS.code_normalize}{f', or {or_else}' if or_else else ''})",
+    )
+
+
 def check_config_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Exit with a usage error for combinations no config allows."""
     if args.weighting == "tfidf" and args.idf is None:
         parser.error("--weighting tfidf needs --idf FILE, a model saved with neardup.fit_idf(...).save(FILE)")
     if args.idf is not None and args.weighting not in (None, "tfidf"):
         parser.error(f"--idf is used only with --weighting tfidf, not {args.weighting}")
+    check_code_args(parser, args)
+
+
+def check_code_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A usage error for ``--language`` or ``--code-normalize`` without ``--features code``."""
     if args.features != "code":
         given = [
             flag
@@ -336,5 +347,10 @@ def config_from_args(args: argparse.Namespace) -> FingerprintConfig:
         idf=idf,
         seed=args.seed,
         language=args.language,
-        code_normalize=args.code_normalize or _DEFAULTS.code_normalize,
+        code_normalize=code_normalize(args),
     )
+
+
+def code_normalize(args: argparse.Namespace) -> str:
+    """``--code-normalize``, or its default."""
+    return args.code_normalize or _DEFAULTS.code_normalize

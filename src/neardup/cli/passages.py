@@ -9,8 +9,17 @@ import time
 import warnings
 from typing import Any
 
-from ..decision.choices import KEEP
-from .options import STDOUT, add_input_arguments, fraction, positive_int, read_options
+from ..decision.choices import KEEP, PASSAGE_FEATURES
+from .options import (
+    STDOUT,
+    add_code_arguments,
+    add_input_arguments,
+    check_code_args,
+    code_normalize,
+    fraction,
+    positive_int,
+    read_options,
+)
 
 _EPILOG = """\
 inputs:
@@ -23,7 +32,9 @@ outputs (each written atomically; the format by suffix: .tsv, .csv, .jsonl, .par
               id_a, id_b       the two documents, a before b in the input
               start_a, end_a   where the passage lies in a, as character offsets
               start_b, end_b   (Python str indices: text[start:end] is the passage)
-              words            the longer copy's length in words
+              line_a, end_line_a  with --features code: the lines (1-based, inclusive) of
+              line_b, end_line_b  the passage's first and last token in a and in b
+              words            the longer copy's length in words (tokens, for code)
               similarity       2 x matched words / words of both copies
   --common FILE   one row per passage held by --common-docs documents or more (a site's
               footer, a licence): passage, documents, and the id, start, end and words of
@@ -42,11 +53,17 @@ what counts as a shared passage:
   ten changed, inserted or deleted (--min-similarity 0.8). Words are compared
   case-insensitively; punctuation and spacing are ignored. See docs/passages.md for what it
   finds and what it misses.
+  With --features code, the words are the tokens of source code as `--features code`
+  fingerprints lex them (pygments; comments and layout left out, names and literals made
+  placeholders unless --code-normalize none): a function copied with its variables renamed
+  and its lines re-laid still matches. Each file's language is its name's (or --language);
+  a file whose name says none is a bad record (--on-error). See docs/code.md.
 
 examples:
   neardup passages pages.jsonl -o shared.tsv --common common.tsv
   neardup passages theses/ --min-words 30 -o shared.parquet
   neardup passages crawl/ --documents clean.jsonl --strip --max-copied 0.8
+  neardup passages src/ --features code -o copied-code.tsv
 """
 
 
@@ -106,6 +123,14 @@ def add_command(commands: Any) -> None:
         help="a passage in this many documents or more is common: listed once in --common, "
         "not as pairs (default: %(default)s)",
     )
+    found.add_argument(
+        "--features",
+        choices=PASSAGE_FEATURES,
+        default="words",
+        help="what a passage is made of: words of prose (the default), or the tokens of source "
+        "code (the code extra), with line ranges in the output",
+    )
+    add_code_arguments(found)
     add_input_arguments(parser)
 
 
@@ -117,6 +142,7 @@ def check(args: argparse.Namespace) -> None:
         args.command_parser.error("--strip and --max-copied shape --documents FILE: name it")
     if args.max_copied == 0:
         args.command_parser.error("--max-copied 0 would leave out every document; give a share above 0")
+    check_code_args(args.command_parser, args)
     for path in (args.output, args.common):
         if path is not None and path != STDOUT:
             table_format(path)
@@ -128,8 +154,13 @@ def run(args: argparse.Namespace) -> int:
     from ..passage.job import run_job
     from .dedup import input_sources
 
+    code = {"language": args.language, "code_normalize": code_normalize(args)}
     options = PassageOptions(
-        min_words=args.min_words, min_similarity=args.min_similarity, common_docs=args.common_docs
+        min_words=args.min_words,
+        min_similarity=args.min_similarity,
+        common_docs=args.common_docs,
+        features=args.features,
+        **(code if args.features == "code" else {}),
     )
     started = time.perf_counter()
     with contextlib.ExitStack() as stack:  # stdin, saved to a file, is read again for --documents

@@ -12,3 +12,7 @@ FEATURELESS = ("keep", "drop", "compare")
 punctuation): every such text gets fingerprint 0, so compared like the others they would all be
 near-duplicates of each other. ``"keep"``: keep each, compared with nothing; ``"drop"``: leave
 them out of the output; ``"compare"``: compare them as any other document."""
+
+PASSAGE_FEATURES = ("words", "code")
+"""What a passage is made of (``neardup passages --features``): words of prose, or the tokens
+of source code."""

@@ -33,11 +33,12 @@ def lower_case() -> np.ndarray:
     return table
 
 
-class CorpusWords:
-    """Documents numbered 0, 1, ... in the order added, their words and their texts.
+class CorpusTexts:
+    """Documents numbered 0, 1, ... in the order added, the units a passage is made of (words
+    here; code tokens in ``passage_code.py``) and their texts.
 
     Attributes:
-        hashes: uint32, every word's hash; document d's are ``hashes[offsets[d]:offsets[d + 1]]``.
+        hashes: uint32, every unit's hash; document d's are ``hashes[offsets[d]:offsets[d + 1]]``.
         offsets: int64, shape (documents + 1,).
     """
 
@@ -58,30 +59,58 @@ class CorpusWords:
         """The UTF-8 size of every text added."""
         return sum(int(b.offsets[-1] - b.offsets[0]) for b in self._buffers)
 
-    def add(self, texts: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Add ``texts`` (a pyarrow string or binary array, or a list of str); return their
-        words as (hashes, offsets from 0), for the caller's seeds."""
-        classes, lower = char_classes(), lower_case()
+    def _added(self, parts: list[tuple[TextBuffer, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """Keep each (buffer, its units' hashes, each document's count); return the units
+        added as (hashes, offsets from 0)."""
         self._char_counts = None
-        added_hashes, added_counts = [], []
-        for buffer in raw_buffers(texts):
-            hashes, counts = word_hashes(buffer.data, buffer.offsets, classes, lower)
+        for buffer, hashes, counts in parts:
             self._buffers.append(buffer)
             self._firsts.append(self._firsts[-1] + len(buffer))
-            added_hashes.append(hashes)
-            added_counts.append(counts)
-        self._hashes += added_hashes
-        self._counts += added_counts
-        counts = np.concatenate(added_counts) if added_counts else np.zeros(0, np.int64)
-        hashes = np.concatenate(added_hashes) if added_hashes else np.zeros(0, np.uint32)
+            self._hashes.append(hashes)
+            self._counts.append(counts)
+        counts = np.concatenate([c for _, _, c in parts]) if parts else np.zeros(0, np.int64)
+        hashes = np.concatenate([h for _, h, _ in parts]) if parts else np.zeros(0, np.uint32)
         return hashes, _offsets(counts)
 
     def freeze(self) -> None:
-        """Join the batches' words into ``hashes`` and ``offsets``, once all are added."""
+        """Join the batches' units into ``hashes`` and ``offsets``, once all are added."""
         if self._hashes:
             self.hashes = np.concatenate(self._hashes)
             self.offsets = _offsets(np.concatenate(self._counts))
         self._hashes, self._counts = [], []
+
+    def char_counts(self) -> np.ndarray:
+        """Each document's length in code points (int64; counted once for the documents added so far)."""
+        if self._char_counts is None:
+            counts = [char_counts(buffer.data, buffer.offsets) for buffer in self._buffers]
+            self._char_counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+        return self._char_counts
+
+    def text(self, doc: int) -> str:
+        """Document ``doc``'s text (ill-formed UTF-8 replaced)."""
+        b = int(np.searchsorted(self._firsts, doc, side="right")) - 1
+        buffer, local = self._buffers[b], doc - self._firsts[b]
+        data = buffer.data[buffer.offsets[local] : buffer.offsets[local + 1]]
+        return data.tobytes().decode("utf-8", "replace")
+
+
+class CorpusWords(CorpusTexts):
+    """Documents numbered 0, 1, ... in the order added, their words and their texts.
+
+    Attributes:
+        hashes: uint32, every word's hash; document d's are ``hashes[offsets[d]:offsets[d + 1]]``.
+        offsets: int64, shape (documents + 1,).
+    """
+
+    def add(self, texts: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Add ``texts`` (a pyarrow string or binary array, or a list of str); return their
+        words as (hashes, offsets from 0), for the caller's seeds."""
+        classes, lower = char_classes(), lower_case()
+        parts = []
+        for buffer in raw_buffers(texts):
+            hashes, counts = word_hashes(buffer.data, buffer.offsets, classes, lower)
+            parts.append((buffer, hashes, counts))
+        return self._added(parts)
 
     def char_offsets(
         self, docs: np.ndarray, first_word: np.ndarray, last_word: np.ndarray
@@ -111,20 +140,6 @@ class CorpusWords:
                 last_word[rows].astype(np.int64),
             )
         return start, end
-
-    def char_counts(self) -> np.ndarray:
-        """Each document's length in code points (int64; counted once for the documents added so far)."""
-        if self._char_counts is None:
-            counts = [char_counts(buffer.data, buffer.offsets) for buffer in self._buffers]
-            self._char_counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
-        return self._char_counts
-
-    def text(self, doc: int) -> str:
-        """Document ``doc``'s text (ill-formed UTF-8 replaced)."""
-        b = int(np.searchsorted(self._firsts, doc, side="right")) - 1
-        buffer, local = self._buffers[b], doc - self._firsts[b]
-        data = buffer.data[buffer.offsets[local] : buffer.offsets[local + 1]]
-        return data.tobytes().decode("utf-8", "replace")
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:

@@ -52,28 +52,81 @@ def code_tokens(text: str, lexer: Any, identifiers: bool, fold: bool) -> list[st
     inside one, as in ``yield from``, made one space); the parts of one string literal (quotes, escapes, an
     f-string's text) one token; with ``identifiers``, each name ``$id`` and each literal
     ``$str``, ``$num`` or ``$lit``; with ``fold``, the rest NFKC-normalised and casefolded."""
+    tokens, _starts, _ends = _lexed(text, lexer, identifiers, fold, spans=False)
+    return tokens
+
+
+def code_token_spans(
+    text: str, lexer: Any, identifiers: bool, fold: bool
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    r""":func:`code_tokens`, with where each lies in ``text``: (tokens, starts, ends), the
+    code point offsets ``[start, end)`` of each token's first and last character (int64; a
+    string literal's parts joined span them all; the space a token was stripped of left out).
+    The lexer reads ``text`` without a byte-order mark opening it, its line breaks made ``\n``
+    and the ones opening it dropped; :func:`lexed_positions` maps its offsets back."""
+    tokens, starts, ends = _lexed(text, lexer, identifiers, fold, spans=True)
+    positions = lexed_positions(text)
+    first = positions[np.asarray(starts, dtype=np.int64)]
+    last = positions[np.asarray(ends, dtype=np.int64) - 1] + 1
+    return tokens, first, last
+
+
+def lexed_positions(text: str) -> np.ndarray:
+    r"""Where each character of the text pygments lexes lies in ``text`` (int64): pygments'
+    ``Lexer.get_tokens`` drops a byte-order mark, makes ``\r\n`` and ``\r`` one ``\n``, strips
+    the line breaks opening and closing the text and ends it with one (its options stripnl and
+    ensurenl, on by default; the ending one maps past ``text``)."""
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    kept = np.ones(len(points), dtype=bool)
+    kept[:-1] = ~((points[:-1] == 13) & (points[1:] == 10))  # \r\n is one break: its \n stays
+    if len(points) and points[0] == 0xFEFF:
+        kept[0] = False
+    positions = np.flatnonzero(kept)
+    lexed = points[positions]
+    breaks = (lexed == 10) | (lexed == 13)
+    opening = int(np.argmin(breaks)) if not breaks.all() else len(breaks)
+    return np.append(positions[opening:], len(points)).astype(np.int64)
+
+
+def _lexed(
+    text: str, lexer: Any, identifiers: bool, fold: bool, spans: bool
+) -> tuple[list[str], list[int], list[int]]:
+    """The tokens, and with ``spans`` their [start, end) in the lexed text (see
+    :func:`code_token_spans`): one loop, so that passages and fingerprints lex alike."""
     tokens: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
     in_string = False  # the last token is a string literal that a string part extends
-    for token_type, value in lexer.get_tokens(text):
+    at = 0
+    for token_type, raw in lexer.get_tokens(text):
+        start, at = at, at + len(raw)
         action = _action(token_type)
         if action == DROP:
             continue
-        value = value.strip()
+        value = raw.strip()
         if not value or (value == "\\" and action == KEEP):  # layout: space, a line continued
             continue
+        if spans:
+            start += len(raw) - len(raw.lstrip())
+            end = at - (len(raw) - len(raw.rstrip()))
         if " " in value or not value.isprintable():
             value = " ".join(value.split())  # one keyword of words: "yield from", "is not"
         if action == STRING and in_string:
             if not identifiers:
                 tokens[-1] += value
+            if spans:
+                ends[-1] = end
             continue
         in_string = action == STRING
         tokens.append(PLACEHOLDERS[action] if identifiers and action != KEEP else value)
+        if spans:
+            starts.append(start)
+            ends.append(end)
     if fold:
         # After the joining: the spec folds a string literal whole (section 5.1, steps 2 and
         # 4), not part by part; the placeholders are lower-case ASCII already.
-        return [t.lower() if t.isascii() else normalize(t).lower() for t in tokens]
-    return tokens
+        tokens = [t.lower() if t.isascii() else normalize(t).lower() for t in tokens]
+    return tokens, starts, ends
 
 
 def document_tokens(

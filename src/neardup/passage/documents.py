@@ -19,7 +19,7 @@ import pyarrow as pa
 from .._atomic import atomic_path
 from .._errors import ConfigError
 from ..decision.choices import KEEP
-from ..decision.passage_words import CorpusWords
+from ..decision.passage_words import CorpusTexts
 from ..decision.steps import priority
 from ..io.batch import ReadOptions
 from ..io.corpus import FileCorpus, MemoryCorpus
@@ -107,7 +107,7 @@ class Documents:
 
     def __init__(
         self,
-        words: CorpusWords,
+        words: CorpusTexts,
         ids: list,
         corpus: FileCorpus | MemoryCorpus,
         owners: np.ndarray,

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._progress import Progress
+from ..decision.passage_code import CorpusCode
 from ..decision.passage_matching import Common, Matches, PassageOptions, Seeds, find_passages
 from ..decision.passage_words import CorpusWords
 from ..fingerprint.fingerprinter import _resolve_threads, _threads
@@ -24,7 +25,8 @@ from ..io.corpus import read_corpus
 from ..io.ids import repeated_ids
 from ..io.rejects import Rejects
 from .documents import Copies, Documents
-from .result import COMMON_COLUMNS, MATCH_COLUMNS, PassageResult
+from .lexed import lexable
+from .result import CODE_COMMON_COLUMNS, CODE_MATCH_COLUMNS, COMMON_COLUMNS, MATCH_COLUMNS, PassageResult
 
 
 def passages(
@@ -53,12 +55,15 @@ def passages(
             ``Path``) or a list of ``Path`` (JSONL, Parquet, CSV/TSV, text; plain, .gz, .zst).
         options: a :class:`PassageOptions`, or its fields as keywords: ``min_words`` (50),
             ``min_similarity`` (0.8), ``common_docs`` (100: a passage in this many documents
-            or more is listed once in ``result.common``, not as pairs).
+            or more is listed once in ``result.common``, not as pairs); ``features="code"``
+            (passages of source code tokens, the ``code`` extra) with ``language`` (None: each
+            document's file name, or id, says it) and ``code_normalize`` ("identifiers").
         text_field, id_field, errors, max_skipped, input_format, compression, lines,
         max_document_mb, block_mb, n_jobs, progress: as for :func:`neardup.dedup`.
 
     Returns a :class:`PassageResult`: ``matches`` (``id_a, id_b, start_a, end_a, start_b,
-    end_b, words, similarity``; offsets are ``str`` indices) and ``common``.
+    end_b, words, similarity``; offsets are ``str`` indices; for code, ``line_a, end_line_a,
+    line_b, end_line_b`` after them, and ``words`` counts tokens) and ``common``.
     """
     if options is None:
         options = PassageOptions(**option_keywords)
@@ -94,12 +99,19 @@ def run_job(
     corpus = read_corpus(data, read)
     progress = progress or Progress(enabled=False)
     rejects = Rejects(read.errors)
-    words, seeds = CorpusWords(), Seeds(options.min_words)
+    code = options.features == "code"
+    words: CorpusWords | CorpusCode = CorpusCode(options.code_normalize) if code else CorpusWords()
+    seeds = Seeds(options.min_words, options.seed_words)
     ids: list = []
     owners, rows = [], []
     with _threads(_resolve_threads(n_jobs)):
         with progress.stage("words", total=getattr(corpus, "total_bytes", None)) as stage:
             for batch, where in corpus.batches(rejects):
+                lexers = None
+                if code:
+                    batch, where, lexers = lexable(corpus, batch, where, options.language, rejects)
+                    if not len(batch):
+                        continue
                 if batch.ids is not None:
                     ids += batch.ids.to_pylist()
                 else:
@@ -107,7 +119,7 @@ def run_job(
                 owners.append(np.broadcast_to(where, len(batch)))
                 rows.append(batch.rows)
                 first = len(words)
-                hashes, offsets = words.add(batch.texts)
+                hashes, offsets = _add(words, batch.texts, lexers)
                 seeds.add(hashes, offsets, first)
                 stage.update(batch.consumed if corpus.total_bytes else len(words), len(batch))
         rejects.check_share(len(ids), read.max_skipped)
@@ -117,13 +129,19 @@ def run_job(
         with progress.stage("passages", unit="docs"):
             matches, common = find_passages(words.hashes, words.offsets, seeds, options)
             match_places = _places(words, matches)
-            copy_places = words.char_offsets(common.doc, common.first, common.last)
-        copies = Copies(matches.doc_a, matches.doc_b, match_places, common.doc, *copy_places, common.passage)
+            copy_start, copy_end = words.char_offsets(common.doc, common.first, common.last)
+        copies = Copies(
+            matches.doc_a, matches.doc_b, match_places, common.doc, copy_start, copy_end, common.passage
+        )
         position = np.concatenate(rows) if rows else np.zeros(0, np.int64)
         documents = Documents(words, ids, corpus, _concatenated(owners), position, copies)
+        copy_places: tuple[np.ndarray, ...] = (copy_start, copy_end)
+        if isinstance(words, CorpusCode):
+            match_places = (*match_places, *_lines(words, matches))
+            copy_places += words.line_ranges(common.doc, common.first, common.last)
         return PassageResult(
-            _matches_table(matches, match_places, ids),
-            _common_table(common, copy_places, ids),
+            _matches_table(matches, match_places, ids, code),
+            _common_table(common, copy_places, ids, code),
             documents=len(ids),
             words=len(words.hashes),
             bytes=words.text_bytes,
@@ -136,7 +154,25 @@ def _concatenated(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
 
 
-def _places(words: CorpusWords, m: Matches) -> tuple[np.ndarray, ...]:
+def _add(
+    words: CorpusWords | CorpusCode, texts: Any, lexers: list[Any] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The units of ``texts`` added to ``words``: words, or code tokens read by ``lexers``."""
+    if isinstance(words, CorpusCode):
+        assert lexers is not None
+        return words.add(texts, lexers)
+    return words.add(texts)
+
+
+def _lines(words: CorpusCode, m: Matches) -> tuple[np.ndarray, ...]:
+    """line_a, end_line_a, line_b, end_line_b of each match: the lines of its first and last token."""
+    return (
+        *words.line_ranges(m.doc_a, m.first_a, m.last_a),
+        *words.line_ranges(m.doc_b, m.first_b, m.last_b),
+    )
+
+
+def _places(words: CorpusWords | CorpusCode, m: Matches) -> tuple[np.ndarray, ...]:
     """start_a, end_a, start_b, end_b of each match, in characters."""
     return (
         *words.char_offsets(m.doc_a, m.first_a, m.last_a),
@@ -144,22 +180,21 @@ def _places(words: CorpusWords, m: Matches) -> tuple[np.ndarray, ...]:
     )
 
 
-def _matches_table(m: Matches, places: tuple[np.ndarray, ...], ids: list) -> pa.Table:
+def _matches_table(m: Matches, places: tuple[np.ndarray, ...], ids: list, code: bool) -> pa.Table:
     columns = [_ids(ids, m.doc_a), _ids(ids, m.doc_b), *places, m.words, np.round(m.similarity, 4)]
-    return pa.table(dict(zip(MATCH_COLUMNS, columns)))
+    return pa.table(dict(zip(CODE_MATCH_COLUMNS if code else MATCH_COLUMNS, columns)))
 
 
-def _common_table(c: Common, places: tuple[np.ndarray, np.ndarray], ids: list) -> pa.Table:
+def _common_table(c: Common, places: tuple[np.ndarray, ...], ids: list, code: bool) -> pa.Table:
     firsts = np.flatnonzero(np.diff(c.passage, prepend=-1))
     columns = [
         np.arange(len(firsts), dtype=np.int64),
         c.documents(),
         _ids(ids, c.doc[firsts]),
-        places[0][firsts],
-        places[1][firsts],
+        *(place[firsts] for place in places),
         c.last[firsts] - c.first[firsts] + 1,
     ]
-    return pa.table(dict(zip(COMMON_COLUMNS, columns)))
+    return pa.table(dict(zip(CODE_COMMON_COLUMNS if code else COMMON_COLUMNS, columns)))
 
 
 def _ids(ids: list, docs: np.ndarray) -> pa.Array:

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 MATCH_COLUMNS = ("id_a", "id_b", "start_a", "end_a", "start_b", "end_b", "words", "similarity")
 COMMON_COLUMNS = ("passage", "documents", "id", "start", "end", "words")
+# Passages of code (features="code") say the lines too: 1-based, inclusive, of the first
+# character of their first token and the last of their last.
+CODE_MATCH_COLUMNS = (*MATCH_COLUMNS[:6], "line_a", "end_line_a", "line_b", "end_line_b", *MATCH_COLUMNS[6:])
+CODE_COMMON_COLUMNS = (*COMMON_COLUMNS[:5], "line", "end_line", COMMON_COLUMNS[5])
 
 
 @dataclass
@@ -34,10 +38,13 @@ class PassageResult:
             ``id_a, id_b`` (a before b in the input), where the passage lies in each as
             code point offsets ``[start_a, end_a)`` and ``[start_b, end_b)`` (``str``
             indices), ``words`` (the longer copy's length) and ``similarity`` (2 * matched
-            words / words of both copies).
+            words / words of both copies). Passages of code add ``line_a, end_line_a, line_b,
+            end_line_b`` after the offsets (1-based, inclusive: the lines of the first and
+            last token), and ``words`` counts tokens.
         common: one row per passage held by ``common_docs`` documents or more, which
             ``matches`` leaves out: ``passage`` (its number), ``documents`` (how many hold
-            it), ``id``, ``start``, ``end`` and ``words`` of its first copy.
+            it), ``id``, ``start``, ``end`` (for code, ``line`` and ``end_line``) and ``words``
+            of its first copy.
         documents: documents read; ``words``: their words; ``bytes``: their text's size.
         skipped: records left out (``errors="skip"``).
     """

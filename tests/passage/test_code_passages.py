@@ -1,0 +1,145 @@
+"""Passages of code (``features="code"``): each token's place in the text and its lines
+(``CorpusCode``) equal tests/naive_code.py's walks over any mix of code, comments, strings and
+line breaks; a function copied with its names renamed and its lines re-laid is found, with
+the lines it spans in both files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("pygments", reason="features='code' needs the code extra (pygments)")
+
+from naive_code import naive_line, naive_token_spans
+
+from neardup import passages
+from neardup._errors import ConfigError, FormatError
+from neardup._lexers import lexer_named
+from neardup.decision.passage_code import CorpusCode
+from neardup.decision.passage_matching import PassageOptions
+
+PIECES = [
+    "def", " ", "f", "(", "a", ",", "b", ")", ":", "return", "x", "=", "1", "2.5", "+", "*",
+    "'s'", '"t\\n"', 'f"v{a}w"', '"""doc\nstring"""', "# note", "\\\n", "yield from", "é", "名",
+    "\n", "\r\n", "\r", "\t", "    ", "\n\n", "\ufeff", "\x0c", "if", "not", "in", "[", "]", "{", "}",
+]  # fmt: skip
+code_texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+
+
+def corpus_rows(texts: list[str], lexer, code_normalize: str = "identifiers", batches: int = 1):
+    """(token hash, start, end, line, end line) of every token of every text, from CorpusCode."""
+    corpus = CorpusCode(code_normalize)
+    size = -(-len(texts) // batches) if texts else 1
+    for start in range(0, len(texts), size):
+        part = texts[start : start + size]
+        corpus.add(part, [lexer] * len(part))
+    corpus.freeze()
+    counts = np.diff(corpus.offsets)
+    docs = np.repeat(np.arange(len(texts)), counts)
+    within = np.arange(len(docs)) - np.repeat(corpus.offsets[:-1], counts)
+    start, end = corpus.char_offsets(docs, within, within)
+    line, end_line = corpus.line_ranges(docs, within, within)
+    rows = list(zip(corpus.hashes.tolist(), start.tolist(), end.tolist(), line.tolist(), end_line.tolist()))
+    return [rows[corpus.offsets[d] : corpus.offsets[d + 1]] for d in range(len(texts))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(code_texts, min_size=1, max_size=4), st.sampled_from(["identifiers", "none"]), st.integers(1, 3)
+)
+def test_token_places_and_lines_equal_the_reference(texts, normalize, batches):
+    lexer = lexer_named("python")
+    found = corpus_rows(texts, lexer, normalize, batches)
+    by_token: dict[str, int] = {}
+    for text, rows in zip(texts, found):
+        expected = naive_token_spans(text, lexer, normalize == "identifiers")
+        assert [(s, e) for _, s, e, _, _ in rows] == [(s, e) for _, s, e in expected]
+        lines = [(naive_line(text, s), naive_line(text, e - 1)) for _, s, e in expected]
+        assert [(a, b) for *_, a, b in rows] == lines
+        for (token, _, _), (h, *_) in zip(expected, rows):
+            assert by_token.setdefault(token, h) == h  # one token, one hash, in every document
+
+
+def test_a_token_spans_the_characters_it_was_lexed_from():
+    text = '\ufeff\r\n\r\nx = 1\r\ny = "a" f"b{x}c"  # note\r\n\rdef g(q):\n\treturn (q +\n  2)\n'
+    rows = corpus_rows([text], lexer_named("python"), "none")[0]
+    assert [text[s:e] for _, s, e, _, _ in rows] == [
+        "x", "=", "1", "y", "=", '"a" f"b{', "x", '}c"', "def", "g", "(", "q", ")", ":", "return",
+        "(", "q", "+", "2", ")",
+    ]  # fmt: skip
+    assert [line for *_, line, _ in rows][:4] == [3, 3, 3, 4]
+    assert rows[8][3] == 6 and rows[-1][3:] == (8, 8)
+
+
+RENAMED_FROM = """\
+def merge_intervals(intervals, tolerance=0):
+    '''Merge overlapping intervals.'''
+    ordered = sorted(intervals, key=lambda pair: pair[0])
+    merged = []
+    for start, end in ordered:
+        if merged and start <= merged[-1][1] + tolerance:
+            previous_start, previous_end = merged[-1]
+            merged[-1] = (previous_start, max(previous_end, end))
+        else:
+            merged.append((start, end))
+    return merged
+"""
+RENAMED_TO = """\
+def join_spans(spans, slack=0):
+    order = sorted(spans,
+                   key=lambda p: p[0])  # by start
+    out = []
+    for lo, hi in order:
+        if out and lo <= out[-1][1] + slack:
+            plo, phi = out[-1]
+            out[-1] = (plo, max(phi, hi))
+        else:
+            out.append((lo, hi))
+    return out
+"""
+
+
+def test_a_renamed_relaid_function_is_found_with_its_lines():
+    host = "import os\n\n\nclass Other:\n    pass\n\n\n" + RENAMED_TO + "\n\nprint(join_spans([]))\n"
+    original = "import sys\n\n" + RENAMED_FROM
+    result = passages([original, host], features="code", language="python", min_words=40)
+    rows = result.matches.to_pylist()
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row["line_a"], row["end_line_a"]) == (3, 13)
+    assert (row["line_b"], row["end_line_b"]) == (8, 18)
+    assert original[row["start_a"] : row["end_a"]] == RENAMED_FROM.rstrip("\n")
+    assert host[row["start_b"] : row["end_b"]] == RENAMED_TO.rstrip("\n")
+    prose = passages([original, host], min_words=40)
+    assert prose.matches.num_rows == 0  # the words differ: prose passages miss it
+    assert "line_a" not in prose.matches.column_names
+
+
+def test_code_names_must_name_a_language():
+    with pytest.raises(ConfigError, match="needs each document's language"):
+        passages(["x = 1"], features="code")
+    with pytest.raises(ConfigError, match="language='pyton' is not a language pygments can lex"):
+        PassageOptions(features="code", language="pyton")
+    with pytest.raises(ConfigError, match="settings of features='code', not of features='words'"):
+        PassageOptions(language="python")
+    with pytest.raises(ConfigError, match="features='lines' is not a kind of passage"):
+        PassageOptions(features="lines")
+    with pytest.raises(ConfigError, match=r"must be an integer >= 24 \(tokens\)"):
+        PassageOptions(features="code", min_words=20)
+
+
+def test_ids_name_the_language_of_texts_in_memory():
+    code = "import os\n\n" + RENAMED_FROM
+    texts = [code, "x = 1\n" + RENAMED_FROM, "not code at all"]
+    ids = ["a.py", "b.py", "notes.zzz"]
+    table = pa.table({"id": ids, "text": texts})
+    with pytest.raises(FormatError, match=r"notes\.zzz: no language is known for this file name"):
+        passages(table, id_field="id", features="code", min_words=40)
+    result = passages(table, id_field="id", features="code", min_words=40, errors="skip")
+    assert result.skipped == 1 and result.documents == 2
+    assert result.matches.select(["id_a", "id_b", "line_a", "line_b"]).to_pylist() == [
+        {"id_a": "a.py", "id_b": "b.py", "line_a": 3, "line_b": 2}
+    ]
