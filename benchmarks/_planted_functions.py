@@ -20,8 +20,10 @@ Scoring, for the passages found between the planted texts:
   written (the two copies' tokens, names and literals as written, at least 0.8 alike by
   difflib's ratio: the standard library's own copies), or a passage from a planted copy to a
   third file that shares the donor's function too (a passage between donor and that file
-  over the function's lines: the copy carried its donor's shared code along). A passage alike
-  only once names are placeholders (the same shape of code, nothing copied) is false.
+  over the function's lines, or the third file's side found as written in the donor's
+  function, 0.8 of its tokens or more: the copy carried its donor's shared code along, as
+  from ``bisect_right`` to ``bisect_left``). A passage alike only once names are placeholders
+  (the same shape of code, nothing copied) is false.
 """
 
 from __future__ import annotations
@@ -154,6 +156,12 @@ def _donor_shares(found: list[dict], plant: Plant, other: int) -> bool:
     return False
 
 
+def _found_in(tokens: list[str], function: list[str]) -> bool:
+    """Whether 0.8 of ``tokens`` or more are found as written, in order, in ``function``."""
+    matcher = difflib.SequenceMatcher(None, tokens, function, autojunk=False)
+    return sum(block.size for block in matcher.get_matching_blocks()) >= 0.8 * len(tokens)
+
+
 def score(files: list[Path], seed: int, options: dict[str, Any]) -> dict[str, Any]:
     """Plant, find, score (see the module docstring); ``options`` go to ``neardup.passages``."""
     from pygments.lexers import PythonLexer
@@ -169,6 +177,10 @@ def score(files: list[Path], seed: int, options: dict[str, Any]) -> dict[str, An
 
     def as_written(doc: int, start: int, end: int) -> list[str]:
         return code_tokens(texts[doc][start:end], lexer, False, True)
+
+    def donor_function(p: Plant) -> list[str]:
+        lines = texts[p.donor].splitlines(keepends=True)
+        return code_tokens("".join(lines[p.donor_lines[0] - 1 : p.donor_lines[1]]), lexer, False, True)
 
     def spans(r: dict) -> tuple[tuple[int, int], tuple[int, int]]:
         return (r["line_a"], r["end_line_a"]), (r["line_b"], r["end_line_b"])
@@ -201,8 +213,14 @@ def score(files: list[Path], seed: int, options: dict[str, Any]) -> dict[str, An
         carried = any(
             doc in in_host
             and _overlap(lines, in_host[doc].host_lines)
-            and _donor_shares(found, in_host[doc], other)
-            for doc, lines, other in ((a, lines_a, b), (b, lines_b, a))
+            and (
+                _donor_shares(found, in_host[doc], other)
+                or _found_in(as_written(other, start, end), donor_function(in_host[doc]))
+            )
+            for doc, lines, other, start, end in (
+                (a, lines_a, b, r["start_b"], r["end_b"]),
+                (b, lines_b, a, r["start_a"], r["end_a"]),
+            )
         )
         if alike >= 0.8 or carried:
             shared += 1

@@ -62,3 +62,19 @@ def naive_line(text: str, offset: int) -> int:
     """The 1-based line of the character at ``offset``: one more than the line breaks before
     it, ``\\r\\n`` one break, a lone ``\\r`` or ``\\n`` one each."""
     return 1 + text[:offset].replace("\r\n", "\n").replace("\r", "\n").count("\n")
+
+
+def naive_last_uses(text: str, spans: list[tuple[str, int, int]], window: int) -> list[str]:
+    """The tokens of ``spans`` (``naive_token_spans``' with names placeholders) as passages
+    hash them: each ``$id`` whose name, as written in ``text``, was used within ``window``
+    tokens before made ``$id`` and that many tokens, by a walk back to the last use."""
+    tokens = []
+    for i, (token, start, end) in enumerate(spans):
+        if token == "$id":
+            for back in range(1, min(i, window) + 1):
+                before, b_start, b_end = spans[i - back]
+                if before == "$id" and text[b_start:b_end] == text[start:end]:
+                    token = f"$id{back}"
+                    break
+        tokens.append(token)
+    return tokens

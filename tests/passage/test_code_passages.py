@@ -1,7 +1,8 @@
-"""Passages of code (``features="code"``): each token's place in the text and its lines
-(``CorpusCode``) equal tests/naive_code.py's walks over any mix of code, comments, strings and
-line breaks; a function copied with its names renamed and its lines re-laid is found, with
-the lines it spans in both files."""
+"""Passages of code (``features="code"``): each token's place in the text, its lines and its
+name's last use (``CorpusCode``) equal tests/naive_code.py's walks over any mix of code,
+comments, strings and line breaks; a function copied with its names renamed and its lines
+re-laid is found, with the lines it spans in both files, and code of the same shape that
+was not copied is not."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ from hypothesis import strategies as st
 
 pytest.importorskip("pygments", reason="features='code' needs the code extra (pygments)")
 
-from naive_code import naive_line, naive_token_spans
+from naive_code import naive_last_uses, naive_line, naive_token_spans
 
 from neardup import passages
 from neardup._errors import ConfigError, FormatError
 from neardup._lexers import lexer_named
-from neardup.decision.passage_code import CorpusCode
+from neardup.decision.passage_code import LAST_USE_WINDOW, CorpusCode, uses
 from neardup.decision.passage_matching import PassageOptions
 
 PIECES = [
@@ -59,8 +60,22 @@ def test_token_places_and_lines_equal_the_reference(texts, normalize, batches):
         assert [(s, e) for _, s, e, _, _ in rows] == [(s, e) for _, s, e in expected]
         lines = [(naive_line(text, s), naive_line(text, e - 1)) for _, s, e in expected]
         assert [(a, b) for *_, a, b in rows] == lines
-        for (token, _, _), (h, *_) in zip(expected, rows):
+        tokens = naive_last_uses(text, expected, LAST_USE_WINDOW)
+        for token, (h, *_) in zip(tokens, rows):
             assert by_token.setdefault(token, h) == h  # one token, one hash, in every document
+    assert len(set(by_token.values())) == len(by_token)  # and another token, another hash
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-1, 4), max_size=60), st.integers(1, 8))
+def test_last_and_next_uses_equal_a_walk(names, window):
+    names = np.array(names, dtype=np.int32)
+    last_use, next_use = uses(names, window)
+    for i, name in enumerate(names.tolist()):
+        back = [d for d in range(1, window + 1) if i - d >= 0 and name >= 0 and names[i - d] == name]
+        ahead = [d for d in range(1, window + 1) if i + d < len(names) and name >= 0 and names[i + d] == name]
+        assert last_use[i] == (back[0] if back else 0)
+        assert next_use[i] == (ahead[0] if ahead else 0)
 
 
 def test_a_token_spans_the_characters_it_was_lexed_from():
@@ -143,3 +158,49 @@ def test_ids_name_the_language_of_texts_in_memory():
     assert result.matches.select(["id_a", "id_b", "line_a", "line_b"]).to_pylist() == [
         {"id_a": "a.py", "id_b": "b.py", "line_a": 3, "line_b": 2}
     ]
+
+
+def test_a_copy_ends_on_its_own_last_line():
+    # The next function opens with a line of the same shape in both files: the alignment runs
+    # on into it; its names are next used at other distances, so it is no part of the copy.
+    original = "import sys\n\n" + RENAMED_FROM + "\n\ndef helper(item, n):\n    return item[n]\n"
+    host = "x = 1\n\n" + RENAMED_TO + "\n\ndef other(value, k):\n    k = k + 1\n    return value * k\n"
+    rows = passages([original, host], features="code", language="python", min_words=40).matches.to_pylist()
+    assert [(r["line_a"], r["end_line_a"], r["line_b"], r["end_line_b"]) for r in rows] == [(3, 13, 3, 13)]
+
+
+def test_a_copy_starts_on_its_first_line_though_its_names_were_used_before():
+    # The first line's names were used just before the copies, at other distances: they
+    # differ as placeholders, yet the line is as long and alike in both.
+    original = "merge_intervals = intervals = tolerance = None\n" + RENAMED_FROM
+    host = "spans = slack = 1\nprint(slack, join_spans, spans)\n" + RENAMED_TO
+    rows = passages([original, host], features="code", language="python", min_words=40).matches.to_pylist()
+    assert [(r["line_a"], r["end_line_a"], r["line_b"], r["end_line_b"]) for r in rows] == [(2, 12, 3, 13)]
+    assert original[rows[0]["start_a"] : rows[0]["end_a"]] == RENAMED_FROM.rstrip("\n")
+    assert host[rows[0]["start_b"] : rows[0]["end_b"]] == RENAMED_TO.rstrip("\n")
+
+
+SAME_SHAPE_A = """\
+class Settings:
+    options = [
+{options}
+    ]
+
+    def __init__(self):
+{fields}
+"""
+
+
+def same_shape(names: list[str]) -> str:
+    options = "\n".join(f"        ('{n}=', None, 'the {n} to use, if any'),\n" for n in names)
+    fields = "\n".join(f"        self.{n} = None" for n in names)
+    return SAME_SHAPE_A.format(options=options, fields=fields)
+
+
+def test_code_of_one_shape_that_was_not_copied_is_no_passage():
+    # A table of strings and a run of ``self.x = None``: the same tokens once names and
+    # literals are placeholders, but no name is reused: nothing says one was copied.
+    a = same_shape([f"alpha{i}" for i in range(30)])
+    b = same_shape([f"beta{i}" for i in range(30)])
+    assert passages([a, b], features="code", language="python").matches.num_rows == 0
+    assert passages([a, a + "\n"], features="code", language="python").matches.num_rows == 1

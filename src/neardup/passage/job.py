@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._progress import Progress
+from ..decision.code_passages import refined
 from ..decision.passage_code import CorpusCode
 from ..decision.passage_matching import Common, Matches, PassageOptions, Seeds, find_passages
 from ..decision.passage_words import CorpusWords
@@ -128,6 +129,8 @@ def run_job(
         words.freeze()
         with progress.stage("passages", unit="docs"):
             matches, common = find_passages(words.hashes, words.offsets, seeds, options)
+            if isinstance(words, CorpusCode):
+                matches = refined(matches, words, options)
             match_places = _places(words, matches)
             copy_start, copy_end = words.char_offsets(common.doc, common.first, common.last)
         copies = Copies(
