@@ -1,5 +1,5 @@
-"""``neardup serve``'s address: taken before anything is loaded, so a busy port fails at once
-and names itself."""
+"""What ``neardup serve`` refuses before anything is loaded: a busy address (it fails at once
+and names itself) and a data folder made in another mode."""
 
 from __future__ import annotations
 
@@ -20,3 +20,17 @@ def test_a_busy_port_fails_at_once_naming_the_address(tmp_path, capsys, monkeypa
     assert err.startswith(f"OSError: cannot listen on http://127.0.0.1:{port}: ") and "--port" in err, err
     assert "compiling" not in err
     assert not (tmp_path / "data").exists()  # refused before the data folder was opened
+
+
+def test_a_folder_of_another_mode_is_refused_before_anything_compiles(tmp_path, capsys, monkeypatch):
+    from neardup import FingerprintConfig
+    from neardup.service.store import Settings, Store
+
+    Store(tmp_path / "data", Settings(FingerprintConfig(), 3, 0.8)).close()  # a Jaccard folder
+    monkeypatch.setattr("neardup._kernels._jit.CACHE", True)
+    monkeypatch.setattr("neardup._kernels._jit.is_warm", lambda group: False)
+    status = main(["serve", "--data", str(tmp_path / "data"), "--passages", "--port", "0"])
+    assert status == 1
+    err = capsys.readouterr().err
+    assert "was created in jaccard mode" in err and "this start asks passages mode" in err, err
+    assert "compiling" not in err

@@ -127,8 +127,9 @@ def add_command(commands: Any) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """What the arguments alone refuse, before the kernels compile: a ``--data`` that is a
-    file, options a new folder could not be made with, and an address that cannot be had
-    (taken here, in ``args.sockets``: a busy port fails at once, not after a first compile)."""
+    file, options a new folder could not be made with or an existing one was not, and an
+    address that cannot be had (taken here, in ``args.sockets``: a busy port fails at once,
+    not after a first compile)."""
     from .._errors import ConfigError
     from .._extras import require
 
@@ -137,7 +138,9 @@ def check(args: argparse.Namespace) -> None:
             f"--data {args.data} is a file, not a folder; give the service's data folder (created "
             f"if missing), or move the file away"
         )
-    _settings(args)
+    from ..service.store import check_asked, recorded_settings
+
+    check_asked(args.data, recorded_settings(args.data), _settings(args))
     require("serve", "fastapi", "uvicorn", "httptools", needed_by="neardup serve")
 
     from ..service import server

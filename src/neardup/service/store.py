@@ -170,16 +170,11 @@ class Store:
             self.settings = settings
         else:
             self.settings = Settings.from_json(found[0])
-            if settings is not None and settings != self.settings:
+            try:
+                check_asked(self.folder, self.settings, settings)
+            except ConfigError:
                 self._db.close()
-                recorded = self.settings
-                raise ConfigError(
-                    f"{self.folder} was created in {recorded.mode} mode ({recorded.describe()}) "
-                    f"with {recorded.to_json()}; this start asks {settings.mode} mode "
-                    f"({settings.describe()}) with {settings.to_json()}. Start without "
-                    f"--jaccard, --passages, -k and fingerprint options to serve the folder as it was made, "
-                    f"or give another --data folder"
-                )
+                raise
 
     def close(self) -> None:
         with self._lock:
@@ -376,6 +371,35 @@ class Store:
     def count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM documents").fetchone()[0])
+
+
+def recorded_settings(folder: str | Path) -> Settings | None:
+    """The settings data folder ``folder`` was made with, read without taking the folder (a
+    running service may hold it); None where none are recorded yet."""
+    database = Path(folder) / DATABASE
+    if not database.is_file():
+        return None
+    with contextlib.closing(sqlite3.connect(database, isolation_level=None)) as db:
+        db.execute("PRAGMA query_only=ON")
+        try:
+            found = db.execute("SELECT value FROM settings WHERE name = 'settings'").fetchone()
+        except sqlite3.OperationalError:  # made, but not yet its tables
+            return None
+    return None if found is None else Settings.from_json(found[0])
+
+
+def check_asked(folder: str | Path, recorded: Settings | None, asked: Settings | None) -> None:
+    """ConfigError where a start asks ``folder`` for settings (a mode, a radius, fingerprint
+    options) other than the ``recorded`` ones it was made with."""
+    if recorded is None or asked is None or asked == recorded:
+        return
+    raise ConfigError(
+        f"{folder} was created in {recorded.mode} mode ({recorded.describe()}) "
+        f"with {recorded.to_json()}; this start asks {asked.mode} mode "
+        f"({asked.describe()}) with {asked.to_json()}. Start without "
+        f"--jaccard, --passages, -k and fingerprint options to serve the folder as it was made, "
+        f"or give another --data folder"
+    )
 
 
 def _delete_beside(cursor: sqlite3.Cursor, key: int) -> None:
