@@ -35,8 +35,15 @@ Planted = tuple[int, int, int]
 def planted_texts(n: int, rng: np.random.Generator) -> tuple[list[str], list[str], list[list[Planted]]]:
     """(n stored texts, the queries, each query's planted passages), as the docstring says."""
     vocabulary = np.array([f"w{i}" for i in range(50_000)])
+    words_list = vocabulary.tolist()
     lengths = rng.integers(200, 401, size=n)
-    stored_words = [list(vocabulary[rng.integers(vocabulary.size, size=m)]) for m in lengths]
+    # Word numbers, one array for all (a list of words a text held 24 GB at a million texts).
+    numbers = rng.integers(vocabulary.size, size=int(lengths.sum())).astype(np.int32)
+    ends = np.cumsum(lengths)
+
+    def words_of(i: int) -> list[str]:
+        return [words_list[w] for w in numbers[ends[i] - lengths[i] : ends[i]].tolist()]
+
     queries, truth = [], []
     for q in range(QUERIES):
         words = list(vocabulary[rng.integers(vocabulary.size, size=QUERY_WORDS)])
@@ -45,9 +52,9 @@ def planted_texts(n: int, rng: np.random.Generator) -> tuple[list[str], list[str
             for _ in range(int(rng.integers(1, 4))):
                 source = int(rng.integers(n))
                 length = int(rng.integers(50, 151))
-                words_of = stored_words[source]
-                at = int(rng.integers(0, max(len(words_of) - length, 0) + 1))
-                copy = list(words_of[at : at + length])
+                stored = words_of(source)
+                at = int(rng.integers(0, max(len(stored) - length, 0) + 1))
+                copy = list(stored[at : at + length])
                 for _ in range(int(rng.integers(0, len(copy) // 10 + 1))):
                     p, edit = int(rng.integers(len(copy))), int(rng.integers(3))
                     if edit == 0:
@@ -70,7 +77,7 @@ def planted_texts(n: int, rng: np.random.Generator) -> tuple[list[str], list[str
         text += " ".join(words[done:])
         queries.append(text)
         truth.append(planted)
-    return [" ".join(w) for w in stored_words], queries, truth
+    return [" ".join(words_of(i)) for i in range(n)], queries, truth
 
 
 def quality(url: str, queries: list[str], truth: list[list[Planted]]) -> dict[str, Any]:
