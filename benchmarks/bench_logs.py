@@ -349,9 +349,22 @@ def end_to_end(report: dict, lines: list[str], count: int) -> None:
                 f"drain3 {d['seconds']:.1f} s ({d['peak_mb']:.0f} MB peak): "
                 f"{d['seconds'] / n['seconds']:.1f}x"
             )
-        small, large = rows[count // 10]["neardup"], rows[count]["neardup"]
-        print(f"  neardup's peak memory at 10x the lines: {large['peak_mb'] / small['peak_mb']:.2f}x")
+        # Memory as lines grow 10x, from ``count`` (past one 16 MB read block: below it the
+        # block, not the log, grows) to ten copies of it, neardup alone.
+        log = Path(folder, "app-10x.log")
+        with open(Path(folder, f"app-{count}.log"), "rb") as one, open(log, "wb") as ten:
+            block = one.read()
+            for _ in range(10):
+                ten.write(block)
+        neardup[4] = str(log)
+        tenfold = _child(neardup)
+        small = rows[count]["neardup"]
+        print(
+            f"  neardup, {10 * count:,} lines: {tenfold['seconds']:.1f} s, {tenfold['peak_mb']:.0f} MB peak: "
+            f"{tenfold['peak_mb'] / small['peak_mb']:.2f}x the memory of {count:,} lines"
+        )
         report["end_to_end"] = {str(size): row for size, row in rows.items()}
+        report["end_to_end"][str(10 * count)] = {"neardup": tenfold}
 
 
 def _child(command: list[str]) -> dict:
