@@ -71,8 +71,9 @@ def refined(matches: Matches, code: CorpusCode, options: PassageOptions) -> Matc
     lines, kept when long enough and evidently copied (see the module's docstring)."""
     lines = _Lines.of(code)
     m = _whole_first_lines(matches, code, lines)
-    m = _shorter(m, 0, np.maximum(_cut_last_line(m, code, lines, "a"), _cut_last_line(m, code, lines, "b")))
-    m = _shorter(m, 0, _loose_last_lines(m, code, lines))
+    cut_short = np.maximum(_cut_last_line(m, code, lines, "a"), _cut_last_line(m, code, lines, "b"))
+    m = _ends_moved(m, 0, cut_short)
+    m = _ends_moved(m, 0, _loose_last_lines(m, code, lines))
     long_enough = (m.last_a >= m.first_a) & (m.last_b >= m.first_b) & (m.words >= options.least_words)
     m = _rows(m, np.flatnonzero(long_enough))
     return _rows(m, np.flatnonzero(_evident(m, code, options)))
@@ -82,17 +83,18 @@ def _rows(m: Matches, rows: np.ndarray) -> Matches:
     return Matches(*(getattr(m, name)[rows] for name in Matches.__dataclass_fields__))
 
 
-def _shorter(m: Matches, head: np.ndarray | int, tail: np.ndarray) -> Matches:
-    """``m`` with ``head`` tokens more at its start (negative: fewer) and ``tail`` fewer at its
-    end, in both copies; the tokens added or cut count as matched."""
+def _ends_moved(m: Matches, start_back: np.ndarray | int, end_back: np.ndarray | int) -> Matches:
+    """``m`` with each passage's start moved ``start_back`` tokens back (taking tokens in;
+    negative: leaving them out) and its end ``end_back`` tokens back, in both copies; the
+    tokens taken in or left out count as matched."""
     return Matches(
         m.doc_a,
         m.doc_b,
-        m.first_a - head,
-        m.last_a - tail,
-        m.first_b - head,
-        m.last_b - tail,
-        np.maximum(m.matched + head - tail, 0),
+        m.first_a - start_back,
+        m.last_a - end_back,
+        m.first_b - start_back,
+        m.last_b - end_back,
+        np.maximum(m.matched + start_back - end_back, 0),
     )
 
 
@@ -116,14 +118,14 @@ def _whole_first_lines(m: Matches, code: CorpusCode, lines: _Lines) -> Matches:
         b = np.arange(lines.first[first_b[r]], first_b[r])
         alike = (code.hashes[a] == code.hashes[b]) | ((code.names[a] >= 0) & (code.names[b] >= 0))
         back[r] = len(a) if alike.all() else 0
-    m = _shorter(m, back, np.zeros(len(m), np.int64))
+    m = _ends_moved(m, back, 0)
     first_a, last_a, start_a = _tokens(m, code, "a")
     first_b, last_b, start_b = _tokens(m, code, "b")
     cut_a = (first_a > start_a) & (code.spans[np.maximum(first_a - 1, 0), 3] == code.spans[first_a, 2])
     cut_b = (first_b > start_b) & (code.spans[np.maximum(first_b - 1, 0), 3] == code.spans[first_b, 2])
     rest_a = np.where(cut_a, np.minimum(lines.last[first_a], last_a) - first_a + 1, 0)
     rest_b = np.where(cut_b, np.minimum(lines.last[first_b], last_b) - first_b + 1, 0)
-    return _shorter(m, -np.maximum(rest_a, rest_b), np.zeros(len(m), np.int64))
+    return _ends_moved(m, -np.maximum(rest_a, rest_b), 0)
 
 
 def _cut_last_line(m: Matches, code: CorpusCode, lines: _Lines, side: str) -> np.ndarray:
