@@ -25,7 +25,9 @@ files/s: the whole job (read, lex, join, check), all cores. ``--only jobs`` runs
 "links" is the precision of the pairs the job linked (each dropped file and the one kept for
 it), comparable with a peer's pair precision. Where copydetect is installed (it is no
 dependency), it runs over the same folder: its files/s, and its recall and pair precision by
-threshold on the lesser of a pair's two similarities.
+threshold on the lesser of a pair's two similarities. Where ``node`` and ``npm`` are found,
+so does Dolos 3.5.1 (``@dodona/dolos-lib``, installed once from the npm registry into
+``~/.cache/neardup-bench``), by threshold on its pair similarity.
 
 Passages (``--only passages``, or the default run): one function copied into each file,
 as is, renamed, or renamed and re-laid, found by ``neardup.passages(features="code",
@@ -45,8 +47,12 @@ import argparse
 import ast
 import builtins
 import io
+import json
 import keyword
+import os
 import random
+import shutil
+import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -353,7 +359,60 @@ def copydetect_peer(root: Path, family: dict[Path, int], kind: dict[Path, str]) 
     for row in detector.get_copied_code_list():
         pair = frozenset((Path(row[2]).resolve(), Path(row[3]).resolve()))
         similarity[pair] = max(similarity.get(pair, 0.0), min(row[0], row[1]))
-    out: dict[str, Any] = {"files_s": len(family) / seconds, "thresholds": {}}
+    return {"files_s": len(family) / seconds, "thresholds": _by_threshold(similarity, family, kind)}
+
+
+DOLOS = "@dodona/dolos-lib@3.5.1"
+_DOLOS_SCRIPT = """
+const fs = require("fs");
+const { Dolos } = require("@dodona/dolos-lib");
+(async () => {
+  const paths = fs.readFileSync(process.argv[2], "utf8").split("\\n").filter(Boolean);
+  const report = await new Dolos({ language: "python" }).analyzePaths(paths);
+  for (const pair of report.allPairs()) {
+    console.log(JSON.stringify([pair.leftFile.path, pair.rightFile.path, pair.similarity]));
+  }
+})().catch((error) => { console.error(error); process.exit(1); });
+"""
+
+
+def dolos_peer(root: Path, family: dict[Path, int], kind: dict[Path, str]) -> dict[str, Any] | str:
+    """Dolos (tree-sitter tokens, winnowing; every pair compared) over the same folder, when
+    ``node`` and ``npm`` are found: installed once into a cache folder from the npm registry,
+    then run by node; its files/s (node's start included, the install not) and per threshold on
+    a pair's similarity its recall per type and pair precision. A str says why it did not run."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        return "node and npm are not on this machine"
+    home = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "neardup-bench" / "dolos-3.5.1"
+    if not (home / "node_modules" / "@dodona" / "dolos-lib").is_dir():
+        home.mkdir(parents=True, exist_ok=True)
+        install = ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(home), DOLOS]
+        done = subprocess.run(install, capture_output=True, text=True)
+        if done.returncode:
+            return f"npm install {DOLOS} failed: {done.stderr.strip()[-300:]}"
+    (home / "run.js").write_text(_DOLOS_SCRIPT, "utf-8")
+    listing = home / "paths.txt"
+    listing.write_text("".join(f"{path}\n" for path in family), "utf-8")
+    t = time.perf_counter()
+    done = subprocess.run(
+        ["node", str(home / "run.js"), str(listing)], capture_output=True, text=True, cwd=home
+    )
+    seconds = time.perf_counter() - t
+    if done.returncode:
+        return f"Dolos failed: {done.stderr.strip()[-300:]}"
+    similarity: dict[frozenset, float] = {}
+    for line in done.stdout.splitlines():
+        left, right, value = json.loads(line)
+        similarity[frozenset((Path(left).resolve(), Path(right).resolve()))] = float(value)
+    return {"files_s": len(family) / seconds, "thresholds": _by_threshold(similarity, family, kind)}
+
+
+def _by_threshold(
+    similarity: dict[frozenset, float], family: dict[Path, int], kind: dict[Path, str]
+) -> dict[str, Any]:
+    """Per threshold on a peer's pair similarity: its recall per type (the share of originals
+    whose copy of that type it pairs with them) and its pair precision."""
+    out: dict[str, Any] = {}
     originals = {family[p]: p for p in family if kind[p] == "original"}
     copies = {(kind[p], family[p]): p for p in family if kind[p] != "original"}
     for threshold in (0.33, 0.5, 0.6, 0.7, 0.8, 0.9):
@@ -364,7 +423,7 @@ def copydetect_peer(root: Path, family: dict[Path, int], kind: dict[Path, str]) 
             row_out[t] = float(
                 np.mean([frozenset((o, copies[(t, f)])) in found for f, o in originals.items()])
             )
-        out["thresholds"][str(threshold)] = row_out
+        out[str(threshold)] = row_out
     return out
 
 
@@ -466,9 +525,10 @@ def _dedup_jobs(
             (Path(tmp) / kind / f"{f:04d}_{files[f].name}").resolve(): (f, kind)
             for f, kind in zip(family, kinds)
         }
-        results["copydetect"] = copydetect_peer(
-            Path(tmp), {p: f for p, (f, _) in paths.items()}, {p: k for p, (_, k) in paths.items()}
-        )
+        family_of = {p: f for p, (f, _) in paths.items()}
+        kind_of = {p: k for p, (_, k) in paths.items()}
+        results["copydetect"] = copydetect_peer(Path(tmp), family_of, kind_of)
+        results["dolos"] = dolos_peer(Path(tmp), family_of, kind_of)
 
 
 def _footer(r: dict[str, Any]) -> None:
@@ -511,19 +571,20 @@ def _jobs_footer(r: dict[str, Any]) -> None:
             f"{row['precision']:9.3f} {row['pairs']:9d} {row['candidate_pairs'] or 0:9d} "
             f"{row['files_s']:9.1f}"
         )
-    peer = r.get("copydetect")
-    if peer is None:
-        print("\ncopydetect is not installed: no peer in this run")
-        return
-    print(
-        f"\ncopydetect on the same folder: {peer['files_s']:.1f} files/s; "
-        "by threshold on a pair's lesser similarity"
-    )
-    for threshold, row in peer["thresholds"].items():
-        print(
-            f"  >= {threshold:<5} type-1/2/3 {row['type-1']:.3f}/{row['type-2']:.3f}/{row['type-3']:.3f} "
-            f"precision {row['precision']:.3f} ({row['pairs']} pairs)"
-        )
+    peers = {
+        "copydetect": (r.get("copydetect") or "copydetect is not installed", "a pair's lesser similarity"),
+        "Dolos 3.5.1": (r.get("dolos") or "not run", "a pair's similarity"),
+    }
+    for name, (peer, measure) in peers.items():
+        if isinstance(peer, str):
+            print(f"\n{name}: no peer in this run ({peer})")
+            continue
+        print(f"\n{name} on the same folder: {peer['files_s']:.1f} files/s; by threshold on {measure}")
+        for threshold, row in peer["thresholds"].items():
+            print(
+                f"  >= {threshold:<5} type-1/2/3 {row['type-1']:.3f}/{row['type-2']:.3f}/{row['type-3']:.3f} "
+                f"precision {row['precision']:.3f} ({row['pairs']} pairs)"
+            )
 
 
 if __name__ == "__main__":
