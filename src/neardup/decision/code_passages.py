@@ -75,12 +75,8 @@ def refined(matches: Matches, code: CorpusCode, options: PassageOptions) -> Matc
     m = _ends_moved(m, 0, cut_short)
     m = _ends_moved(m, 0, _loose_last_lines(m, code, lines))
     long_enough = (m.last_a >= m.first_a) & (m.last_b >= m.first_b) & (m.words >= options.least_words)
-    m = _rows(m, np.flatnonzero(long_enough))
-    return _rows(m, np.flatnonzero(_evident(m, code, options)))
-
-
-def _rows(m: Matches, rows: np.ndarray) -> Matches:
-    return Matches(*(getattr(m, name)[rows] for name in Matches.__dataclass_fields__))
+    m = m.rows(np.flatnonzero(long_enough))
+    return m.rows(np.flatnonzero(_evident(m, code, options)))
 
 
 def _ends_moved(m: Matches, start_back: np.ndarray | int, end_back: np.ndarray | int) -> Matches:
@@ -109,8 +105,8 @@ def _tokens(m: Matches, code: CorpusCode, side: str) -> tuple[np.ndarray, np.nda
 def _whole_first_lines(m: Matches, code: CorpusCode, lines: _Lines) -> Matches:
     """A first line cut short in either copy taken whole where the tokens before the cut are
     as many in both copies and alike (equal, or names both), else left out."""
-    first_a, last_a, _ = _tokens(m, code, "a")
-    first_b, last_b, _ = _tokens(m, code, "b")
+    first_a, _, _ = _tokens(m, code, "a")
+    first_b, _, _ = _tokens(m, code, "b")
     before_a, before_b = first_a - lines.first[first_a], first_b - lines.first[first_b]
     back = np.zeros(len(m), dtype=np.int64)
     for r in np.flatnonzero((before_a == before_b) & (before_a > 0)).tolist():
@@ -165,13 +161,13 @@ def _evident(m: Matches, code: CorpusCode, options: PassageOptions) -> np.ndarra
     Without names (``code_normalize="none"``: copies equal as written) only variety counts."""
     least_varied = VARIED * options.min_words
     named = options.code_normalize == "identifiers"
+    first_a, last_a, _ = _tokens(m, code, "a")
+    first_b, last_b, _ = _tokens(m, code, "b")
     keep = np.zeros(len(m), dtype=bool)
     for r in range(len(m)):
-        first_a, last_a = code.offsets[m.doc_a[r]] + m.first_a[r], code.offsets[m.doc_a[r]] + m.last_a[r]
-        first_b, last_b = code.offsets[m.doc_b[r]] + m.first_b[r], code.offsets[m.doc_b[r]] + m.last_b[r]
-        if _runs_of_four(code.hashes[first_a : last_a + 1]) < least_varied:
+        if _runs_of_four(code.hashes[first_a[r] : last_a[r] + 1]) < least_varied:
             continue
-        names_a, names_b = code.names[first_a : last_a + 1], code.names[first_b : last_b + 1]
+        names_a, names_b = code.names[first_a[r] : last_a[r] + 1], code.names[first_b[r] : last_b[r] + 1]
         keep[r] = (
             not named
             or min(_reused(names_a), _reused(names_b)) >= REUSED_NAMES
@@ -206,8 +202,7 @@ def _alike(names_a: np.ndarray, names_b: np.ndarray) -> float:
 def _reused(names: np.ndarray) -> int:
     """Uses of a name already used before among ``names`` (-1: no name), the most used name's
     left out."""
-    counts = np.bincount(names[names >= 0]) if (names >= 0).any() else np.zeros(0, np.int64)
-    counts = counts[counts > 0]
+    counts = np.unique(names[names >= 0], return_counts=True)[1]  # not bincount: numbered corpus-wide
     if not len(counts):
         return 0
     return int(counts.sum() - len(counts) - (counts.max() - 1))

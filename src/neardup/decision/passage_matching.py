@@ -164,6 +164,9 @@ class Matches:
     def __len__(self) -> int:
         return len(self.doc_a)
 
+    def rows(self, rows: np.ndarray) -> Matches:
+        return Matches(*(getattr(self, name)[rows] for name in Matches.__dataclass_fields__))
+
     @property
     def words(self) -> np.ndarray:
         """The longer copy's length in words."""
@@ -309,7 +312,7 @@ def aligned_passages(
     )
     matches = Matches(chains[:, 0], chains[:, 1], *aligned[:, :5].T)
     good = (matches.words >= options.least_words) & (matches.similarity >= options.min_similarity)
-    return _distinct(_rows(matches, np.flatnonzero(good)), aligned[good, 5])
+    return _distinct(matches.rows(np.flatnonzero(good)), aligned[good, 5])
 
 
 def common_words(common: Common, offsets: np.ndarray, n_words: int) -> np.ndarray:
@@ -322,15 +325,11 @@ def common_words(common: Common, offsets: np.ndarray, n_words: int) -> np.ndarra
     return (edges[:-1] > 0).view(np.uint8)
 
 
-def _rows(matches: Matches, rows: np.ndarray) -> Matches:
-    return Matches(*(getattr(matches, name)[rows] for name in Matches.__dataclass_fields__))
-
-
 def _distinct(matches: Matches, scores: np.ndarray) -> Matches:
     """One row per passage: of the alignments of one pair that overlap in both documents
     (chains of one passage, split by a gap, align to the same words), the best scored."""
     order = np.lexsort((-scores, matches.first_a, matches.doc_b, matches.doc_a))
-    m = _rows(matches, order)
+    m = matches.rows(order)
     keep = np.ones(len(m), dtype=bool)
     pair = m.doc_a * (int(m.doc_b.max(initial=0)) + 1) + m.doc_b
     score = scores[order]
@@ -356,7 +355,7 @@ def _distinct(matches: Matches, scores: np.ndarray) -> Matches:
                     break
             else:
                 kept.append(r)
-    return _rows(m, np.flatnonzero(keep))
+    return m.rows(np.flatnonzero(keep))
 
 
 def _common_runs(
