@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import random
 import time
 from dataclasses import dataclass, replace
@@ -178,6 +179,7 @@ def score(files: list[Path], seed: int, options: dict[str, Any]) -> dict[str, An
     def as_written(doc: int, start: int, end: int) -> list[str]:
         return code_tokens(texts[doc][start:end], lexer, False, True)
 
+    @functools.cache  # asked once for each passage to a planted copy's host
     def donor_function(p: Plant) -> list[str]:
         lines = texts[p.donor].splitlines(keepends=True)
         return code_tokens("".join(lines[p.donor_lines[0] - 1 : p.donor_lines[1]]), lexer, False, True)
