@@ -8,7 +8,7 @@ import importlib
 from ._errors import MissingExtraError
 
 EXTRAS = {
-    "code": ("pygments",),
+    "code": ("pygments", "loky"),
     "report": ("matplotlib",),
     "serve": ("fastapi", "uvicorn", "httpx", "prometheus_client"),
     "spark": ("pyspark", "py4j"),

@@ -86,3 +86,49 @@ def test_checked_code_features_are_the_specs(documents, shingle_size):
     second = np.arange(1, len(texts), dtype=np.int64)
     found = features.similarity(first, second, "jaccard")
     assert found.tolist() == pytest.approx([_jaccard(expected[0], expected[d]) for d in second.tolist()])
+
+
+@pytest.fixture
+def clone_files(tmp_path):
+    """Files of code, each with a copy whose names are changed: pairs a check must pass."""
+    folder = tmp_path / "src"
+    folder.mkdir()
+    for i in range(12):
+        body = "\n".join(LINES[(i + j) % len(LINES)] for j in range(6)) + f"\nresult = {i}\n"
+        (folder / f"m{i}.py").write_text(body)
+        (folder / f"m{i}_copy.py").write_text(body.replace("x", "renamed") + "# copied\n")
+    return folder
+
+
+def _lexed_count(monkeypatch) -> list[int]:
+    import neardup.fingerprint.code as code
+
+    count = [0]
+    lex = code.code_tokens
+
+    def counting(*args, **kwargs):
+        count[0] += 1
+        return lex(*args, **kwargs)
+
+    monkeypatch.setattr(code, "code_tokens", counting)
+    return count
+
+
+def test_dedup_checks_code_with_the_features_it_fingerprinted(clone_files, monkeypatch):
+    """A check of code by its own features reads the features the read pass kept: each file
+    is lexed once. Where they do not fit, the texts are read again, to the same result."""
+    from neardup import dedup
+
+    lexed = _lexed_count(monkeypatch)
+    held = dedup(clone_files, features="code", n_jobs=1)
+    files = len(list(clone_files.iterdir()))
+    assert lexed[0] == files
+    assert held.stats.duplicates >= 12 and held.stats.checked_pairs
+
+    monkeypatch.setattr("neardup.decision.verify.available_memory", lambda: 0)  # nothing fits
+    lexed[0] = 0
+    read_again = dedup(clone_files, features="code", n_jobs=1)
+    assert lexed[0] > files
+    np.testing.assert_array_equal(read_again.labels, held.labels)
+    np.testing.assert_array_equal(read_again.kept, held.kept)
+    assert read_again.stats.checked_pairs == held.stats.checked_pairs

@@ -65,7 +65,7 @@ def choose_representatives(
     """Each document's representative, as ``options`` decide among the ``compared`` positions
     ranked by ``order`` (positions, the one to keep first first); ``against``, the opened
     index of documents seen before; under ``jaccard`` the MinHash band ``keys`` of every
-    document (and the features ``held``, if the caller has them).
+    document; the checked features ``held``, if the caller has them (else they are read).
 
     Only the ``compared`` documents take part; the others represent themselves. Identical
     fingerprints are collapsed (``index.components.collapse``), so copies cost nothing beyond their
@@ -123,7 +123,7 @@ def choose_representatives(
         copies = np.flatnonzero(leader[rank] != compared)
         with progress.stage("verify", total=corpus.total_bytes):
             wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
-            features = DocumentFeatures.read(corpus, wanted, verify.features)
+            features = held if held is not None else DocumentFeatures.read(corpus, wanted, verify.features)
             detached[copies] = (
                 features.similarity(leader[rank[copies]], compared[copies], metric, threshold) < threshold
             )

@@ -21,8 +21,15 @@ from .._config import FEATURE_KINDS, FingerprintConfig
 from .._errors import ConfigError
 from .._kernels.simhash import feature_counts
 from .._kernels.similarity import pair_similarity
-from ..fingerprint.code import code_feature_counts
+from .._system import available_memory
+from ..fingerprint.code import (
+    code_feature_counts,
+    code_token_buffer,
+    feature_counts_of_tokens,
+    fingerprints_of_tokens,
+)
 from ..fingerprint.features import char_classes
+from ..fingerprint.fingerprinter import Fingerprinter, resolve_threads
 from ..fingerprint.text_buffers import chunk_bounds, iter_buffers, raw_buffers
 from ..io.corpus import file_names
 from ..io.rejects import Rejects
@@ -257,6 +264,66 @@ class DocumentFeatures:
             metric == "cosine",
             floor,
         )
+
+
+def holds_code_features(check: Verification | None, config: FingerprintConfig) -> bool:
+    """Whether ``check`` compares the code features ``config`` fingerprints, so that the read
+    pass can keep them (:class:`HeldFeatures`) instead of lexing every file twice."""
+    return (
+        check is not None
+        and config.features == "code"
+        and check.features.feature_config() == config.feature_config()
+    )
+
+
+def fingerprints_and_code_features(
+    texts: Any, names: Sequence[str | None] | None, fingerprinter: Fingerprinter, n_jobs: int | None
+) -> tuple[np.ndarray, FeatureTable]:
+    """The code fingerprints of ``texts`` (named ``names``), as ``fingerprint_batch`` gives
+    them, and their features with counts, from one lexing (on ``n_jobs`` cores)."""
+    config = fingerprinter.config
+    workers = resolve_threads(n_jobs)
+    fingerprints, tables, done = [], [], 0
+    for buffer in raw_buffers(texts):
+        piece_names = None if names is None else names[done : done + len(buffer)]
+        tokens = code_token_buffer(buffer, piece_names, config, workers)
+        fingerprints.append(fingerprints_of_tokens(tokens, config, fingerprinter.weighing()))
+        tables.append(FeatureTable(*feature_counts_of_tokens(tokens, config)))
+        done += len(buffer)
+    words = config.bits // 64
+    out = np.concatenate(fingerprints) if fingerprints else np.zeros((0, words), dtype=np.uint64)
+    return (out.reshape(-1) if words == 1 else out), FeatureTable.concat(tables)
+
+
+class HeldFeatures:
+    """The features of a corpus's documents kept from the read pass, batch after batch, while
+    they fit in ``budget`` bytes (default: a quarter of the memory available); past it they
+    are dropped, and the checks read the texts of the documents they need again."""
+
+    def __init__(self, config: FingerprintConfig, budget: int | None = None) -> None:
+        self.config = config
+        self.budget = available_memory() // 4 if budget is None else budget
+        self.tables: list[FeatureTable] | None = []
+        self.size = 0
+
+    def add(self, table: FeatureTable) -> None:
+        """Keep the features of the next documents, if they fit."""
+        if self.tables is None:
+            return
+        assert table.counts is not None
+        self.size += table.doc_offsets.nbytes + table.hashes.nbytes + table.counts.nbytes
+        if self.size > self.budget:
+            self.tables = None
+        else:
+            self.tables.append(table)
+
+    def features(self) -> DocumentFeatures | None:
+        """Every document's features, or None where they did not fit."""
+        if self.tables is None:
+            return None
+        table = FeatureTable.concat(self.tables)
+        self.tables = None  # handed over: not held twice
+        return DocumentFeatures(np.arange(len(table), dtype=np.int64), table, self.config)
 
 
 def featureless_texts(

@@ -3,13 +3,14 @@
 placeholders under ``code_normalize="identifiers"``, and the tokens handed to the compiled
 shingling and voting (``_kernels/code.py``) in one buffer (docs/fingerprint-spec.md, code).
 
-Lexing is Python (pygments), about 1 MB/s a core; the hashing after it is compiled.
+Lexing is Python (pygments), about 1 MB/s a core, run on every core in worker processes
+(``lexing.py``); the hashing after it is compiled.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from .._config import FingerprintConfig
 from .._lexers import lexer_for
 from .features import normalize
+from .lexing import Names, TokenBuffer, lexed
 from .text_buffers import TextBuffer
 
 # What a token becomes, by its pygments type (``_action``).
@@ -130,24 +132,45 @@ def _lexed(
 
 
 def document_tokens(
-    buffer: TextBuffer, names: Sequence[str | None] | None, config: FingerprintConfig
+    buffer: TextBuffer, names: Names | None, language: str | None, identifiers: bool, fold: bool
 ) -> list[list[str]]:
-    """The tokens of each document of ``buffer`` (none for a skipped one); ``names`` are the
-    documents' file names, whose suffixes choose the lexer when ``config.language`` is None."""
-    identifiers = config.code_normalize == "identifiers"
+    """The tokens of each document of ``buffer`` (none for a skipped one), as
+    :func:`code_tokens` makes them; ``names`` are the documents' file names, whose suffixes
+    choose the lexer when ``language`` is None."""
     out: list[list[str]] = []
     data, offsets = buffer.data, buffer.offsets
     for d, skipped in enumerate(buffer.skipped.tolist()):
         if skipped:
             out.append([])
             continue
-        lexer = lexer_for(config.language, None if names is None else names[d])
+        lexer = lexer_for(language, None if names is None else names[d])
         text = data[offsets[d] : offsets[d + 1]].tobytes().decode("utf-8", "replace")
-        out.append(code_tokens(text, lexer, identifiers, config.normalize))
+        out.append(code_tokens(text, lexer, identifiers, fold))
     return out
 
 
-def token_buffer(documents: Iterable[list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def document_token_buffer(
+    buffer: TextBuffer, names: Names | None, language: str | None, identifiers: bool, fold: bool
+) -> TokenBuffer:
+    """:func:`document_tokens` as one :func:`token_buffer`: what a lexing worker hands back."""
+    return token_buffer(document_tokens(buffer, names, language, identifiers, fold))
+
+
+def code_token_buffer(
+    buffer: TextBuffer, names: Names | None, config: FingerprintConfig, workers: int = 1
+) -> TokenBuffer:
+    """The tokens of ``buffer``'s documents as ``config`` makes them, lexed on ``workers``
+    processes (``lexing.py``)."""
+    lex = functools.partial(
+        document_token_buffer,
+        language=config.language,
+        identifiers=config.code_normalize == "identifiers",
+        fold=config.normalize,
+    )
+    return lexed(buffer, names, lex, workers)
+
+
+def token_buffer(documents: Iterable[list[str]]) -> TokenBuffer:
     """``documents``' tokens as the kernels take them: (uint8 bytes, each token opened by
     ``MARK``; int64 token offsets; int64 document offsets into the tokens)."""
     encoded: list[bytes] = []
@@ -161,25 +184,41 @@ def token_buffer(documents: Iterable[list[str]]) -> tuple[np.ndarray, np.ndarray
     return data, token_offsets, np.array(doc_offsets, dtype=np.int64)
 
 
-def code_fingerprints(
-    buffer: TextBuffer, names: Sequence[str | None] | None, config: FingerprintConfig, weighing: tuple
-) -> np.ndarray:
-    """uint64 fingerprints (n, words) of ``buffer``'s documents as code; ``weighing`` is
+def fingerprints_of_tokens(tokens: TokenBuffer, config: FingerprintConfig, weighing: tuple) -> np.ndarray:
+    """uint64 fingerprints (n, words) of the documents of a token buffer; ``weighing`` is
     ``Fingerprinter.weighing()``."""
     from .._kernels.code import fingerprint_code
 
-    data, token_offsets, doc_offsets = token_buffer(document_tokens(buffer, names, config))
-    out = np.zeros((len(buffer), config.bits // 64), dtype=np.uint64)
+    data, token_offsets, doc_offsets = tokens
+    out = np.zeros((len(doc_offsets) - 1, config.bits // 64), dtype=np.uint64)
     fingerprint_code(data, token_offsets, doc_offsets, config.shingle_size, *weighing, out)
     return out
 
 
-def code_feature_counts(
-    buffer: TextBuffer, names: Sequence[str | None] | None, config: FingerprintConfig
+def feature_counts_of_tokens(
+    tokens: TokenBuffer, config: FingerprintConfig
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each document's distinct feature hashes as code, ascending, with their counts: CSR, as
+    """Each document's distinct feature hashes, ascending, with their counts: CSR, as
     ``simhash.feature_counts`` gives them for prose."""
     from .._kernels.code import code_feature_counts as kernel
 
-    data, token_offsets, doc_offsets = token_buffer(document_tokens(buffer, names, config))
-    return kernel(data, token_offsets, doc_offsets, config.shingle_size, np.uint64(config.seed))
+    return kernel(*tokens, config.shingle_size, np.uint64(config.seed))
+
+
+def code_fingerprints(
+    buffer: TextBuffer,
+    names: Names | None,
+    config: FingerprintConfig,
+    weighing: tuple,
+    workers: int = 1,
+) -> np.ndarray:
+    """uint64 fingerprints (n, words) of ``buffer``'s documents as code, lexed on ``workers``
+    processes; ``weighing`` is ``Fingerprinter.weighing()``."""
+    return fingerprints_of_tokens(code_token_buffer(buffer, names, config, workers), config, weighing)
+
+
+def code_feature_counts(
+    buffer: TextBuffer, names: Names | None, config: FingerprintConfig, workers: int = 1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each document's distinct feature hashes as code, ascending, with their counts (CSR)."""
+    return feature_counts_of_tokens(code_token_buffer(buffer, names, config, workers), config)

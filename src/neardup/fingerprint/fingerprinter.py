@@ -43,7 +43,8 @@ _REDO_BYTES = 32 << 20
 _PIECE_DOCS = 8192
 
 
-def _resolve_threads(n_jobs: int | None) -> int:
+def resolve_threads(n_jobs: int | None) -> int:
+    """The cores ``n_jobs`` asks for (None or -1: all numba may use), or ConfigError."""
     available = numba.config.NUMBA_NUM_THREADS
     if n_jobs is None or n_jobs == -1:
         return available
@@ -154,7 +155,8 @@ class Fingerprinter:
         Args:
             texts: a list or iterable of ``str``/``bytes``, a numpy array of strings, or a
                 pyarrow string/binary array (read without copying the text).
-            n_jobs: threads to use; ``None`` or -1 for all cores.
+            n_jobs: cores to use (threads; for code, processes that lex); ``None`` or -1
+                for all.
             errors: ``"raise"``: a document that is not text raises ``TypeError`` naming its
                 position. ``"skip"``: it gets fingerprint 0 and is marked in the mask returned
                 beside the fingerprints.
@@ -166,7 +168,7 @@ class Fingerprinter:
             bits 0-63). With ``errors="skip"``, a tuple of them and a bool mask (n,) of the
             skipped documents.
         """
-        threads = _resolve_threads(n_jobs)
+        threads = resolve_threads(n_jobs)
         parts, skips = [], []
         code = self._config.features == "code"
         if names is not None and len(names) != len(texts):
@@ -176,7 +178,9 @@ class Fingerprinter:
             for buffer in raw_buffers(texts, errors, _PIECE_DOCS):
                 if code:
                     piece_names = None if names is None else names[done : done + len(buffer)]
-                    parts.append(code_fingerprints(buffer, piece_names, self._config, self.weighing()))
+                    parts.append(
+                        code_fingerprints(buffer, piece_names, self._config, self.weighing(), threads)
+                    )
                 else:
                     parts.append(self._run(buffer, threads))
                 skips.append(buffer.skipped)

@@ -20,7 +20,7 @@ from ..decision.code_passages import refined
 from ..decision.passage_code import CorpusCode
 from ..decision.passage_matching import Common, Matches, PassageOptions, Seeds, find_passages
 from ..decision.passage_words import CorpusWords
-from ..fingerprint.fingerprinter import _resolve_threads, _threads
+from ..fingerprint.fingerprinter import _threads, resolve_threads
 from ..io.batch import ReadOptions
 from ..io.corpus import read_corpus
 from ..io.ids import repeated_ids
@@ -105,7 +105,7 @@ def run_job(
     seeds = Seeds(options.min_words, options.seed_words)
     ids: list = []
     owners, rows = [], []
-    with _threads(_resolve_threads(n_jobs)):
+    with _threads(resolve_threads(n_jobs)):
         with progress.stage("words", total=getattr(corpus, "total_bytes", None)) as stage:
             for batch, where in corpus.batches(rejects):
                 lexers = None

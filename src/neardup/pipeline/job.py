@@ -29,7 +29,13 @@ from ..decision.options import DedupOptions
 from ..decision.outcome import Outcome
 from ..decision.stats import DedupStats
 from ..decision.steps import Choice, choose_representatives, priority
-from ..decision.verify import featureless_texts
+from ..decision.verify import (
+    DocumentFeatures,
+    HeldFeatures,
+    featureless_texts,
+    fingerprints_and_code_features,
+    holds_code_features,
+)
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..io.batch import ReadOptions
 from ..io.corpus import file_names, read_corpus
@@ -146,7 +152,7 @@ def run_job(
     against = options.open_against()
     progress = progress or Progress(enabled=False)
     rejects = Rejects(read.errors)
-    read_pass = _fingerprint_all(corpus, options, rejects, progress, engine.n_jobs)
+    read_pass = _fingerprint_all(corpus, options, rejects, progress, engine.n_jobs, hold=budget is None)
     rejects.check_share(len(read_pass.rows), read.max_skipped)
     if (repeated := repeated_ids(read_pass.ids, read.id_field)) is not None:
         warnings.warn(repeated, UserWarning, stacklevel=3)  # the caller of dedup or run_job
@@ -215,7 +221,7 @@ def _choose(
         progress,
         against=against,
         keys=keys,
-        held=None if read_pass.keys is None else read_pass.keys.features(),
+        held=read_pass.held if read_pass.keys is None else read_pass.keys.features(),
         budget=budget,
     )
 
@@ -271,27 +277,44 @@ class ReadPass:
     """bool: the text has no features (fingerprint 0)."""
     keys: CorpusKeys | None
     """Under ``jaccard``: the band keys of the checked features (and the features, if they fit)."""
+    held: DocumentFeatures | None
+    """Every document's checked features, where the read pass kept them (code, checked by its
+    own features, while they fit): the checks need not lex the files again."""
 
 
 def _fingerprint_all(
-    corpus: Any, options: DedupOptions, rejects: Rejects, progress: Progress, n_jobs: int | None
+    corpus: Any,
+    options: DedupOptions,
+    rejects: Rejects,
+    progress: Progress,
+    n_jobs: int | None,
+    hold: bool = True,
 ) -> ReadPass:
-    """Reads the corpus once: fingerprints and what else :class:`ReadPass` records."""
+    """Reads the corpus once: fingerprints and what else :class:`ReadPass` records. With
+    ``hold``, code checked by its own features keeps them (``HeldFeatures``), lexed once."""
     fingerprinter = Fingerprinter(options.config)
     lexed_by_name = options.config.features == "code" and options.config.language is None
     fps, lengths, rows, owners, ids, spans, no_features = [], [], [], [], [], [], []
-    corpus_keys = None
+    corpus_keys = held = None
     if options.banding is not None:
         assert options.check is not None
         corpus_keys = CorpusKeys(options.banding, options.check, fingerprinter)
+    elif hold and holds_code_features(options.check, options.config):
+        assert options.check is not None
+        held = HeldFeatures(options.check.features)
     with progress.stage("read + fingerprint", total=corpus.total_bytes) as stage:
         for batch, owner in corpus.batches(rejects):
             batch_fps = corpus_keys.add(batch.texts) if corpus_keys is not None else None
             names = file_names(corpus, batch, owner) if lexed_by_name else None
-            if batch_fps is None:
-                batch_fps = fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs, names=names)
+            if held is not None:
+                batch_fps, table = fingerprints_and_code_features(batch.texts, names, fingerprinter, n_jobs)
+                held.add(table)
+                no_features.append(np.diff(table.doc_offsets) == 0)
+            else:
+                if batch_fps is None:
+                    batch_fps = fingerprinter.fingerprint_batch(batch.texts, n_jobs=n_jobs, names=names)
+                no_features.append(featureless_texts(batch.texts, batch_fps, fingerprinter.config, names))
             fps.append(batch_fps)
-            no_features.append(featureless_texts(batch.texts, batch_fps, fingerprinter.config, names))
             lengths.append(_text_lengths(batch.texts))
             rows.append(batch.rows)
             owners.append(
@@ -314,6 +337,7 @@ def _fingerprint_all(
         spans=np.concatenate(spans) if spans else np.zeros((0, 2), np.int64),
         no_features=np.concatenate(no_features) if no_features else np.zeros(0, bool),
         keys=corpus_keys,
+        held=None if held is None else held.features(),
     )
 
 
