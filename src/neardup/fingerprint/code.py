@@ -19,6 +19,7 @@ from .._config import FingerprintConfig
 from .._lexers import lexer_for
 from .features import normalize
 from .lexing import Names, TokenBuffer, lexed
+from .pygments_loop import tokens as tokens_of
 from .text_buffers import TextBuffer
 
 # What a token becomes, by its pygments type (``_action``).
@@ -100,7 +101,7 @@ def _lexed(
     ends: list[int] = []
     in_string = False  # the last token is a string literal that a string part extends
     at = 0
-    for token_type, raw in lexer.get_tokens(text):
+    for token_type, raw in tokens_of(lexer, text):
         start, at = at, at + len(raw)
         action = _action(token_type)
         if action == DROP:
