@@ -278,6 +278,8 @@ def clone_set(files: list[Path], seed: int) -> tuple[list[str], list[str], list[
 
 JOBS: dict[str, dict[str, Any]] = {
     "code defaults (--features code)": {},
+    "code, --shingle-size 5": {"shingle_size": 5},
+    "code, --shingle-size 3": {"shingle_size": 3},
     "code, -k 3, every pair kept": {"max_distance": 3, "verify": ("jaccard", 0.0)},
     "code, -k 6, every pair kept": {"max_distance": 6, "verify": ("jaccard", 0.0)},
     "code, -k 8, --verify jaccard 0.5": {"verify": ("jaccard", 0.5)},

@@ -260,7 +260,7 @@ def naive_code_fingerprint(
     language: str,
     code_normalize: str = "identifiers",
     bits: int = 64,
-    shingle_size: int = 5,
+    shingle_size: int = 4,  # features="code"'s default
     normalize: bool = True,
     weighting: str = "tf",
     seed: int = 0,
@@ -277,7 +277,7 @@ def naive_code_features(
     document: str | bytes,
     language: str,
     code_normalize: str = "identifiers",
-    shingle_size: int = 5,
+    shingle_size: int = 4,
     normalize: bool = True,
     seed: int = 0,
 ) -> list[int]:

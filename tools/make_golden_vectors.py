@@ -71,10 +71,18 @@ CODE_TEXTS = [
     "for i in range(10):\n    total += i * 2.5e-3\n" * 20,
 ]
 CODE_CONFIGS = [
-    {"features": "code", "language": "python"},
+    {"features": "code", "language": "python"},  # the default shingle size: 4 tokens
+    {"features": "code", "language": "python", "shingle_size": 5},
     {"features": "code", "language": "python", "code_normalize": "none", "shingle_size": 3},
-    {"features": "code", "language": "python", "normalize": False, "weighting": "sublinear", "bits": 128},
-    {"features": "code", "language": "c", "seed": 7},
+    {
+        "features": "code",
+        "language": "python",
+        "normalize": False,
+        "weighting": "sublinear",
+        "bits": 128,
+        "shingle_size": 5,
+    },
+    {"features": "code", "language": "c", "seed": 7, "shingle_size": 5},
 ]
 
 

@@ -75,7 +75,7 @@ def test_fingerprint_and_pairs_record_the_code_settings(sources, run):
     header = (sources / "fp.txt").read_text().splitlines()[0]
     config = json.loads(header[header.index("{") :])
     assert config["features"] == "code" and config["code_normalize"] == "none"
-    assert config["shingle_size"] == 5 and config["language"] is None
+    assert config["shingle_size"] == 4 and config["language"] is None
     assert config["pygments_version"] == importlib.metadata.version("pygments")
     prose = run("fingerprint", "src", "-o", "prose.txt", cwd=sources)
     assert prose.returncode == 0, prose.stderr

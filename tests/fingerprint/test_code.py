@@ -248,7 +248,7 @@ def test_bad_code_settings_say_what_is_allowed(options, message):
 
 def test_code_config_round_trips_and_defaults():
     config = FingerprintConfig(features="code", language="python", code_normalize="none")
-    assert config.shingle_size == 5 and FingerprintConfig().shingle_size == 3
+    assert config.shingle_size == 4 and FingerprintConfig().shingle_size == 3
     d = config.to_dict()
     assert d["language"] == "python" and d["code_normalize"] == "none"
     assert FingerprintConfig.from_dict(d) == config
