@@ -107,7 +107,7 @@ class FingerprintConfig:
             ``"code"`` (runs of ``shingle_size`` tokens of source code, lexed by pygments,
             comments and whitespace left out; the ``code`` extra).
         shingle_size: words (tokens, for code) per shingle; a text with fewer uses them all.
-            Default 3 for words, 5 for code tokens.
+            Default 3 for words, 4 for code tokens.
         ngram_size: code points per character n-gram; a shorter text is one feature.
         normalize: NFKC-normalise and casefold the text first.
         weighting: ``"uniform"`` (each distinct feature once), ``"tf"`` (its count),

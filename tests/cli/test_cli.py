@@ -292,7 +292,7 @@ def test_serve_help_says_the_real_defaults(tmp_path, run):
     for said in (
         "fingerprint width (default: 64, or the data folder's)",
         "words per shingle, for word-shingles, or tokens, for code "
-        "(default: 3; 5 for code, or the data folder's)",
+        "(default: 3; 4 for code, or the data folder's)",
         "feature weights (default: tf, or tfidf with --idf, or the data folder's)",
         "0 <= seed < 2**64 (default: 0, or the data folder's)",
     ):
