@@ -122,8 +122,10 @@ def choose_representatives(
         metric, threshold = verify.metric, verify.threshold
         copies = np.flatnonzero(leader[rank] != compared)
         with progress.stage("verify", total=corpus.total_bytes):
-            wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
-            features = held if held is not None else DocumentFeatures.read(corpus, wanted, verify.features)
+            features = held
+            if features is None:  # read again the texts of just the documents checked
+                wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
+                features = DocumentFeatures.read(corpus, wanted, verify.features)
             detached[copies] = (
                 features.similarity(leader[rank[copies]], compared[copies], metric, threshold) < threshold
             )
