@@ -30,7 +30,7 @@ from ..fingerprint.code import (
 )
 from ..fingerprint.features import char_classes
 from ..fingerprint.fingerprinter import Fingerprinter, resolve_threads
-from ..fingerprint.text_buffers import chunk_bounds, iter_buffers, raw_buffers
+from ..fingerprint.text_buffers import chunk_bounds, iter_buffers, named_buffers
 from ..io.corpus import file_names
 from ..io.rejects import Rejects
 
@@ -166,12 +166,9 @@ class FeatureTable:
     ) -> list[FeatureTable]:
         """The code features of ``texts``, a piece a buffer, lexed as the fingerprint lexes
         them (``fingerprint/code.py``: the lexer is Python, one thread)."""
-        parts, done = [], 0
-        for buffer in raw_buffers(texts):
-            piece_names = None if names is None else names[done : done + len(buffer)]
-            parts.append(cls(*code_feature_counts(buffer, piece_names, config)))
-            done += len(buffer)
-        return parts
+        return [
+            cls(*code_feature_counts(buffer, part, config)) for buffer, part in named_buffers(texts, names)
+        ]
 
     @classmethod
     def pieces(cls, texts: Any, config: FingerprintConfig) -> list[FeatureTable]:
@@ -283,13 +280,11 @@ def fingerprints_and_code_features(
     them, and their features with counts, from one lexing (on ``n_jobs`` cores)."""
     config = fingerprinter.config
     workers = resolve_threads(n_jobs)
-    fingerprints, tables, done = [], [], 0
-    for buffer in raw_buffers(texts):
-        piece_names = None if names is None else names[done : done + len(buffer)]
+    fingerprints, tables = [], []
+    for buffer, piece_names in named_buffers(texts, names):
         tokens = code_token_buffer(buffer, piece_names, config, workers)
         fingerprints.append(fingerprints_of_tokens(tokens, config, fingerprinter.weighing()))
         tables.append(FeatureTable(*feature_counts_of_tokens(tokens, config)))
-        done += len(buffer)
     words = config.bits // 64
     out = np.concatenate(fingerprints) if fingerprints else np.zeros((0, words), dtype=np.uint64)
     return (out.reshape(-1) if words == 1 else out), FeatureTable.concat(tables)

@@ -26,10 +26,10 @@ from .text_buffers import (
     UNCHECKED,
     TextBuffer,
     chunk_bounds,
+    named_buffers,
     prepare,
     prepare_bytes,
     prepare_str,
-    raw_buffers,
     stand_in_table,
 )
 
@@ -171,20 +171,15 @@ class Fingerprinter:
         threads = resolve_threads(n_jobs)
         parts, skips = [], []
         code = self._config.features == "code"
-        if names is not None and len(names) != len(texts):
-            raise ValueError(f"names has {len(names)} names for {len(texts)} texts")
         with _threads(threads):  # preparing the buffers runs parallel kernels too
-            done = 0
-            for buffer in raw_buffers(texts, errors, _PIECE_DOCS):
+            for buffer, piece_names in named_buffers(texts, names, errors, _PIECE_DOCS):
                 if code:
-                    piece_names = None if names is None else names[done : done + len(buffer)]
                     parts.append(
                         code_fingerprints(buffer, piece_names, self._config, self.weighing(), threads)
                     )
                 else:
                     parts.append(self._run(buffer, threads))
                 skips.append(buffer.skipped)
-                done += len(buffer)
         words = self._config.bits // 64
         out = np.concatenate(parts) if parts else np.zeros((0, words), dtype=np.uint64)
         skipped = np.concatenate(skips) if skips else np.zeros(0, bool)

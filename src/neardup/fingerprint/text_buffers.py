@@ -8,7 +8,7 @@ normalisation the kernels cannot apply as they tokenise, or UTF-8 repair; ``prep
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice, repeat
 from typing import Any
@@ -270,6 +270,18 @@ def iter_buffers(
     Arrow chunk, or per ``piece_docs`` documents of any other input (all in one buffer when None)."""
     for buffer in raw_buffers(texts, errors, piece_docs):
         yield prepare(buffer, normalize_text)
+
+
+def named_buffers(
+    texts: Any, names: Sequence[str | None] | None, errors: str = "raise", piece_docs: int | None = None
+) -> Iterator[tuple[TextBuffer, Sequence[str | None] | None]]:
+    """:func:`raw_buffers` of ``texts``, each with its documents' ``names`` (None stays None)."""
+    if names is not None and len(names) != len(texts):
+        raise ValueError(f"names has {len(names)} names for {len(texts)} texts")
+    done = 0
+    for buffer in raw_buffers(texts, errors, piece_docs):
+        yield buffer, None if names is None else names[done : done + len(buffer)]
+        done += len(buffer)
 
 
 def raw_buffers(texts: Any, errors: str = "raise", piece_docs: int | None = None) -> Iterator[TextBuffer]:
