@@ -13,6 +13,7 @@ from naive_logs import NaiveLogTemplates
 
 from neardup import LogTemplates
 from neardup.logs.masking import DEFAULT_MASKS
+from neardup.logs.templates import _WINDOW, _KeyCache
 
 USERS = [f"user{c}" for c in "abcdefgh"] + ["root", "admin", "oracle", "guest"]
 
@@ -177,3 +178,34 @@ def test_the_fast_templates_equal_the_naive_reference_on_a_long_log(seed):
     assert len(naive.live()) < len(naive.words)  # templates were merged
     assert fast.resolve(ids).tolist() == naive.resolved()
     assert {t.id: t.text for t in fast.templates()} == naive.texts()
+
+
+def test_a_batch_over_many_windows_equals_lines_one_at_a_time():
+    lines = _lines(np.random.default_rng(2), 3 * _WINDOW)  # three windows of lookups
+    one = LogTemplates(min_values=3, min_constants=1)
+    singly = [one.add(line)[0] for line in lines]
+    batch = LogTemplates(min_values=3, min_constants=1)
+    assert batch.add_lines(lines).tolist() == singly
+    assert batch.resolve(singly).tolist() == one.resolve(singly).tolist()
+
+
+@settings(deadline=None)
+@given(st.lists(st.one_of(st.tuples(st.integers(0, 40), st.integers(0, 9)), st.none()), max_size=200))
+def test_the_key_cache_answers_as_a_dict(operations):
+    """Puts (hash, template) and clears (None), each followed by a lookup of every hash: what
+    the sorted copy answers and what get adds to it is exactly the dict's."""
+    cache, expected = _KeyCache(), {}
+    every = np.arange(41, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)  # spread out
+    for operation in operations:
+        if operation is None:
+            cache.clear()
+            expected.clear()
+        else:
+            hashed, template = int(every[operation[0]]), operation[1]
+            if hashed not in expected:  # as LogTemplates puts: a key once, till a clear
+                cache.put(hashed, template)
+                expected[hashed] = template
+        answers = cache.lookup(every)
+        for hashed, answer in zip(every.tolist(), answers.tolist(), strict=True):
+            assert answer == -1 or answer == expected[hashed]
+            assert (answer if answer >= 0 else cache.get(hashed)) == expected.get(hashed)

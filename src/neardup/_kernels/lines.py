@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_inline
 
 _NEWLINE = 10
 _RETURN = 13
@@ -105,3 +105,45 @@ def hex_fields(buf, starts, ends, width, out):
                 value = (value << np.uint64(4)) | np.uint64(digit)
             out[line, words - 1 - w] = value
     return -1
+
+
+@jit_inline
+def _magnitude(value):
+    """``abs(value)`` of an int64 as a uint64, the most negative one included."""
+    if value >= 0:
+        return np.uint64(value)
+    return np.uint64(-(value + 1)) + np.uint64(1)
+
+
+@jit
+def prefixed_decimals(head, numbers):
+    """``head`` (uint8) followed by each of ``numbers`` (int64) in decimal, as the data and
+    offsets of a string array: (uint8, int64 shape (n + 1,)). The ids of a million lines
+    (``app.log:17``) in one pass, where numpy needed a temporary the size of every head."""
+    n = numbers.shape[0]
+    ten = np.uint64(10)
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[0] = 0
+    for i in range(n):
+        width = 1 if numbers[i] >= 0 else 2  # a sign, then at least one digit
+        magnitude = _magnitude(numbers[i]) // ten
+        while magnitude > 0:
+            width += 1
+            magnitude //= ten
+        offsets[i + 1] = offsets[i] + head.shape[0] + width
+    out = np.empty(offsets[n], dtype=np.uint8)
+    for i in range(n):
+        start = offsets[i]
+        for k in range(head.shape[0]):
+            out[start + k] = head[k]
+        if numbers[i] < 0:
+            out[start + head.shape[0]] = 45  # '-'
+        end = offsets[i + 1]
+        magnitude = _magnitude(numbers[i])
+        while True:  # the digits, from the last
+            end -= 1
+            out[end] = np.uint8(48 + magnitude % ten)
+            magnitude //= ten
+            if magnitude == 0:
+                break
+    return out, offsets

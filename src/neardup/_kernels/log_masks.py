@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit, jit_inline
+from ._memory import byte_pointer
 from .xxh3 import xxh3_64
 
 # Byte classes, as flags in one table.
@@ -489,18 +490,20 @@ def mask_lines(data, offsets, patterns):
     for line in range(n_lines):
         start = offsets[line]
         n = offsets[line + 1] - start
-        src = data[start : start + n]
+        # The steps read and write through pointers: see byte_pointer. Each is taken here,
+        # in the loop, so that the arrays are in use, and alive, for as long as the loop.
+        src, first_at, second_at = byte_pointer(data, start), byte_pointer(first, 0), byte_pointer(second, 0)
         if patterns:
-            n = _patterns(src, n, first)
-            n = _digit_words(first, n, second)
+            n = _patterns(src, n, first_at)
+            n = _digit_words(first_at, n, second_at)
         else:
-            n = _digit_words(src, n, second)
+            n = _digit_words(src, n, second_at)
         if o + n > capacity:
             capacity = max(2 * capacity, o + n)
             grown = np.empty(capacity, dtype=np.uint8)
             grown[:o] = key_data[:o]
             key_data = grown
-        end = _joins(second, n, key_data, o)
+        end = _joins(second_at, n, byte_pointer(key_data, 0), o)
         hashes[line] = xxh3_64(key_data, o, end, np.uint64(0))
         o = end
         key_offsets[line + 1] = o

@@ -34,20 +34,10 @@ def string_array(texts: Sequence[str]) -> pa.Array:
 
 def prefixed(prefix: str, numbers: np.ndarray) -> pa.Array:
     """``f"{prefix}{n}"`` for each of ``numbers``, as a large string array."""
-    digits = int64_array(numbers).cast(pa.large_string())
-    offsets = np.frombuffer(digits.buffers()[1], dtype=np.int64)[
-        digits.offset : digits.offset + len(digits) + 1
-    ]
-    data = np.frombuffer(digits.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    from .._kernels.lines import prefixed_decimals
+
     head = np.frombuffer(prefix.encode("utf-8"), dtype=np.uint8)
-    starts = offsets[:-1] - offsets[0] + np.arange(len(numbers), dtype=np.int64) * len(head)
-    out = np.empty(len(data) + len(numbers) * len(head), dtype=np.uint8)
-    placed = np.ones(len(out), dtype=bool)
-    heads = (starts[:, None] + np.arange(len(head))).ravel()
-    out[heads] = np.tile(head, len(numbers))
-    placed[heads] = False
-    out[placed] = data
-    new_offsets = np.append(starts, len(out))
+    data, offsets = prefixed_decimals(head, np.ascontiguousarray(numbers, dtype=np.int64))
     return pa.Array.from_buffers(
-        pa.large_string(), len(numbers), [None, pa.py_buffer(new_offsets), pa.py_buffer(out)]
+        pa.large_string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )

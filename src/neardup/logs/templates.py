@@ -99,11 +99,7 @@ class LogTemplates:
         self._unanchored: dict[int, set[int]] = {}
         # (length, word position, the other words) -> {word there: template}
         self._siblings: dict[tuple[int, int, tuple[str, ...]], dict[str, int]] = {}
-        # The template of each masked key seen lately, by the key's 64-bit hash (XXH3): a
-        # line's key is never made a Python string once seen. Keys collide with odds of about
-        # 1 in 2**64 / (the keys cached)**2, below 1e-7 for a million keys.
-        self._cache: dict[int, int] = {}
-        self._cleared = 0  # times the cache was cleared: what it answered may have changed
+        self._cache = _KeyCache()
 
     # --- lines in -------------------------------------------------------------------
 
@@ -123,21 +119,21 @@ class LogTemplates:
         whose masked key was seen before."""
         keys, hashes = self.masker.key_array(texts)
         found = np.empty(len(texts), dtype=np.int64)
-        hashes_of = hashes.tolist()
         start = 0
-        while start < len(hashes_of):
-            # The cache answers most lines in one C loop; a line it cannot answer is placed
-            # in Python, and where that changed the templates the rest is looked up again.
-            answers = list(map(self._cache.get, hashes_of[start : start + _WINDOW]))
-            for offset, template in enumerate(answers):
-                if template is None:
-                    cleared, at = self._cleared, start + offset
-                    answers[offset] = self._place(hashes_of[at], keys, texts, at)
-                    if self._cleared != cleared:
-                        answers = answers[: offset + 1]
-                        break
-            found[start : start + len(answers)] = np.asarray(answers, dtype=np.int64)
-            start += len(answers)
+        while start < len(hashes):
+            # The cache answers most lines at once; a line it cannot answer is placed in
+            # Python, and where that changed the templates the rest is looked up again.
+            window = hashes[start : start + _WINDOW]
+            answers = self._cache.lookup(window)
+            done = len(window)
+            for offset in np.flatnonzero(answers < 0).tolist():
+                cleared = self._cache.cleared
+                answers[offset] = self._place(int(window[offset]), keys, texts, start + offset)
+                if self._cache.cleared != cleared:
+                    done = offset + 1
+                    break
+            found[start : start + done] = answers[:done]
+            start += done
         counts = np.bincount(found, minlength=len(self._counts)) if found.size else found
         for template in np.flatnonzero(counts).tolist():
             self._counts[template] += int(counts[template])
@@ -155,15 +151,9 @@ class LogTemplates:
             template = self._create(words, texts[at].as_py())  # which may merge it into an older one
             while self._parent[template] != template:
                 template = self._parent[template]
-            self._clear_cache()  # a new template can be a better fit for keys seen before
-        if len(self._cache) >= _CACHE_LIMIT:
-            self._clear_cache()
-        self._cache[hashed] = template
+            self._cache.clear()  # a new template can be a better fit for keys seen before
+        self._cache.put(hashed, template)
         return template
-
-    def _clear_cache(self) -> None:
-        self._cache.clear()
-        self._cleared += 1
 
     def _match(self, words: tuple[str, ...]) -> int | None:
         """The live template ``words`` fit, with the most constants (then the oldest)."""
@@ -259,7 +249,7 @@ class LogTemplates:
         for member in members[1:]:
             self._parent[member] = target
         self._words[target] = (*rest[:position], general, *rest[position:])
-        self._clear_cache()
+        self._cache.clear()
         self._enter(target)
         return True
 
@@ -357,6 +347,54 @@ class LogTemplates:
             "min_values": self.min_values,
             "min_constants": self.min_constants,
         }
+
+
+class _KeyCache:
+    """The template of each masked key seen lately, by the key's 64-bit hash (XXH3): a line's
+    key is never made a Python string once seen. Keys collide with odds of about 1 in
+    2**64 / (the keys cached)**2, below 1e-7 for a million keys.
+
+    A block of hashes is looked up at once in a sorted copy of the cache, refreshed as the
+    cache grows (by an eighth, so the copies cost O(n log n) in all): what the copy lacks is
+    answered by :meth:`get`, one line at a time.
+    """
+
+    def __init__(self) -> None:
+        self._templates: dict[int, int] = {}
+        self._sorted = np.empty(0, dtype=np.uint64)
+        self._sorted_templates = np.empty(0, dtype=np.int64)
+        self.cleared = 0  # times the cache was cleared: what it answered may have changed
+
+    def get(self, hashed: int) -> int | None:
+        return self._templates.get(hashed)
+
+    def put(self, hashed: int, template: int) -> None:
+        if len(self._templates) >= _CACHE_LIMIT:  # it is only a cache: start again
+            self.clear()
+        self._templates[hashed] = template
+
+    def clear(self) -> None:
+        self._templates.clear()
+        self._sorted = self._sorted[:0]
+        self._sorted_templates = self._sorted_templates[:0]
+        self.cleared += 1
+
+    def lookup(self, hashes: np.ndarray) -> np.ndarray:
+        """The template of each of ``hashes`` (uint64) that the sorted copy holds; -1 for
+        the rest, which :meth:`get` may still know."""
+        missing = len(self._templates) - len(self._sorted)
+        if missing and 8 * missing >= len(self._sorted):
+            self._refresh()
+        if not len(self._sorted):
+            return np.full(len(hashes), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._sorted, hashes), len(self._sorted) - 1)
+        return np.where(self._sorted[at] == hashes, self._sorted_templates[at], -1)
+
+    def _refresh(self) -> None:
+        hashes = np.fromiter(self._templates.keys(), dtype=np.uint64, count=len(self._templates))
+        templates = np.fromiter(self._templates.values(), dtype=np.int64, count=len(self._templates))
+        order = np.argsort(hashes)
+        self._sorted, self._sorted_templates = hashes[order], templates[order]
 
 
 def _without(words: tuple[str, ...], position: int) -> tuple[str, ...]:

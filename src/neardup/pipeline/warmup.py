@@ -19,6 +19,7 @@ from ..fingerprint.fingerprinter import _CHUNK_BYTES, Fingerprinter
 from ..index.components import component_roots
 from ..index.hamming_index import HammingIndex
 from ..index.self_join import self_join
+from ..io.arrays import prefixed
 
 
 def warmup() -> None:
@@ -120,8 +121,9 @@ def warm_verify() -> None:
 
 def warm_logs() -> None:
     """``neardup logs``: the masking kernel, with the argument types of ``Masker.key_array``
-    (read-only bytes from Arrow)."""
+    (read-only bytes from Arrow), and the lines' ids (``prefixed``)."""
     mask_lines(np.frombuffer(b"warm up 1", dtype=np.uint8), np.array([0, 9], dtype=np.int64), True)
+    prefixed("warm-up.log:", np.arange(1, 3))
 
 
 def warm_code() -> None:
