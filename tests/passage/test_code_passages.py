@@ -6,6 +6,10 @@ was not copied is not."""
 
 from __future__ import annotations
 
+import difflib
+import random
+from itertools import pairwise
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -19,6 +23,7 @@ from naive_code import naive_last_uses, naive_line, naive_token_spans
 from neardup import passages
 from neardup._errors import ConfigError, FormatError
 from neardup._lexers import lexer_named
+from neardup.decision import code_ends
 from neardup.decision.passage_code import LAST_USE_WINDOW, CorpusCode, uses
 from neardup.decision.passage_matching import PassageOptions
 
@@ -180,6 +185,28 @@ def test_a_copy_starts_on_its_first_line_though_its_names_were_used_before():
     assert host[rows[0]["start_b"] : rows[0]["end_b"]] == RENAMED_TO.rstrip("\n")
 
 
+def code_lines(a: str, b: str) -> list[tuple[int, int, int, int]]:
+    rows = passages([a, b], features="code", language="python", min_words=40).matches.to_pylist()
+    return [(r["line_a"], r["end_line_a"], r["line_b"], r["end_line_b"]) for r in rows]
+
+
+def test_a_line_of_another_shape_after_one_copy_is_left_out_with_what_follows():
+    # In the host, ``class Other:`` comes between the copy and a ``def`` line of the same
+    # shape as the one after the original: the alignment takes it in with a gap. The copy
+    # ends on its own last line in both files, not a line on in one of them.
+    original = "import sys\n\n" + RENAMED_FROM + "\n\ndef helper(item, n, m):\n    return item[n]\n"
+    host = "x = 1\n\n" + RENAMED_TO + "\n\nclass Other:\n    def method(self, k, j):\n        return k\n"
+    assert code_lines(original, host) == [(3, 13, 3, 13)]
+
+
+def test_lines_of_one_shape_before_the_copies_are_no_part_of_them():
+    # Each file ends a function of its own just before the copy, with a line of the same
+    # shape whose names were used before it at other distances and not again.
+    original = "def first(table, slot, value):\n    table[slot] = value\n\n" + RENAMED_FROM
+    host = "def setup(codes, name, n):\n    print(codes, name)\n    codes[n] = name\n\n" + RENAMED_TO
+    assert code_lines(original, host) == [(4, 14, 5, 15)]
+
+
 SAME_SHAPE_A = """\
 class Settings:
     options = [
@@ -204,3 +231,68 @@ def test_code_of_one_shape_that_was_not_copied_is_no_passage():
     b = same_shape([f"beta{i}" for i in range(30)])
     assert passages([a, b], features="code", language="python").matches.num_rows == 0
     assert passages([a, a + "\n"], features="code", language="python").matches.num_rows == 1
+
+
+STATEMENTS = [
+    "{a} = {b} + {n}",
+    "{a} = {b}.{c}({d}, {n})",
+    "if {a} > {b}:\n        {c} = [{a}, {d}]",
+    "for {a} in {b}:\n        {c}.append({a} * {n})",
+    "{a}[{b}] = {c} - {d}",
+    "while {a} < {n}:\n        {a} += {b}",
+    "{a}, {b} = {c}, {d}",
+    "assert {a} is not None, {b}",
+]
+
+
+def generated_module(functions: int, copied: bool) -> str:
+    """``functions`` functions of random statements over five names each; ``copied``, each
+    name is spelt otherwise and every tenth function gains a line (the copies' shapes differ
+    there, so difflib has work to do)."""
+    rng = random.Random(7)
+    out = []
+    for f in range(functions):
+        names = [f"v{f}_{k}" for k in range(5)]
+        spelt = {name: name.replace("v", "w") if copied else name for name in names}
+        body = []
+        for _ in range(rng.randint(3, 8)):
+            a, b, c, d = (spelt[name] for name in rng.sample(names, 4))
+            body.append("    " + rng.choice(STATEMENTS).format(a=a, b=b, c=c, d=d, n=rng.randint(0, 99)))
+        if copied and f % 10 == 5:
+            body.insert(1, "    print()")
+        head = f"def {spelt[names[0]]}_fn({spelt[names[0]]}, {spelt[names[1]]}):\n"
+        out.append(head + "\n".join(body) + f"\n    return {spelt[names[2]]}\n")
+    return "\n\n".join(out)
+
+
+def test_a_long_copy_is_put_in_line_a_window_at_a_time(monkeypatch):
+    # difflib's time grows with the product of its inputs' lengths: a copy of thousands of
+    # lines aligned whole took minutes. Each call must see a window at most, and the copy is
+    # still found whole, on its first and last lines.
+    seen = []
+
+    class Counting(difflib.SequenceMatcher):
+        def __init__(self, isjunk, a, b, autojunk):
+            seen.append(max(len(a), len(b)))
+            super().__init__(isjunk, a, b, autojunk=autojunk)
+
+    monkeypatch.setattr(code_ends.difflib, "SequenceMatcher", Counting)
+    original, copy = generated_module(200, copied=False), generated_module(200, copied=True)
+    assert code_lines(original, copy) == [(1, len(original.splitlines()), 1, len(copy.splitlines()))]
+    assert seen and max(seen) <= code_ends.WINDOW
+
+
+shapes = st.lists(st.integers(0, 3), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(shapes, shapes, st.integers(2, 24))
+def test_runs_in_windows_pair_equal_tokens_in_order(a, b, window):
+    runs = code_ends.runs_in_windows(a, b, window)
+    for x, y, n in runs:
+        assert n > 0 and a[x : x + n] == b[y : y + n]
+    for (x, y, n), (next_x, next_y, _) in pairwise(runs):
+        assert x + n <= next_x and y + n <= next_y and (x + n, y + n) != (next_x, next_y)
+    if max(len(a), len(b)) <= window:  # one window: difflib's own runs
+        blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+        assert runs == [tuple(block) for block in blocks if block.size]
