@@ -92,9 +92,13 @@ def compile_once(args: argparse.Namespace) -> float | None:
     cache does not hold yet, and say so in one line on stderr, terminal or not, unless
     ``--quiet``: numba compiles silently, and a first run would seem to hang. Returns the
     seconds it took, or None when nothing needed compiling."""
-    from .._kernels._jit import CACHE, is_warm
+    needed = needs(args)
+    if not needed:
+        return None
+    from .._kernels._jit import CACHE, is_warm, load_numpy_support
 
-    cold = [group for group in needs(args) if not is_warm(group)]
+    load_numpy_support()
+    cold = [group for group in needed if not is_warm(group)]
     if not CACHE or not cold:  # uncached, every run compiles what it uses: no notice each time
         return None
     if _missing_input(args):  # the command stops at once, naming it: no wait before that
