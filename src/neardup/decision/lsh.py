@@ -387,11 +387,11 @@ def choose_in_buckets(
     metric, threshold = verification.metric, verification.threshold
     copies = np.flatnonzero(leader[rank] != compared)
     detached = np.zeros(compared.size, dtype=bool)
-    with progress.stage("verify", total=corpus.total_bytes):
+    with progress.stage("verify", total=None if held is not None else corpus.total_bytes) as stage:
         features = held
         if features is None:
             wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
-            features = DocumentFeatures.read(corpus, wanted, verification.features)
+            features = DocumentFeatures.read(corpus, wanted, verification.features, stage.update)
         detached[copies] = (
             features.similarity(leader[rank[copies]], compared[copies], metric, threshold) < threshold
         )

@@ -121,11 +121,11 @@ def choose_representatives(
     if verify is not None:
         metric, threshold = verify.metric, verify.threshold
         copies = np.flatnonzero(leader[rank] != compared)
-        with progress.stage("verify", total=corpus.total_bytes):
+        with progress.stage("verify", total=None if held is not None else corpus.total_bytes) as stage:
             features = held
             if features is None:  # read again the texts of just the documents checked
                 wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
-                features = DocumentFeatures.read(corpus, wanted, verify.features)
+                features = DocumentFeatures.read(corpus, wanted, verify.features, stage.update)
             detached[copies] = (
                 features.similarity(leader[rank[copies]], compared[copies], metric, threshold) < threshold
             )

@@ -225,8 +225,15 @@ class DocumentFeatures:
         return self.weights if metric == "cosine" else np.zeros(0)
 
     @classmethod
-    def read(cls, corpus: Any, positions: np.ndarray, config: FingerprintConfig) -> DocumentFeatures:
-        """The features of the documents at ``positions`` (int64) of ``corpus``, read again."""
+    def read(
+        cls,
+        corpus: Any,
+        positions: np.ndarray,
+        config: FingerprintConfig,
+        on_read: Callable[[int], object] | None = None,
+    ) -> DocumentFeatures:
+        """The features of the documents at ``positions`` (int64) of ``corpus``, read again;
+        ``on_read(bytes)`` after each batch, the bytes of the corpus read so far."""
         wanted = np.unique(positions)
         parts = []
         start = 0
@@ -244,6 +251,8 @@ class DocumentFeatures:
                 local_names = None if names is None else [names[p] for p in local.tolist()]
                 parts.append(FeatureTable.of(texts, config, local_names))
             start += len(batch)
+            if on_read is not None:
+                on_read(batch.consumed)
         return cls(wanted, FeatureTable.concat(parts), config)
 
     def similarity(

@@ -183,6 +183,7 @@ class _Fetched:
     def __init__(self, corpus: _FetchedCorpus) -> None:
         self.corpus = corpus
         self.texts = self
+        self.consumed = 0  # bytes of files read, for progress (``Batch.consumed``): none here
 
     def __len__(self) -> int:
         return len(self.corpus.position)
