@@ -90,3 +90,21 @@ def test_joined_pieces_are_the_whole(pieces):
     all the documents in turn."""
     whole = token_buffer([document for piece in pieces for document in piece])
     _equal(lexing.joined([token_buffer(piece) for piece in pieces]), whole)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.text(max_size=12), max_size=8), st.data())
+def test_a_slice_is_the_subset_of_its_documents(texts, data):
+    """What a worker is handed: documents lo..hi-1 in one piece, equal to picking them."""
+    from neardup.fingerprint.text_buffers import TextBuffer
+
+    raw = [text.encode("utf-8") for text in texts]
+    offsets = np.concatenate([[0], np.cumsum([len(b) for b in raw])]).astype(np.int64)
+    data_bytes = np.frombuffer(b"".join(raw), dtype=np.uint8)
+    buffer = TextBuffer(data_bytes, offsets, np.array([i % 3 == 0 for i in range(len(raw))], dtype=bool))
+    lo = data.draw(st.integers(0, len(raw)))
+    hi = data.draw(st.integers(lo, len(raw)))
+    part, picked = buffer.slice(lo, hi), buffer.subset(np.arange(lo, hi))
+    np.testing.assert_array_equal(part.data, picked.data)
+    np.testing.assert_array_equal(part.offsets, picked.offsets)
+    np.testing.assert_array_equal(part.skipped, picked.skipped)

@@ -45,7 +45,7 @@ def lexed(buffer: TextBuffer, names: Names | None, lex: Lex, workers: int) -> To
     futures = []
     for lo, hi in itertools.pairwise(chunk_bounds(buffer.offsets, workers).tolist()):
         piece_names = None if names is None else list(names[lo:hi])
-        futures.append(executor.submit(lex, buffer.subset(np.arange(lo, hi)), piece_names))
+        futures.append(executor.submit(lex, buffer.slice(lo, hi), piece_names))
     return joined([future.result() for future in futures])
 
 

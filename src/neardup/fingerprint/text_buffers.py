@@ -59,6 +59,12 @@ class TextBuffer:
     def __len__(self) -> int:
         return self.offsets.shape[0] - 1
 
+    def slice(self, lo: int, hi: int) -> TextBuffer:
+        """A buffer of documents ``lo`` to ``hi - 1``, copied in one piece (a worker process
+        is handed these bytes alone)."""
+        start, end = int(self.offsets[lo]), int(self.offsets[hi])
+        return TextBuffer(self.data[start:end].copy(), self.offsets[lo : hi + 1] - start, self.skipped[lo:hi])
+
     def subset(self, docs: np.ndarray) -> TextBuffer:
         """A buffer of just the documents ``docs`` (int, ascending), copied."""
         starts, ends = self.offsets[docs], self.offsets[docs + 1]
