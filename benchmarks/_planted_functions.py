@@ -163,8 +163,21 @@ def _found_in(tokens: list[str], function: list[str]) -> bool:
     return sum(block.size for block in matcher.get_matching_blocks()) >= 0.8 * len(tokens)
 
 
-def score(files: list[Path], seed: int, options: dict[str, Any]) -> dict[str, Any]:
-    """Plant, find, score (see the module docstring); ``options`` go to ``neardup.passages``."""
+def _show(r: dict, files: list[Path], texts: list[str], alike: float) -> None:
+    """One false passage: each copy's file and lines, its text (the first and last lines of a
+    long one), and how alike its tokens are as written."""
+    print(f"\nfalse passage, {r['words']} tokens, {alike:.2f} alike as written:")
+    for side in ("a", "b"):
+        doc, first, last = r[f"id_{side}"], r[f"line_{side}"], r[f"end_line_{side}"]
+        print(f"  {files[doc].parent.name}/{files[doc].name} lines {first}-{last}")
+        lines = texts[doc].splitlines()[first - 1 : last]
+        shown = lines if len(lines) <= 12 else [*lines[:8], "    ...", *lines[-3:]]
+        print("".join(f"    | {line}\n" for line in shown), end="")
+
+
+def score(files: list[Path], seed: int, options: dict[str, Any], show_false: bool = False) -> dict[str, Any]:
+    """Plant, find, score (see the module docstring); ``options`` go to ``neardup.passages``.
+    ``show_false`` prints each false passage: its two files, lines and text."""
     from pygments.lexers import PythonLexer
 
     import neardup
@@ -228,6 +241,8 @@ def score(files: list[Path], seed: int, options: dict[str, Any]) -> dict[str, An
             shared += 1
         else:
             false += 1
+            if show_false:
+                _show(r, files, texts, alike)
     exact = 0
     recall_by_kind: dict[str, list[int]] = {k: [0, 0] for k in KINDS}
     for p in plants:

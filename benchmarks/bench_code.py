@@ -37,6 +37,7 @@ code_normalize="identifiers")``: recall, line ranges right within one line, and 
     python benchmarks/bench_code.py --quick        # 60 files; about a minute
     python benchmarks/bench_code.py                # 300 files
     python benchmarks/bench_code.py --only passages
+    python benchmarks/bench_code.py --only passages --show-false   # and each false passage
 
 The last stdout line is ``RESULT {json}``.
 """
@@ -466,6 +467,9 @@ def main() -> None:
         choices=("clones", "jobs", "passages"),
         help="one section: fingerprints of clones, the dedup job on them, or passages",
     )
+    parser.add_argument(
+        "--show-false", action="store_true", help="print each false passage (files, lines, text)"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     files = stdlib_files(60 if args.quick else args.files)
@@ -492,7 +496,9 @@ def main() -> None:
     }
     if args.only in (None, "passages"):
         neardup.passages(["x = 1"], features="code", language="python")  # compile
-        results["passages"] = planted_functions_score(files, args.seed, {"code_normalize": "identifiers"})
+        results["passages"] = planted_functions_score(
+            files, args.seed, {"code_normalize": "identifiers"}, show_false=args.show_false
+        )
     if args.only in (None, "clones"):
         _fingerprint_configs(texts, names, np.array(family), np.array(kinds), results)
     if args.only in (None, "jobs"):

@@ -78,3 +78,18 @@ def naive_last_uses(text: str, spans: list[tuple[str, int, int]], window: int) -
                     break
         tokens.append(token)
     return tokens
+
+
+def naive_phrases(tokens: list[int]) -> int:
+    """Lempel and Ziv's complexity of ``tokens`` (1976), by their definition: from the start,
+    each phrase grows a token at a time while it is found starting at an earlier token (the
+    occurrence may run into the phrase itself), and ends with the token that makes it new."""
+    count, at = 0, 0
+    while at < len(tokens):
+        length = 1
+        while at + length <= len(tokens) and any(
+            tokens[start : start + length] == tokens[at : at + length] for start in range(at)
+        ):
+            length += 1
+        count, at = count + 1, at + length
+    return count

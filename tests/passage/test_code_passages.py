@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 pytest.importorskip("pygments", reason="features='code' needs the code extra (pygments)")
 
-from naive_code import naive_last_uses, naive_line, naive_token_spans
+from naive_code import naive_last_uses, naive_line, naive_phrases, naive_token_spans
 
 from neardup import passages
 from neardup._errors import ConfigError, FormatError
 from neardup._lexers import lexer_named
-from neardup.decision import code_ends
+from neardup.decision import code_ends, code_passages
 from neardup.decision.passage_code import LAST_USE_WINDOW, CorpusCode, uses
 from neardup.decision.passage_matching import PassageOptions
 
@@ -231,6 +231,58 @@ def test_code_of_one_shape_that_was_not_copied_is_no_passage():
     b = same_shape([f"beta{i}" for i in range(30)])
     assert passages([a, b], features="code", language="python").matches.num_rows == 0
     assert passages([a, a + "\n"], features="code", language="python").matches.num_rows == 1
+
+
+def abstract_methods(prefix: str) -> str:
+    """A class of methods that only raise, their arguments as many as ``STUB_ARGS`` says, each
+    name spelt with ``prefix``: in two files with two prefixes, one unit repeated and its names
+    reused within it, at the same distances in both."""
+    methods = [f"class {prefix.title()}Base:\n"]
+    for i, n in enumerate(STUB_ARGS):
+        args = "".join(f", {prefix}_arg{k}" for k in range(n))
+        methods.append(
+            f'    def {prefix}_method{i}(self{args}):\n        """Do {prefix} {i}."""\n'
+            "        raise NotImplementedError\n"
+        )
+    return "\n".join(methods)
+
+
+STUB_ARGS = [0, 1, 0, 2, 1, 0, 3, 1, 0]
+
+
+def test_a_run_of_one_unit_is_no_copy_though_its_names_are_reused():
+    # asyncio's events.py and transports.py hold such runs (the planted functions of
+    # benchmarks/bench_code.py): varied enough, names reused, but a handful of phrases.
+    a, b = abstract_methods("alpha"), abstract_methods("beta")
+    assert passages([a, b], features="code", language="python").matches.num_rows == 0
+    copied = passages([a, "import os\n\n" + a], features="code", language="python").matches
+    assert copied.num_rows == 1  # copied as written: the names are the evidence
+
+
+def test_a_renamed_copy_with_a_repeated_part_is_found():
+    # A table of options before the code that uses it: the table is one unit repeated, the
+    # function as a whole is not.
+    table = "".join(f"    ('{name}', {k}, '{name} help'),\n" for k, name in enumerate("abcdefgh"))
+    original = f"OPTIONS = [\n{table}]\n\n\n" + RENAMED_FROM
+    renamed = RENAMED_TO.replace("spans", "ranges").replace("slack", "fuzz")
+    host = "import os\n\n\n" + f"CHOICES = [\n{table.replace('help', 'text')}]\n\n\n" + renamed
+    rows = passages([original, host], features="code", language="python").matches.to_pylist()
+    assert [(r["line_a"], r["end_line_a"], r["line_b"], r["end_line_b"]) for r in rows] == [(1, 23, 4, 26)]
+
+
+@given(st.lists(st.integers(0, 3), max_size=40), st.integers(1, 6), st.integers(1, 30))
+@settings(max_examples=300, deadline=None)
+def test_phrases_equal_lempel_and_ziv(tokens, period, enough):
+    repeated = (tokens[:period] * 8)[: len(tokens)]  # a short unit repeated: few phrases
+    for seq in (tokens, repeated):
+        hashes = np.array(seq, dtype=np.uint32) * np.uint32(2654435761)
+        assert code_passages._phrases(hashes, enough) == min(naive_phrases(seq), enough)
+
+
+def test_names_alike_count_in_order():
+    names = np.array([3, -1, 4, 5, -1, 6, 7], dtype=np.int32)
+    assert code_passages._alike(names, names.copy()) == 1.0
+    assert code_passages._alike(names, names[::-1].copy()) == 0.2  # one of five in order
 
 
 STATEMENTS = [
