@@ -286,6 +286,8 @@ JOBS: dict[str, dict[str, Any]] = {
     "code, -k 8, --verify jaccard 0.5": {"verify": ("jaccard", 0.5)},
     "code, -k 8, --verify jaccard 0.6": {"verify": ("jaccard", 0.6)},
     "code, -k 8, --verify cosine 0.8": {"verify": ("cosine", 0.8)},
+    "code, --jaccard 0.7 (MinHash on code shingles)": {"jaccard": 0.7},
+    "code, --jaccard 0.65 (MinHash on code shingles)": {"jaccard": 0.65},
 }
 """The dedup job as a user runs it on a folder of the clones (``neardup dedup DIR --features
 code`` and the options named): the code defaults, and beside them other radii and checks."""

@@ -3,6 +3,8 @@ check itself: the features it reads are the fingerprint's, held equal to the spe
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -43,9 +45,11 @@ def test_what_is_given_replaces_the_code_default_it_names():
     assert narrow.radius == 3 and narrow.check is not None and narrow.check.metric == "jaccard"
     cosine = DedupOptions(config=code, verify=("cosine", 0.9))
     assert cosine.radius == CODE_RADIUS and cosine.check is not None and cosine.check.metric == "cosine"
-    banded = DedupOptions(config=code, jaccard=0.8)  # candidates by MinHash, on prose shingles
+    banded = DedupOptions(config=code, jaccard=0.8)  # candidates by MinHash, on code shingles
     assert banded.banding is not None and banded.check is not None
-    assert banded.check.features.features == "word-shingles"
+    assert banded.check.features == code and "code 4-token shingles" in banded.plan
+    prose_bands = DedupOptions(config=code, jaccard=0.8, verify_features="word-shingles")
+    assert prose_bands.check is not None and prose_bands.check.features.features == "word-shingles"
     prose = DedupOptions(config=code, verify=("jaccard", 0.5), verify_features="words")
     assert prose.radius == CODE_RADIUS and prose.check is not None
     assert prose.check.features.features == "words"
@@ -132,3 +136,65 @@ def test_dedup_checks_code_with_the_features_it_fingerprinted(clone_files, monke
     np.testing.assert_array_equal(read_again.labels, held.labels)
     np.testing.assert_array_equal(read_again.kept, held.kept)
     assert read_again.stats.checked_pairs == held.stats.checked_pairs
+
+
+def test_jaccard_on_code_joins_copies_by_their_code_shingles(clone_files, monkeypatch):
+    """``jaccard=`` with code bands the code shingles the fingerprint reads: each file lexed
+    once, every copy kept with its original, every pair in a cluster at least T alike by the
+    spec's features, and the same answer where the features do not fit and are read again."""
+    from neardup import dedup
+
+    lexed = _lexed_count(monkeypatch)
+    held = dedup(clone_files, features="code", jaccard=0.7, n_jobs=1)
+    files = sorted(clone_files.iterdir())
+    assert lexed[0] == len(files)
+    ids = [Path(i).name for i in held.ids]
+    label_of = dict(zip(ids, np.asarray(held.labels).tolist()))
+    for i in range(12):
+        assert label_of[f"m{i}.py"] == label_of[f"m{i}_copy.py"]
+    features = {f.name: set(naive_code_features(f.read_text(), "python", shingle_size=4)) for f in files}
+    kept_of = dict(zip(ids, [ids[k] for k in np.asarray(held.representatives).tolist()]))
+    for name, kept in kept_of.items():
+        assert _jaccard(features[name], features[kept]) >= 0.7
+
+    monkeypatch.setattr("neardup.decision.lsh.available_memory", lambda: 0)  # nothing fits
+    lexed[0] = 0
+    read_again = dedup(clone_files, features="code", jaccard=0.7, n_jobs=1)
+    assert lexed[0] > len(files)
+    np.testing.assert_array_equal(read_again.labels, held.labels)
+    np.testing.assert_array_equal(read_again.kept, held.kept)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(LINES), max_size=8), min_size=1, max_size=6))
+def test_band_keys_of_code_are_those_of_its_features(documents):
+    """Code's band keys are the MinHash keys of the spec's code shingles: documents with the
+    same shingles share every key, whatever their text."""
+    from neardup._kernels.minhash import band_keys
+    from neardup.decision.lsh import Banding
+
+    texts = ["\n".join(lines) + "\n" for lines in documents]
+    config = FingerprintConfig(features="code", language="python")
+    table = FeatureTable.of(texts, config, None)
+    banding = Banding(bands=4, rows=3)
+    keys = banding.keys_of_features(table)
+    for d, text in enumerate(texts):
+        hashes = np.array(sorted(set(naive_code_features(text, "python", shingle_size=4))), dtype=np.uint64)
+        alone = band_keys(np.array([0, len(hashes)], dtype=np.int64), hashes, np.uint64(0), 4, 3)
+        np.testing.assert_array_equal(keys[d], alone[0])
+
+
+def test_engines_that_cannot_band_code_refuse_it():
+    """Spark and the service band texts with the prose kernels: code's bands are refused there,
+    by name, rather than banding the wrong features."""
+    from neardup import Fingerprinter
+    from neardup.decision.lsh import refuse_code_bands
+    from neardup.service.sketches import Sketcher
+
+    code = DedupOptions(config=FingerprintConfig(features="code"), jaccard=0.8)
+    with pytest.raises(ConfigError, match="Spark cannot band code shingles"):
+        refuse_code_bands(code.check, "Spark")
+    prose = DedupOptions(config=FingerprintConfig(features="code"), jaccard=0.8, verify_features="words")
+    refuse_code_bands(prose.check, "Spark")  # prose shingles of code: any engine bands those
+    with pytest.raises(ConfigError, match="the service cannot band code shingles"):
+        Sketcher(0.8, Fingerprinter(features="code"))

@@ -76,6 +76,8 @@ def test_bad_choices_are_named(spark):
         dedup(df, keep="best")
     with pytest.raises(ConfigError, match="needs id_col="):
         dedup(df, keep="lowest-id")
+    with pytest.raises(ConfigError, match="Spark cannot band code shingles"):
+        dedup(df, features="code", language="python", jaccard=0.8)
 
 
 @pytest.mark.parametrize(

@@ -117,7 +117,8 @@ def _add_match_arguments(dedup: argparse.ArgumentParser) -> Any:
         type=float,
         metavar="T",
         help="least Jaccard index of a near-duplicate pair, on --verify-features (default: word "
-        "3-shingles): candidates from MinHash-LSH banded for T, each verified exactly",
+        "3-shingles; code's own shingles with --features code): candidates from MinHash-LSH "
+        "banded for T, each verified exactly",
     )
     radius.add_argument(
         "--cosine",
@@ -150,7 +151,7 @@ def _add_match_arguments(dedup: argparse.ArgumentParser) -> Any:
         "--verify-features",
         choices=FEATURES,
         help="with --verify or --jaccard: the features compared (default: the fingerprint's own; "
-        "word-shingles for --jaccard); a "
+        "word-shingles for --jaccard, but for code); a "
         "threshold stated in 3-shingle Jaccard is checked on 3-shingles whatever the "
         "fingerprint hashes",
     )

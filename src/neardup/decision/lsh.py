@@ -12,7 +12,7 @@ banding, ``1 - (1 - J^rows)^bands`` for a pair of Jaccard J.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ import numpy as np
 from .._config import FEATURE_KINDS
 from .._errors import ConfigError
 from .._kernels.buckets import components_in_buckets, greedy_in_buckets, pairs_in_runs
-from .._kernels.minhash import features_and_keys, text_band_keys
+from .._kernels.minhash import band_keys, features_and_keys, text_band_keys
 from .._progress import Progress
 from .._system import available_memory
 from ..fingerprint.features import char_classes
@@ -30,7 +30,14 @@ from ..fingerprint.fingerprinter import Fingerprinter
 from ..fingerprint.text_buffers import chunk_bounds, iter_buffers
 from .pairs import Pairs
 from .selection import Collapsed, undecided
-from .verify import DocumentFeatures, FeatureTable, Verification, check_verify, map_pieces
+from .verify import (
+    DocumentFeatures,
+    FeatureTable,
+    Verification,
+    check_verify,
+    fingerprints_and_code_features,
+    map_pieces,
+)
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,11 @@ class Banding:
         ]
         return np.concatenate(parts) if parts else np.zeros((0, self.bands), dtype=np.uint64)
 
+    def keys_of_features(self, table: FeatureTable) -> np.ndarray:
+        """uint64, shape (n, bands): the band keys of features already extracted (code's,
+        which the lexer makes, not a kernel: ``table`` a document's distinct hashes)."""
+        return band_keys(table.doc_offsets, table.hashes, np.uint64(self.seed), self.bands, self.rows)
+
     def describe(self) -> str:
         return f"MinHash-LSH, {self.bands} bands of {self.rows} rows ({self.bands * self.rows} bins)"
 
@@ -104,29 +116,53 @@ class CorpusKeys:
         self.held = 0  # hashes in the room
         self.doc_offsets: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
 
-    def add(self, texts: Any) -> np.ndarray | None:
-        """Key the next batch of documents, holding their features while they fit. Return
-        the fingerprinter's fingerprints of them where they came with the features (while
-        the features are held, if the fingerprint's features are the checked ones), else
-        None: the caller fingerprints the texts."""
+    def add(
+        self, texts: Any, names: Sequence[str | None] | None = None, n_jobs: int | None = None
+    ) -> np.ndarray | None:
+        """Key the next batch of documents (code: named ``names``, lexed on ``n_jobs``
+        cores), holding their features while they fit. Return the fingerprinter's
+        fingerprints of them where they came with the features (while the features are held,
+        if the fingerprint's features are the checked ones; code's always, then), else None:
+        the caller fingerprints the texts."""
+        if self.verification.features.features == "code":
+            return self._add_code(texts, names, n_jobs)
         if self.room is None:
             self.parts.append(self.banding.keys(texts, self.verification))
             return None
         pieces = self._features_and_keys(texts)
         self.parts.append(np.concatenate([keys for *_, keys, _ in pieces]))
-        sizes = [len(hashes) for _, hashes, _, _ in pieces]
-        end = self.held + sum(sizes)
-        if end <= len(self.room):
-            np.concatenate([hashes for _, hashes, _, _ in pieces], out=self.room[self.held : end])
-            starts = self.held + np.cumsum([0, *sizes[:-1]])
-            self.doc_offsets += [offsets[1:] + start for (offsets, *_), start in zip(pieces, starts)]
-            self.held = end
-        else:  # no more room: the checks will read the features again
-            self.room, self.doc_offsets = None, []
+        for offsets, hashes, _, _ in pieces:
+            self._hold(offsets, hashes)
         if not self.shared:
             return None
         fingerprints = np.concatenate([fps for *_, fps in pieces])
         return fingerprints.reshape(-1) if self.fingerprinter.config.bits == 64 else fingerprints
+
+    def _add_code(
+        self, texts: Any, names: Sequence[str | None] | None, n_jobs: int | None
+    ) -> np.ndarray | None:
+        """:meth:`add` for code: the lexer makes the features, once for the fingerprints too
+        where they are the checked ones, and the keys are hashed from them."""
+        if self.shared:
+            fingerprints, table = fingerprints_and_code_features(texts, names, self.fingerprinter, n_jobs)
+        else:
+            fingerprints, table = None, FeatureTable.of(texts, self.verification.features, names)
+        self.parts.append(self.banding.keys_of_features(table))
+        self._hold(table.doc_offsets, table.hashes)
+        return fingerprints
+
+    def _hold(self, doc_offsets: np.ndarray, hashes: np.ndarray) -> None:
+        """Keep one more table of features in the room, or give the room up if they do not
+        fit: the checks will read the features again."""
+        if self.room is None:
+            return
+        end = self.held + len(hashes)
+        if end <= len(self.room):
+            self.room[self.held : end] = hashes
+            self.doc_offsets.append(doc_offsets[1:] - doc_offsets[0] + self.held)
+            self.held = end
+        else:
+            self.room, self.doc_offsets = None, []
 
     def _features_and_keys(self, texts: Any) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         """``features_and_keys`` of ``texts`` in pieces: (doc offsets, distinct hashes, band
@@ -234,11 +270,31 @@ def jaccard_plan(
     """What ``--jaccard threshold`` runs: (the check of every candidate pair, on ``features``
     of ``size``, word 3-shingles by default; the banding that finds the candidates; the line
     that says so)."""
-    verification = check_verify(("jaccard", threshold), config, features or "word-shingles", size)
+    verification = check_verify(("jaccard", threshold), config, _checked(config, features), size)
     assert verification is not None
     banding = banding_for(float(threshold))
     line = f"--jaccard {threshold:g} on {feature_name(verification)}: candidates from {banding.describe()}"
     return verification, banding, line
+
+
+def refuse_code_bands(verification: Verification | None, engine: str) -> None:
+    """``--jaccard`` over code shingles is the local job's alone: ``engine`` (Spark, the
+    service) bands texts with the prose kernels, which cannot lex code. Refused before it
+    starts, rather than banding the wrong features."""
+    if verification is not None and verification.features.features == "code":
+        raise ConfigError(
+            f"--jaccard with --features code runs in `neardup dedup` alone; {engine} cannot band "
+            "code shingles yet: leave --jaccard out (code's default radius, each pair checked by "
+            "its code shingles), or give --verify-features word-shingles to band those instead"
+        )
+
+
+def _checked(config: Any, features: str | None) -> str | None:
+    """The features ``--jaccard`` compares: those named, else word 3-shingles, or for code the
+    fingerprint's own code shingles (None: the fingerprint's)."""
+    if features is None and config.features != "code":
+        return "word-shingles"
+    return features
 
 
 def feature_name(verification: Verification) -> str:
@@ -248,6 +304,8 @@ def feature_name(verification: Verification) -> str:
         return f"word {config.shingle_size}-shingles"
     if config.features == "char-ngrams":
         return f"character {config.ngram_size}-grams"
+    if config.features == "code":
+        return f"code {config.shingle_size}-token shingles"
     return "words"
 
 

@@ -304,8 +304,8 @@ def _fingerprint_all(
         held = HeldFeatures(options.check.features)
     with progress.stage("read + fingerprint", total=corpus.total_bytes) as stage:
         for batch, owner in corpus.batches(rejects):
-            batch_fps = corpus_keys.add(batch.texts) if corpus_keys is not None else None
             names = file_names(corpus, batch, owner) if lexed_by_name else None
+            batch_fps = corpus_keys.add(batch.texts, names, n_jobs) if corpus_keys is not None else None
             if held is not None:
                 batch_fps, table = fingerprints_and_code_features(batch.texts, names, fingerprinter, n_jobs)
                 held.add(table)

@@ -127,16 +127,21 @@ def warm_logs() -> None:
 
 
 def warm_code() -> None:
-    """``--features code``: the code kernels of both widths (nothing without the code extra,
-    which those runs need)."""
+    """``--features code``: the code kernels of both widths, and ``--jaccard``'s band keys of
+    code shingles (nothing without the code extra, which those runs need)."""
     try:
         import pygments  # noqa: F401
     except ModuleNotFoundError:
         return
+    from ..decision.lsh import Banding
+    from ..decision.verify import FeatureTable
+
     for bits in (64, 128):
         fingerprinter = Fingerprinter(bits=bits, features="code", language="python")
         fingerprinter.fingerprint("def warm(up):\n    return up + 1\n")
         fingerprinter.fingerprint_batch(["x = 1", "def f(a):\n    return a"])
+    table = FeatureTable.of(["def f(a):\n    return a"], fingerprinter.config, None)
+    Banding(bands=2, rows=2).keys_of_features(table)  # --jaccard's band keys of code shingles
 
 
 GROUPS: dict[str, Callable[[], None]] = {

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernels.similarity import pair_similarity
-from ..decision.lsh import Banding, jaccard_plan, keyed_features
+from ..decision.lsh import Banding, jaccard_plan, keyed_features, refuse_code_bands
 from ..decision.verify import Verification
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..fingerprint.text_buffers import iter_buffers
@@ -54,6 +54,7 @@ class Sketcher:
 
     def __init__(self, threshold: float, fingerprinter: Fingerprinter) -> None:
         verification, banding, _ = jaccard_plan(threshold, fingerprinter.config, None, None)
+        refuse_code_bands(verification, "the service")
         self.verification: Verification = verification
         self.banding: Banding = banding
         self.threshold = verification.threshold
