@@ -198,3 +198,13 @@ def test_engines_that_cannot_band_code_refuse_it():
     refuse_code_bands(prose.check, "Spark")  # prose shingles of code: any engine bands those
     with pytest.raises(ConfigError, match="the service cannot band code shingles"):
         Sketcher(0.8, Fingerprinter(features="code"))
+
+
+def test_the_plan_of_code_bands_names_code_shingles(capsys):
+    """``--explain-plan`` says which features ``--jaccard`` bands: code's, for code."""
+    from neardup.cli.main import main
+
+    assert main(["dedup", "--features", "code", "--jaccard", "0.7", "--explain-plan"]) == 0
+    assert capsys.readouterr().out.startswith("--jaccard 0.7 on code 4-token shingles:")
+    assert main(["dedup", "--jaccard", "0.7", "--explain-plan"]) == 0
+    assert capsys.readouterr().out.startswith("--jaccard 0.7 on word 3-shingles:")

@@ -328,7 +328,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             from ..decision.lsh import explain_jaccard
 
-            print(explain_jaccard(args.jaccard, args.verify_features, args.verify_size))
+            config = config_from_args(args)
+            print(explain_jaccard(args.jaccard, args.verify_features, args.verify_size, config))
         return 0
     read, outputs = read_options(args), outputs_of(args)  # once, for either engine
     engine = spark_engine(args) if args.engine == "spark" else None

@@ -235,17 +235,15 @@ def banding_for(threshold: float, recall: float = 0.95, rows: int | None = None)
     return Banding(bands=max(int(bands), 1), rows=r)
 
 
-def explain_jaccard(threshold: float, features: str | None = None, size: int | None = None) -> str:
-    """What ``--jaccard threshold`` runs, in a few lines: the features, the banding, the chance
-    that pairs of some similarities become candidates, and the recall measured for it."""
+def explain_jaccard(
+    threshold: float, features: str | None = None, size: int | None = None, config: Any = None
+) -> str:
+    """What ``--jaccard threshold`` runs, in a few lines: the features (as ``jaccard_plan``
+    picks them for the fingerprint ``config``, the default one if None), the banding, the
+    chance that pairs of some similarities become candidates, and the recall measured for it."""
     from .._config import FingerprintConfig
-    from .verify import check_verify
 
-    verification = check_verify(
-        ("jaccard", threshold), FingerprintConfig(), features or "word-shingles", size
-    )
-    assert verification is not None
-    banding = banding_for(threshold)
+    verification, banding, _ = jaccard_plan(threshold, config or FingerprintConfig(), features, size)
     levels = sorted(
         {min(1.0, threshold + 0.1), threshold, *(t for t in (0.9, 0.7, 0.5, 0.3) if t < threshold)}
     )
@@ -268,8 +266,8 @@ def jaccard_plan(
     threshold: float, config: Any, features: str | None, size: int | None
 ) -> tuple[Verification, Banding, str]:
     """What ``--jaccard threshold`` runs: (the check of every candidate pair, on ``features``
-    of ``size``, word 3-shingles by default; the banding that finds the candidates; the line
-    that says so)."""
+    of ``size``, word 3-shingles by default, code's own shingles for code; the banding that
+    finds the candidates; the line that says so)."""
     verification = check_verify(("jaccard", threshold), config, _checked(config, features), size)
     assert verification is not None
     banding = banding_for(float(threshold))
