@@ -133,6 +133,7 @@ def warm_code() -> None:
         import pygments  # noqa: F401
     except ModuleNotFoundError:
         return
+    from .._config import FingerprintConfig
     from ..decision.lsh import Banding
     from ..decision.verify import FeatureTable
 
@@ -140,7 +141,8 @@ def warm_code() -> None:
         fingerprinter = Fingerprinter(bits=bits, features="code", language="python")
         fingerprinter.fingerprint("def warm(up):\n    return up + 1\n")
         fingerprinter.fingerprint_batch(["x = 1", "def f(a):\n    return a"])
-    table = FeatureTable.of(["def f(a):\n    return a"], fingerprinter.config, None)
+    code = FingerprintConfig(features="code", language="python")  # the same features at any width
+    table = FeatureTable.of(["def f(a):\n    return a"], code, None)
     Banding(bands=2, rows=2).keys_of_features(table)  # --jaccard's band keys of code shingles
 
 
