@@ -278,7 +278,8 @@ def clone_set(files: list[Path], seed: int) -> tuple[list[str], list[str], list[
 
 
 JOBS: dict[str, dict[str, Any]] = {
-    "code defaults (--features code)": {},
+    "code defaults (--features code: --jaccard 0.7)": {},
+    "code, -k 8 (each pair checked, jaccard 0.7)": {"max_distance": 8},
     "code, --shingle-size 5": {"shingle_size": 5},
     "code, --shingle-size 3": {"shingle_size": 3},
     "code, -k 3, every pair kept": {"max_distance": 3, "verify": ("jaccard", 0.0)},
@@ -286,7 +287,6 @@ JOBS: dict[str, dict[str, Any]] = {
     "code, -k 8, --verify jaccard 0.5": {"verify": ("jaccard", 0.5)},
     "code, -k 8, --verify jaccard 0.6": {"verify": ("jaccard", 0.6)},
     "code, -k 8, --verify cosine 0.8": {"verify": ("cosine", 0.8)},
-    "code, --jaccard 0.7 (MinHash on code shingles)": {"jaccard": 0.7},
     "code, --jaccard 0.65 (MinHash on code shingles)": {"jaccard": 0.65},
 }
 """The dedup job as a user runs it on a folder of the clones (``neardup dedup DIR --features

@@ -1,4 +1,4 @@
-"""Code features' defaults (a wide radius, each pair's code-shingle Jaccard checked) and the
+"""Code features' defaults (MinHash bands of code shingles, each pair's Jaccard checked) and the
 check itself: the features it reads are the fingerprint's, held equal to the spec's."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from naive import naive_code_features
 from neardup import ConfigError, DedupOptions, FingerprintConfig, HammingIndex
-from neardup.decision.options import CODE_RADIUS, CODE_VERIFY
+from neardup.decision.options import CODE_JACCARD, CODE_RADIUS, CODE_VERIFY
 from neardup.decision.verify import DocumentFeatures, FeatureTable
 
 pytest.importorskip("pygments", reason="code features need the code extra (pygments)")
@@ -29,35 +29,54 @@ LINES = (
 )
 
 
-def test_code_features_bring_a_wide_radius_and_a_jaccard_check():
+def test_code_features_bring_jaccard_bands_on_their_own_shingles():
     for bits in (64, 128):
         config = FingerprintConfig(features="code", bits=bits)
         options = DedupOptions(config=config)
-        assert options.radius == CODE_RADIUS * bits // 64
-        assert options.check is not None
-        assert (options.check.metric, options.check.threshold) == CODE_VERIFY
+        assert options.banding is not None and options.check is not None
+        assert (options.check.metric, options.check.threshold) == ("jaccard", CODE_JACCARD)
         assert options.check.features == config
+        assert "--jaccard 0.7 on code 4-token shingles" in options.plan
 
 
 def test_what_is_given_replaces_the_code_default_it_names():
     code = FingerprintConfig(features="code")
-    narrow = DedupOptions(config=code, max_distance=3)
-    assert narrow.radius == 3 and narrow.check is not None and narrow.check.metric == "jaccard"
-    cosine = DedupOptions(config=code, verify=("cosine", 0.9))
-    assert cosine.radius == CODE_RADIUS and cosine.check is not None and cosine.check.metric == "cosine"
+    narrow = DedupOptions(config=code, max_distance=3)  # a radius: each pair checked
+    assert narrow.radius == 3 and narrow.banding is None
+    assert narrow.check is not None and (narrow.check.metric, narrow.check.threshold) == CODE_VERIFY
+    cosine = DedupOptions(config=code, verify=("cosine", 0.9))  # a check: code's wide radius
+    assert cosine.radius == CODE_RADIUS and cosine.banding is None
+    assert cosine.check is not None and cosine.check.metric == "cosine"
     banded = DedupOptions(config=code, jaccard=0.8)  # candidates by MinHash, on code shingles
-    assert banded.banding is not None and banded.check is not None
+    assert banded.banding is not None and banded.check is not None and banded.check.threshold == 0.8
     assert banded.check.features == code and "code 4-token shingles" in banded.plan
-    prose_bands = DedupOptions(config=code, jaccard=0.8, verify_features="word-shingles")
-    assert prose_bands.check is not None and prose_bands.check.features.features == "word-shingles"
+    prose_bands = DedupOptions(config=code, verify_features="word-shingles")  # the default, on these
+    assert prose_bands.banding is not None and prose_bands.check is not None
+    assert prose_bands.check.features.features == "word-shingles"
     prose = DedupOptions(config=code, verify=("jaccard", 0.5), verify_features="words")
     assert prose.radius == CODE_RADIUS and prose.check is not None
     assert prose.check.features.features == "words"
     seen = HammingIndex(bits=64, max_distance=3)
     against = DedupOptions(config=code, against=seen)  # its matches go unchecked: a narrow radius
-    assert against.radius == 3 and against.check is not None
+    assert against.radius == 3 and against.banding is None and against.check is not None
     with pytest.raises(ConfigError, match="verify_features='code'"):
         DedupOptions(config=code, verify=("jaccard", 0.5), verify_features="code")
+
+
+def test_a_bounded_join_turns_code_bands_into_its_radius():
+    """``memory=`` joins by radius alone: code's default bands become code's radius, each pair
+    checked by the same threshold on the same features; a jaccard asked for is refused."""
+    for verify_features in (None, "words"):
+        options = DedupOptions(config=FingerprintConfig(features="code"), verify_features=verify_features)
+        bounded = options.bounded()
+        assert bounded.banding is None and bounded.radius == CODE_RADIUS
+        assert bounded.check is not None and options.check is not None
+        assert (bounded.check.metric, bounded.check.threshold) == ("jaccard", CODE_JACCARD)
+        assert bounded.check.features == options.check.features
+    radius = DedupOptions(config=FingerprintConfig(features="code"), max_distance=5)
+    assert radius.bounded() is radius
+    with pytest.raises(ConfigError, match="memory= bounds the Hamming join"):
+        DedupOptions(config=FingerprintConfig(features="code"), jaccard=0.8).bounded()
 
 
 def test_prose_defaults_are_as_they_were():
@@ -119,33 +138,39 @@ def _lexed_count(monkeypatch) -> list[int]:
 
 
 def test_dedup_checks_code_with_the_features_it_fingerprinted(clone_files, monkeypatch):
-    """A check of code by its own features reads the features the read pass kept: each file
-    is lexed once. Where they do not fit, the texts are read again, to the same result."""
+    """A radius's check of code by its own features reads the features the read pass kept:
+    each file is lexed once. Where they do not fit, the texts are read again, to the same
+    result; and a join in bounded memory, where code's default is this radius, gives it too."""
     from neardup import dedup
 
     lexed = _lexed_count(monkeypatch)
-    held = dedup(clone_files, features="code", n_jobs=1)
+    held = dedup(clone_files, features="code", max_distance=8, n_jobs=1)
     files = len(list(clone_files.iterdir()))
     assert lexed[0] == files
     assert held.stats.duplicates >= 12 and held.stats.checked_pairs
 
     monkeypatch.setattr("neardup.decision.verify.available_memory", lambda: 0)  # nothing fits
     lexed[0] = 0
-    read_again = dedup(clone_files, features="code", n_jobs=1)
+    read_again = dedup(clone_files, features="code", max_distance=8, n_jobs=1)
     assert lexed[0] > files
     np.testing.assert_array_equal(read_again.labels, held.labels)
     np.testing.assert_array_equal(read_again.kept, held.kept)
     assert read_again.stats.checked_pairs == held.stats.checked_pairs
+    bounded = dedup(clone_files, features="code", memory=64 << 20, n_jobs=1)
+    np.testing.assert_array_equal(bounded.labels, held.labels)
+    assert bounded.stats.checked_pairs == held.stats.checked_pairs
 
 
 def test_jaccard_on_code_joins_copies_by_their_code_shingles(clone_files, monkeypatch):
-    """``jaccard=`` with code bands the code shingles the fingerprint reads: each file lexed
-    once, every copy kept with its original, every pair in a cluster at least T alike by the
-    spec's features, and the same answer where the features do not fit and are read again."""
+    """Code's default, ``jaccard=0.7``, bands the code shingles the fingerprint reads: each
+    file lexed once, every copy kept with its original, every pair in a cluster at least 0.7
+    alike by the spec's features, and the same answer where the features do not fit and are
+    read again."""
     from neardup import dedup
 
     lexed = _lexed_count(monkeypatch)
-    held = dedup(clone_files, features="code", jaccard=0.7, n_jobs=1)
+    held = dedup(clone_files, features="code", n_jobs=1)
+    assert held.stats.plan.startswith("--jaccard 0.7 on code 4-token shingles")
     files = sorted(clone_files.iterdir())
     assert lexed[0] == len(files)
     ids = [Path(i).name for i in held.ids]
@@ -184,27 +209,17 @@ def test_band_keys_of_code_are_those_of_its_features(documents):
         np.testing.assert_array_equal(keys[d], alone[0])
 
 
-def test_engines_that_cannot_band_code_refuse_it():
-    """Spark and the service band texts with the prose kernels: code's bands are refused there,
-    by name, rather than banding the wrong features."""
+def test_the_service_refuses_to_band_code():
+    """The service bands texts with the prose kernels: code's bands are refused there, by
+    name, rather than banding the wrong features."""
     from neardup import Fingerprinter
     from neardup.decision.lsh import refuse_code_bands
     from neardup.service.sketches import Sketcher
 
     code = DedupOptions(config=FingerprintConfig(features="code"), jaccard=0.8)
-    with pytest.raises(ConfigError, match="Spark cannot band code shingles"):
-        refuse_code_bands(code.check, "Spark")
+    with pytest.raises(ConfigError, match="the service cannot band code shingles"):
+        refuse_code_bands(code.check, "the service")
     prose = DedupOptions(config=FingerprintConfig(features="code"), jaccard=0.8, verify_features="words")
-    refuse_code_bands(prose.check, "Spark")  # prose shingles of code: any engine bands those
+    refuse_code_bands(prose.check, "the service")  # prose shingles of code: any engine bands those
     with pytest.raises(ConfigError, match="the service cannot band code shingles"):
         Sketcher(0.8, Fingerprinter(features="code"))
-
-
-def test_the_plan_of_code_bands_names_code_shingles(capsys):
-    """``--explain-plan`` says which features ``--jaccard`` bands: code's, for code."""
-    from neardup.cli.main import main
-
-    assert main(["dedup", "--features", "code", "--jaccard", "0.7", "--explain-plan"]) == 0
-    assert capsys.readouterr().out.startswith("--jaccard 0.7 on code 4-token shingles:")
-    assert main(["dedup", "--jaccard", "0.7", "--explain-plan"]) == 0
-    assert capsys.readouterr().out.startswith("--jaccard 0.7 on word 3-shingles:")

@@ -432,8 +432,9 @@ def test_corpus_keys_hold_the_features_while_they_fit_and_key_alike_past(corpus,
     fingerprints = [keys.add(batch) for batch in batches]
     assert (keys.keys() == banding.keys(corpus, verification)).all()
     # The batch that finds no room is still keyed and fingerprinted from its features; the
-    # later ones are keyed from the texts, and the caller fingerprints them.
-    returned = {"all": [True] * 3, "the first batch": [True, True, False], "none": [True, False, False]}
+    # later ones are keyed from the texts, and the caller fingerprints them. With no room at
+    # all (as Spark's tasks ask), every batch is.
+    returned = {"all": [True] * 3, "the first batch": [True, True, False], "none": [False] * 3}
     assert [f is not None for f in fingerprints] == returned[room]
     for batch, got in zip(batches, fingerprints):
         assert got is None or np.array_equal(got, fingerprinter.fingerprint_batch(batch))

@@ -76,8 +76,6 @@ def test_bad_choices_are_named(spark):
         dedup(df, keep="best")
     with pytest.raises(ConfigError, match="needs id_col="):
         dedup(df, keep="lowest-id")
-    with pytest.raises(ConfigError, match="Spark cannot band code shingles"):
-        dedup(df, features="code", language="python", jaccard=0.8)
 
 
 @pytest.mark.parametrize(
@@ -167,6 +165,41 @@ def test_jaccard_equals_the_local_job(spark, texts, cluster, where):
     assert representative == local.representatives.tolist()
     with pytest.raises(ConfigError, match="leave out max_distance="):
         dedup(df, jaccard=0.6, max_distance=3)
+
+
+CODE_LINES = (
+    "x = compute(a, b)",
+    "if x > 10:\n    y = 'big'",
+    "for item in items:\n    total += item",
+    "return {k: v for k, v in pairs}",
+    "def helper(n):\n    return n * 2",
+    "values.append(3.5)",
+    "while not done:\n    done = step()",
+)
+
+
+@pytest.mark.parametrize("where", ["spark", "driver"])
+def test_code_bands_its_own_shingles_as_the_local_job(spark, where):
+    """Code's default (``jaccard`` 0.7 on its code shingles, MinHash-banded in the tasks from
+    the one lexing that fingerprints them) keeps and links the rows the local job does;
+    renamed copies are found, and no pair is linked below 0.7."""
+    pytest.importorskip("pygments", reason="code features need the code extra (pygments)")
+    files = []
+    for i in range(20):
+        body = "\n".join(CODE_LINES[(i * 3 + j) % len(CODE_LINES)] for j in range(5 + i % 3)) + f"\nr = {i}\n"
+        files += [body, body.replace("item", "thing") + "# a copy\n"]
+    ids = list(range(len(files)))
+    df = spark.createDataFrame(list(zip(ids, files)), "id long, text string")
+    options = dict(features="code", language="python")
+    limits = dict(driver_limit=0, group_limit=4, local_limit=0) if where == "spark" else {}
+    rows, pairs = dedup_with_pairs(df, id_col="id", **limits, **options)
+    local = neardup.dedup(pa.table({"id": ids, "text": files}), id_field="id", **options)
+    assert local.stats.plan.startswith("--jaccard 0.7 on code")
+    kept, representative = spark_representatives(rows.collect())
+    assert kept == local.kept.tolist() and sum(kept) < len(files)
+    assert representative == local.representatives.tolist()
+    similarities = [r["similarity"] for r in pairs.collect()]
+    assert similarities and min(similarities) >= 0.7
 
 
 @pytest.mark.parametrize("where", ["spark", "driver"])

@@ -104,7 +104,12 @@ def _add_match_arguments(dedup: argparse.ArgumentParser) -> Any:
     match = dedup.add_argument_group("near-duplicates")
     radius = match.add_mutually_exclusive_group()
     radius.add_argument(
-        "-k", "--max-distance", type=int, metavar="K", help="Hamming radius in bits (default: 3 per 64 bits)"
+        "-k",
+        "--max-distance",
+        type=int,
+        metavar="K",
+        help="Hamming radius in bits (default: 3 per 64 bits; code: --jaccard 0.7, or 8 per 64 "
+        "with --verify)",
     )
     radius.add_argument(
         "--similarity",

@@ -20,9 +20,10 @@ def _dedup(args: argparse.Namespace) -> list[str]:
     if args.explain_plan or args.engine == "spark":  # a plan is arithmetic; Spark's executors warm up
         return []
     groups = ["read", "fingerprint", "join", "dedup"]
-    if args.jaccard is not None:
+    code = getattr(args, "features", None) == "code"  # MinHash bands by default, or a radius checked
+    if args.jaccard is not None or code:
         groups.append("minhash")
-    if args.cosine is not None or args.verify is not None:
+    if args.cosine is not None or args.verify is not None or code:
         groups.append("verify")
     if args.against is not None:
         groups.append("snapshot")

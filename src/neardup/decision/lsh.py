@@ -34,6 +34,7 @@ from .verify import (
     DocumentFeatures,
     FeatureTable,
     Verification,
+    check_copies,
     check_verify,
     fingerprints_and_code_features,
     map_pieces,
@@ -112,7 +113,8 @@ class CorpusKeys:
         self.shared = verification.features.feature_config() == fingerprinter.config.feature_config()
         budget = available_memory() // 4 if budget is None else budget
         self.parts: list[np.ndarray] = []
-        self.room: np.ndarray | None = np.empty(max(budget, 0) // 8, dtype=np.uint64)
+        # No room (a budget of 0, as Spark's tasks ask): the keys alone, the features forgotten.
+        self.room: np.ndarray | None = np.empty(budget // 8, dtype=np.uint64) if budget > 0 else None
         self.held = 0  # hashes in the room
         self.doc_offsets: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
 
@@ -276,14 +278,14 @@ def jaccard_plan(
 
 
 def refuse_code_bands(verification: Verification | None, engine: str) -> None:
-    """``--jaccard`` over code shingles is the local job's alone: ``engine`` (Spark, the
+    """``--jaccard`` over code shingles is the dedup job's (local or Spark): ``engine`` (the
     service) bands texts with the prose kernels, which cannot lex code. Refused before it
     starts, rather than banding the wrong features."""
     if verification is not None and verification.features.features == "code":
         raise ConfigError(
-            f"--jaccard with --features code runs in `neardup dedup` alone; {engine} cannot band "
-            "code shingles yet: leave --jaccard out (code's default radius, each pair checked by "
-            "its code shingles), or give --verify-features word-shingles to band those instead"
+            f"--jaccard with --features code runs in `neardup dedup`; {engine} cannot band "
+            "code shingles yet: leave --jaccard out (a radius, each pair checked by its code "
+            "shingles), or give --verify-features word-shingles to band those instead"
         )
 
 
@@ -435,22 +437,12 @@ def choose_in_buckets(
     pair the rule needs verified, on the ``held`` features of every document when the first
     read kept them; else the features of just the leaders that share a bucket (and of each
     copy and its leader) are read, once."""
-    compared, rank, leader = collapsed.compared, collapsed.rank, collapsed.leader
+    leader = collapsed.leader
     with progress.stage("buckets", unit="docs") as stage:
         groups, n_groups = bucket_groups(keys[leader])
         linked = (groups >= 0).any(axis=1)
         stage.update(leader.size)
-    metric, threshold = verification.metric, verification.threshold
-    copies = np.flatnonzero(leader[rank] != compared)
-    detached = np.zeros(compared.size, dtype=bool)
-    with progress.stage("verify", total=None if held is not None else corpus.total_bytes) as stage:
-        features = held
-        if features is None:
-            wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
-            features = DocumentFeatures.read(corpus, wanted, verification.features, stage.update)
-        detached[copies] = (
-            features.similarity(leader[rank[copies]], compared[copies], metric, threshold) < threshold
-        )
+    features, detached = check_copies(collapsed, linked, verification, corpus, progress, held)
     with progress.stage("join verified", unit="docs") as stage:
         if cluster == "components":
             outcome = rule_in_buckets(groups, n_groups, features, leader, verification, cluster)

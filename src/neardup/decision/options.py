@@ -33,13 +33,15 @@ class DedupOptions:
     Attributes:
         config: how the fingerprints are made.
         max_distance: the Hamming radius of a near-duplicate, in bits; default 3 per 64 bits
-            (Manku et al. 2007).
+            (Manku et al. 2007). Code features (``config.features == "code"``) default to
+            ``jaccard`` 0.7 instead (:func:`code_defaults`).
         similarity: instead of ``max_distance``, the least cosine similarity, turned into a
             radius with :func:`neardup.distance_for_cosine`.
         jaccard: instead of a radius, the least Jaccard index of a near-duplicate pair, stated
-            on ``verify_features`` (default: word 3-shingles). Candidates come from MinHash-LSH
-            banded for that threshold (a pair at it is a candidate with probability >= 0.95)
-            and every pair the rule needs is verified exactly.
+            on ``verify_features`` (default: word 3-shingles; code's own shingles for code).
+            Candidates come from MinHash-LSH banded for that threshold (a pair at it is a
+            candidate with probability >= 0.95) and every pair the rule needs is verified
+            exactly.
         cosine: instead of a radius, the least cosine similarity of the fingerprint's weighted
             features: the radius that holds a pair at that cosine with probability >= 0.95
             (``pipeline/cosine.py``), every candidate verified exactly.
@@ -95,24 +97,24 @@ class DedupOptions:
         if self.jaccard is not None and self.cosine is not None:
             raise ConfigError(f"give {named('jaccard')} or {named('cosine')}, not both")
         bits = self.config.bits
-        verify, max_distance, plan = self.verify, self.max_distance, ""
+        verify, max_distance, jaccard, plan = self.verify, self.max_distance, self.jaccard, ""
         if self.config.features == "code":
-            max_distance, verify = code_defaults(self, bits)
-        for name in ("jaccard", "cosine"):
-            if getattr(self, name) is not None:
-                check_threshold(name, getattr(self, name), max_distance, self.similarity, verify)
+            max_distance, verify, jaccard = code_defaults(self, bits)
+        for name, threshold in (("jaccard", jaccard), ("cosine", self.cosine)):
+            if threshold is not None:
+                check_threshold(name, threshold, max_distance, self.similarity, verify)
         if self.cosine is not None:  # the radius that holds 95% of the pairs at T, each checked
             max_distance, verify = checked_cosine_radius(self.cosine, bits), ("cosine", self.cosine)
             plan = describe_cosine(self.cosine, bits)
         banding, check = None, None
-        if self.jaccard is not None:  # MinHash-LSH candidates, each pair checked
+        if jaccard is not None:  # MinHash-LSH candidates, each pair checked
             if self.against is not None:
                 raise ConfigError(
                     f"{named('against')} finds documents within a radius; it does not combine "
                     f"with {named('jaccard')} yet"
                 )
             jaccard_check, banding, plan = jaccard_plan(
-                self.jaccard, self.config, self.verify_features, self.verify_size
+                jaccard, self.config, self.verify_features, self.verify_size
             )
             check = jaccard_check
         else:
@@ -128,6 +130,20 @@ class DedupOptions:
         if self.banding is None or self.check is None:
             return None
         return self.banding, self.check
+
+    def bounded(self) -> DedupOptions:
+        """These options for a join in bounded memory (``memory=``), which holds no MinHash
+        buckets: code's default banding gives way to code's radius, each pair checked by the
+        same threshold on the same features; a ``jaccard`` asked for is refused."""
+        if self.banding is None:
+            return self
+        if self.jaccard is not None:
+            raise ConfigError(
+                "memory= bounds the Hamming join; jaccard's MinHash buckets are joined in memory: "
+                "leave memory= out, or use verify=('jaccard', T) with a radius"
+            )
+        radius = CODE_RADIUS * self.config.bits // 64
+        return dataclasses.replace(self, max_distance=radius, verify=CODE_VERIFY)
 
     @classmethod
     def from_keywords(cls, config: FingerprintConfig | None = None, **keywords: Any) -> DedupOptions:
@@ -168,35 +184,40 @@ class DedupOptions:
         return index
 
 
+CODE_JACCARD = 0.7
+"""Code features' pairs when neither a radius nor a check is given: ``jaccard`` at 0.7 on the
+fingerprint's own code shingles, MinHash-LSH candidates each checked. benchmarks/bench_code.py:
+the threshold that holds the job's precision at 0.99 on clones of the standard library (0.65:
+0.968), whose own modules alike (lib2to3's fixers) count as false; its bands reach the edited
+copies (Jaccard 0.8-0.9, SimHash 8-10 bits apart) that a radius of 8 bits misses."""
 CODE_RADIUS = 8
-"""Code features' radius when none is given, in bits per 64: the widest multi-index hashing
-serves (``index/plan.py``), for copies with statements changed; the check prunes the rest."""
-CODE_VERIFY = ("jaccard", 0.7)
-"""Code features' check when none is given: the Jaccard index of the candidates' code shingles.
-benchmarks/bench_code.py: the threshold that holds the job's precision at 0.99 on clones of
-the standard library (0.6: 0.985), whose own modules alike (lib2to3's fixers) count as false."""
+"""Code features' radius where a check but no radius is given (and under ``memory=``), in bits
+per 64: the widest multi-index hashing serves (``index/plan.py``); the check prunes the rest."""
+CODE_VERIFY = ("jaccard", CODE_JACCARD)
+"""Code features' check where a radius but no check is given: the same threshold on the same
+features as the default bands."""
 
 
-def code_defaults(options: DedupOptions, bits: int) -> tuple[int | None, tuple[str, float] | None]:
-    """``(max_distance, verify)`` for code features: those given, else a wide radius and a
-    Jaccard check of each pair (the candidates' code shingles), unless a radius by
-    ``similarity`` or a check by ``jaccard``/``cosine`` (or ``verify_features``) was asked.
-    With ``against``, the radius stays the prose default: a match in the index is not checked
-    (its texts are not at hand), so a wide radius would drop files merely alike."""
-    max_distance, verify = options.max_distance, options.verify
-    radius_given = any(
-        v is not None for v in (max_distance, options.similarity, options.cosine, options.jaccard)
-    )
+def code_defaults(
+    options: DedupOptions, bits: int
+) -> tuple[int | None, tuple[str, float] | None, float | None]:
+    """``(max_distance, verify, jaccard)`` for code features: those given, and in their place
+    - with neither a radius (``max_distance``, ``similarity``, ``cosine``, ``jaccard``) nor a
+      ``verify``: ``jaccard`` :data:`CODE_JACCARD` (on ``verify_features`` if named);
+    - with a radius but no check: each pair checked by :data:`CODE_VERIFY`;
+    - with a check but no radius: :data:`CODE_RADIUS`.
+    With ``against``, the radius stays the prose default, each pair checked: a match in the
+    index is not checked (its texts are not at hand), so a wide radius would drop files merely
+    alike, and MinHash bands do not search an index."""
+    max_distance, verify, jaccard = options.max_distance, options.verify, options.jaccard
+    radius_given = any(v is not None for v in (max_distance, options.similarity, options.cosine, jaccard))
+    if not radius_given and verify is None and options.against is None:
+        return None, None, CODE_JACCARD
     if not radius_given and options.against is None:
         max_distance = CODE_RADIUS * bits // 64
-    if (
-        verify is None
-        and options.jaccard is None
-        and options.cosine is None
-        and options.verify_features is None
-    ):
+    if verify is None and jaccard is None and options.cosine is None and options.verify_features is None:
         verify = CODE_VERIFY
-    return max_distance, verify
+    return max_distance, verify, jaccard
 
 
 def radius(max_distance: int | None, similarity: float | None, bits: int) -> int:

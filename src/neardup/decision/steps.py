@@ -26,7 +26,7 @@ from .lsh import choose_in_buckets, stream_bucket_pairs
 from .options import DedupOptions
 from .pairs import Pairs, stream_pairs
 from .selection import Collapsed
-from .verify import DocumentFeatures, Verification
+from .verify import DocumentFeatures, Verification, check_copies
 
 
 @dataclass(frozen=True)
@@ -120,15 +120,7 @@ def choose_representatives(
     features = None
     if verify is not None:
         metric, threshold = verify.metric, verify.threshold
-        copies = np.flatnonzero(leader[rank] != compared)
-        with progress.stage("verify", total=None if held is not None else corpus.total_bytes) as stage:
-            features = held
-            if features is None:  # read again the texts of just the documents checked
-                wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
-                features = DocumentFeatures.read(corpus, wanted, verify.features, stage.update)
-            detached[copies] = (
-                features.similarity(leader[rank[copies]], compared[copies], metric, threshold) < threshold
-            )
+        features, detached = check_copies(collapsed, linked, verify, corpus, progress, held)
 
         counted = np.zeros(2, dtype=np.int64)  # pairs checked, pairs similar enough
 

@@ -272,6 +272,34 @@ class DocumentFeatures:
         )
 
 
+def check_copies(
+    collapsed: Any,
+    linked: Any,
+    verification: Verification,
+    corpus: Any,
+    progress: Any,
+    held: DocumentFeatures | None,
+) -> tuple[DocumentFeatures, np.ndarray]:
+    """The ``verify`` stage of a decision over the distinct fingerprints of ``collapsed``
+    (a :class:`~neardup.decision.selection.Collapsed`): the features the checks read,
+    ``held`` from the first read, else read again for the leaders ``linked`` (bool, a
+    leader) and for each copy and its leader; and which copies fail the check against their
+    leader (bool, a compared document), to stand alone."""
+    compared, rank, leader = collapsed.compared, collapsed.rank, collapsed.leader
+    metric, threshold = verification.metric, verification.threshold
+    copies = np.flatnonzero(leader[rank] != compared)
+    detached = np.zeros(compared.size, dtype=bool)
+    with progress.stage("verify", total=None if held is not None else corpus.total_bytes) as stage:
+        features = held
+        if features is None:
+            wanted = np.concatenate([leader[linked], leader[rank[copies]], compared[copies]])
+            features = DocumentFeatures.read(corpus, wanted, verification.features, stage.update)
+        detached[copies] = (
+            features.similarity(leader[rank[copies]], compared[copies], metric, threshold) < threshold
+        )
+    return features, detached
+
+
 def holds_code_features(check: Verification | None, config: FingerprintConfig) -> bool:
     """Whether ``check`` compares the code features ``config`` fingerprints, so that the read
     pass can keep them (:class:`HeldFeatures`) instead of lexing every file twice."""

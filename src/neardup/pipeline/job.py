@@ -91,7 +91,8 @@ def dedup(
             joined out of core, and the pairs the greedy rule needs spill to disk, where
             without a budget a near-identical family's pairs (more than 16M) turn the rule to
             searching an index (``pipeline/bounded.py``); the same answer. The read pass's
-            columns come on top. Not with ``jaccard`` (MinHash buckets join in memory).
+            columns come on top. Not with ``jaccard`` (MinHash buckets join in memory); code's
+            default bands give way to its radius, each pair checked (``DedupOptions.bounded``).
         work_dir: where a join past ``memory`` writes its files (default: the system's
             temporary folder); its size is checked before the join starts.
         progress: a :class:`neardup._progress.Progress` to report to.
@@ -144,11 +145,8 @@ def run_job(
     engine = engine or LocalEngine()
     corpus = read_corpus(data, read)
     budget = JoinBudget.of(engine.memory, engine.work_dir)
-    if budget is not None and options.banding is not None:
-        raise ConfigError(
-            "memory= bounds the Hamming join; jaccard's MinHash buckets are joined in memory: "
-            "leave memory= out, or use verify=('jaccard', T) with a radius"
-        )
+    if budget is not None:
+        options = options.bounded()
     against = options.open_against()
     progress = progress or Progress(enabled=False)
     rejects = Rejects(read.errors)

@@ -40,7 +40,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .._errors import ConfigError
-from ..decision.lsh import refuse_code_bands
 from ..decision.options import DedupOptions
 from ..index.hamming_index import HammingIndex
 from ..index.plan import MAX_DISTANCE
@@ -112,7 +111,6 @@ def _dedup(
         options = DedupOptions.from_keywords(**keywords)
     elif keywords:
         raise ConfigError(f"pass options= or its fields as keywords, not both: {', '.join(sorted(keywords))}")
-    refuse_code_bands(options.check if options.banding is not None else None, "Spark")
     id_col = engine.get("id_col")
     if clash := {*fingerprint_columns(options.config), "cluster", "kept"} & set(df.columns):
         raise ConfigError(

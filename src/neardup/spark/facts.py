@@ -31,7 +31,7 @@ from pyspark.sql.types import BooleanType, DataType, LongType, StringType, Struc
 from .._config import FingerprintConfig
 from .._errors import ConfigError
 from .._kernels.lines import gather
-from ..decision.lsh import Banding
+from ..decision.lsh import Banding, CorpusKeys
 from ..decision.verify import Verification, featureless_texts
 from .fingerprints import _fingerprinter, fingerprint_columns, non_null
 
@@ -100,11 +100,15 @@ class Facts:
             texts = texts.combine_chunks()
         if isinstance(ids, pa.ChunkedArray):
             ids = ids.combine_chunks()
-        fps = _fingerprinter(self.config).fingerprint_batch(texts, n_jobs=1)
+        fingerprinter = _fingerprinter(self.config)
+        fps, keys = None, np.zeros((len(texts), 0), dtype=np.int64)
+        if self.jaccard is not None:  # code's keys come with its fingerprints, from one lexing
+            keyed = CorpusKeys(*self.jaccard, fingerprinter, budget=0)
+            fps = keyed.add(texts, n_jobs=1)
+            keys = keyed.keys().view(np.int64)
+        if fps is None:
+            fps = fingerprinter.fingerprint_batch(texts, n_jobs=1)
         words = fps.reshape(len(texts), -1).view(np.int64)
-        keys = np.zeros((len(texts), 0), dtype=np.int64)
-        if self.jaccard is not None:
-            keys = self.jaccard[0].keys(texts, self.jaccard[1]).view(np.int64)
         columns = [
             pa.array(positions) if isinstance(positions, np.ndarray) else positions,
             pc.binary_length(texts).cast(pa.int64()),
