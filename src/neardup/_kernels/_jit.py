@@ -46,22 +46,6 @@ def _locate() -> None:
     """Never called: numba's cache of it is where it caches every kernel of this folder."""
 
 
-def load_numpy_support() -> None:
-    """Load numba's support of numpy arrays now, without its probe for scipy's BLAS: where
-    scipy is installed, the probe imports all of ``scipy.linalg`` (0.3 s of each command's
-    start, most of the first kernel's load). No kernel here uses BLAS; numba then sums inner
-    products in a loop of its own (``numba/np/arraymath.py``, ``_HAVE_BLAS``) and imports
-    scipy later where a kernel needs linear algebra. For the command line only, whose process
-    is neardup's: a caller's process may have kernels of its own that want BLAS."""
-    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
-        return
-    sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # importing it raises ImportError
-    try:
-        import numba.np.arraymath  # noqa: F401
-    finally:
-        del sys.modules["scipy.linalg"]
-
-
 def cache_dir() -> Path | None:
     """The folder numba caches these kernels in; None when caching is off."""
     path = getattr(getattr(_locate, "_cache", None), "cache_path", None)

@@ -96,9 +96,9 @@ def compile_once(args: argparse.Namespace) -> float | None:
     needed = needs(args)
     if not needed:
         return None
-    from .._kernels._jit import CACHE, is_warm, load_numpy_support
+    from .._kernels._jit import CACHE, is_warm
 
-    load_numpy_support()
+    _load_numpy_support()
     cold = [group for group in needed if not is_warm(group)]
     if not CACHE or not cold:  # uncached, every run compiles what it uses: no notice each time
         return None
@@ -122,6 +122,23 @@ def compile_once(args: argparse.Namespace) -> float | None:
     if not quiet:
         print(f" done in {seconds:.0f} s", file=sys.stderr)
     return seconds
+
+
+def _load_numpy_support() -> None:
+    """Load numba's support of numpy arrays now, without its probe for scipy's BLAS: where
+    scipy is installed, the probe imports all of ``scipy.linalg`` (0.3 s of each command's
+    start, most of the first kernel's load). No kernel here uses BLAS; numba then sums inner
+    products in a loop of its own (``numba/np/arraymath.py``, ``_HAVE_BLAS``) and imports
+    scipy later where a kernel needs linear algebra. For the command line only, whose process
+    is neardup's: a caller's process may have kernels of its own that want BLAS. Here, not in
+    ``_kernels/``, whose sources key the kernel cache: an edit there compiles every kernel again."""
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # importing it raises ImportError
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        del sys.modules["scipy.linalg"]
 
 
 def _missing_input(args: argparse.Namespace) -> bool:
