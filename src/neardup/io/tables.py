@@ -9,13 +9,12 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
 
 from .._errors import FormatError
 from .batch import Batch, ReadOptions
@@ -23,6 +22,9 @@ from .encoding import rejected_as_not_utf8
 from .lines import open_stream
 from .rejects import Rejects
 from .sources import Source
+
+if TYPE_CHECKING:  # imported where a Parquet file is read: 20 ms of every start otherwise
+    import pyarrow.parquet as pq
 
 _PARQUET_BATCH_ROWS = 8192
 
@@ -172,6 +174,8 @@ def read_parquet(source: Source, options: ReadOptions, rejects: Rejects) -> Iter
 
 
 def _open_parquet(source: Source) -> pq.ParquetFile:
+    import pyarrow.parquet as pq
+
     try:
         # pre_buffer would keep every column chunk read so far: memory grows with the file.
         return pq.ParquetFile(source.path, pre_buffer=False)

@@ -14,7 +14,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
 
 from .._errors import ConfigError, FormatError
 from .formats import FORMATS, OUTPUT_FORMATS, TABLE_FORMATS
@@ -121,6 +120,8 @@ class TableWriter:
     def _open(self, schema: pa.Schema) -> None:
         self.schema = schema
         if self.format == "parquet":
+            import pyarrow.parquet as pq  # here: 20 ms of every start otherwise
+
             self._writer = pq.ParquetWriter(str(self.path), schema)
             return
         if self._sink is None:  # raw lines may have come first
@@ -194,6 +195,8 @@ def write_table(table: pa.Table, sink: str | os.PathLike | pa.NativeFile, format
         raise ConfigError(f"a table is written as {', '.join(TABLE_FORMATS)}, not {format}")
     where = sink if isinstance(sink, pa.NativeFile) else str(sink)
     if format == "parquet":
+        import pyarrow.parquet as pq
+
         pq.write_table(table, where)
     elif format in ("csv", "tsv"):
         pa_csv.write_csv(table, where, _csv_options(format))
