@@ -209,17 +209,23 @@ def test_band_keys_of_code_are_those_of_its_features(documents):
         np.testing.assert_array_equal(keys[d], alone[0])
 
 
-def test_the_service_refuses_to_band_code():
-    """The service bands texts with the prose kernels: code's bands are refused there, by
-    name, rather than banding the wrong features."""
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(LINES), max_size=8), min_size=1, max_size=5))
+def test_the_service_sketches_code_as_the_dedup_job_keys_it(documents):
+    """The service's sketches of code: the spec's distinct code shingles, their MinHash band
+    keys as the dedup job makes them, and the fingerprints, from one lexing."""
     from neardup import Fingerprinter
-    from neardup.decision.lsh import refuse_code_bands
+    from neardup.decision.lsh import Banding
     from neardup.service.sketches import Sketcher
 
-    code = DedupOptions(config=FingerprintConfig(features="code"), jaccard=0.8)
-    with pytest.raises(ConfigError, match="the service cannot band code shingles"):
-        refuse_code_bands(code.check, "the service")
-    prose = DedupOptions(config=FingerprintConfig(features="code"), jaccard=0.8, verify_features="words")
-    refuse_code_bands(prose.check, "the service")  # prose shingles of code: any engine bands those
-    with pytest.raises(ConfigError, match="the service cannot band code shingles"):
-        Sketcher(0.8, Fingerprinter(features="code"))
+    texts = ["\n".join(lines) + "\n" for lines in documents]
+    fingerprinter = Fingerprinter(features="code", language="python")
+    sketcher = Sketcher(0.7, fingerprinter)
+    sketches = sketcher.sketch(texts)
+    table = FeatureTable.of(texts, fingerprinter.config, None)
+    np.testing.assert_array_equal(sketches.bands, sketcher.banding.keys_of_features(table))
+    np.testing.assert_array_equal(sketches.fingerprints.reshape(-1), fingerprinter.fingerprint_batch(texts))
+    for d, text in enumerate(texts):
+        got = sketches.hashes[sketches.doc_offsets[d] : sketches.doc_offsets[d + 1]]
+        assert got.tolist() == sorted(set(naive_code_features(text, "python", shingle_size=4)))
+    assert isinstance(sketcher.banding, Banding) and len(sketcher.sketch([])) == 0

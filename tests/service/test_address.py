@@ -1,5 +1,5 @@
 """What ``neardup serve`` refuses before anything is loaded: a busy address (it fails at once
-and names itself), a data folder made in another mode, and bands of code shingles."""
+and names itself), a data folder made in another mode, and code without its language."""
 
 from __future__ import annotations
 
@@ -36,15 +36,15 @@ def test_a_folder_of_another_mode_is_refused_before_anything_compiles(tmp_path, 
     assert "compiling" not in err
 
 
-def test_code_bands_are_refused_before_anything_compiles(tmp_path, capsys, monkeypatch):
-    """The service bands texts with the prose kernels: ``--jaccard`` over code shingles is
-    refused by name, before a compile or a data folder."""
+def test_code_without_a_language_is_refused_before_anything_compiles(tmp_path, capsys, monkeypatch):
+    """A client's text has no file name to say its language: ``--features code`` needs
+    ``--language``, said before a compile or a data folder, not a traceback at start-up."""
     monkeypatch.setattr("neardup._kernels._jit.CACHE", True)
     monkeypatch.setattr("neardup._kernels._jit.is_warm", lambda group: False)
     data = tmp_path / "data"
-    status = main(["serve", "--data", str(data), "--features", "code", "--jaccard", "0.8", "--port", "0"])
+    status = main(["serve", "--data", str(data), "--features", "code", "--jaccard", "0.7", "--port", "0"])
     assert status == 1
     err = capsys.readouterr().err
-    assert "the service cannot band code shingles" in err, err
+    assert err.startswith("ConfigError: ") and "--language NAME" in err, err
     assert "compiling" not in err
     assert not data.exists()

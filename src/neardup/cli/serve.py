@@ -209,10 +209,8 @@ def _settings(args: argparse.Namespace) -> Settings | None:
     config = config_from_args(full)
     if args.jaccard is not None:
         # The batch job's rules: a threshold in (0, 1] without a radius, features it can check.
-        from ..decision.lsh import jaccard_plan, refuse_code_bands
         from ..decision.options import check_threshold
 
         check_threshold("jaccard", args.jaccard, args.max_distance, None, None)
-        refuse_code_bands(jaccard_plan(args.jaccard, config, None, None)[0], "the service")
     k = args.max_distance if args.max_distance is not None else 3 * config.bits // 64
     return Settings(config, k, args.jaccard, bool(args.passages))

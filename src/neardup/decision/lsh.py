@@ -277,18 +277,6 @@ def jaccard_plan(
     return verification, banding, line
 
 
-def refuse_code_bands(verification: Verification | None, engine: str) -> None:
-    """``--jaccard`` over code shingles is the dedup job's (local or Spark): ``engine`` (the
-    service) bands texts with the prose kernels, which cannot lex code. Refused before it
-    starts, rather than banding the wrong features."""
-    if verification is not None and verification.features.features == "code":
-        raise ConfigError(
-            f"--jaccard with --features code runs in `neardup dedup`; {engine} cannot band "
-            "code shingles yet: leave --jaccard out (a radius, each pair checked by its code "
-            "shingles), or give --verify-features word-shingles to band those instead"
-        )
-
-
 def _checked(config: Any, features: str | None) -> str | None:
     """The features ``--jaccard`` compares: those named, else word 3-shingles, or for code the
     fingerprint's own code shingles (None: the fingerprint's)."""

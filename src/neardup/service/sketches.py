@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernels.similarity import pair_similarity
-from ..decision.lsh import Banding, jaccard_plan, keyed_features, refuse_code_bands
-from ..decision.verify import Verification
+from ..decision.lsh import Banding, jaccard_plan, keyed_features
+from ..decision.verify import Verification, fingerprints_and_code_features
 from ..fingerprint.fingerprinter import Fingerprinter
 from ..fingerprint.text_buffers import iter_buffers
 
@@ -54,28 +54,35 @@ class Sketcher:
 
     def __init__(self, threshold: float, fingerprinter: Fingerprinter) -> None:
         verification, banding, _ = jaccard_plan(threshold, fingerprinter.config, None, None)
-        refuse_code_bands(verification, "the service")
         self.verification: Verification = verification
         self.banding: Banding = banding
         self.threshold = verification.threshold
         self.fingerprinter = fingerprinter
         # The checked features are the fingerprint's (the default): both from one pass.
         self.shared = verification.features.feature_config() == fingerprinter.config.feature_config()
-        self._kernel = keyed_features(banding, verification, fingerprinter, self.shared)
+        # Code's features come from the lexer (pygments), not from a kernel over the bytes.
+        self.code = verification.features.features == "code"
+        self._kernel = (
+            None if self.code else keyed_features(banding, verification, fingerprinter, self.shared)
+        )
 
     def sketch(self, texts: list[str]) -> Sketches:
         """The features, band keys and fingerprints of ``texts``, on this thread."""
         words = self.fingerprinter.config.bits // 64
-        parts = [
-            self._kernel(b.data, b.offsets) for b in iter_buffers(texts, self.verification.features.normalize)
-        ]
-        if not parts:
+        if not texts:
             return Sketches(
                 np.zeros(1, np.int64),
                 np.zeros(0, np.uint64),
                 np.zeros((0, self.banding.bands), np.uint64),
                 np.zeros((0, words), np.uint64),
             )
+        if self._kernel is None:  # code: fingerprints and shingles from one lexing, keys from those
+            fingerprints, table = fingerprints_and_code_features(texts, None, self.fingerprinter, 1)
+            bands = self.banding.keys_of_features(table)
+            return Sketches(table.doc_offsets, table.hashes, bands, fingerprints.reshape(len(texts), words))
+        parts = [
+            self._kernel(b.data, b.offsets) for b in iter_buffers(texts, self.verification.features.normalize)
+        ]
         ((doc_offsets, hashes, bands, fingerprints),) = parts  # a list of texts is one buffer
         if not self.shared:
             fingerprints = self.fingerprinter.fingerprint_batch(texts, n_jobs=1).reshape(len(texts), words)

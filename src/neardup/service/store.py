@@ -65,6 +65,14 @@ class Settings:
     jaccard: float | None = None
     passages: bool = False
 
+    def __post_init__(self) -> None:
+        if self.config.features == "code" and self.config.language is None:
+            # A client's text comes without a file name to say its language.
+            raise ConfigError(
+                "the service lexes code by one language, as its clients send texts without file "
+                "names: give --language NAME (language=) with --features code, e.g. --language python"
+            )
+
     @property
     def mode(self) -> str:
         return "passages" if self.passages else "simhash" if self.jaccard is None else "jaccard"
