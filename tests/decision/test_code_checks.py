@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from code_lines import PYTHON_LINES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,17 +17,6 @@ from neardup.decision.options import CODE_JACCARD, CODE_RADIUS, CODE_VERIFY
 from neardup.decision.verify import DocumentFeatures, FeatureTable
 
 pytest.importorskip("pygments", reason="code features need the code extra (pygments)")
-
-LINES = (
-    "x = compute(a, b)",
-    "if x > 10:\n    y = 'big'",
-    "for item in items:\n    total += item",
-    "return {k: v for k, v in pairs}",
-    "print(f'{name}: {value}')  # a comment",
-    "def helper(n):\n    return n * 2",
-    "values.append(3.5)",
-    "while not done:\n    done = step()",
-)
 
 
 def test_code_features_bring_jaccard_bands_on_their_own_shingles():
@@ -90,7 +80,7 @@ def _jaccard(a: set, b: set) -> float:
 
 @settings(max_examples=30, deadline=None)
 @given(
-    st.lists(st.lists(st.sampled_from(LINES), max_size=8), min_size=2, max_size=6),
+    st.lists(st.lists(st.sampled_from(PYTHON_LINES), max_size=8), min_size=2, max_size=6),
     st.integers(1, 6),
 )
 def test_checked_code_features_are_the_specs(documents, shingle_size):
@@ -117,7 +107,7 @@ def clone_files(tmp_path):
     folder = tmp_path / "src"
     folder.mkdir()
     for i in range(12):
-        body = "\n".join(LINES[(i + j) % len(LINES)] for j in range(6)) + f"\nresult = {i}\n"
+        body = "\n".join(PYTHON_LINES[(i + j) % len(PYTHON_LINES)] for j in range(6)) + f"\nresult = {i}\n"
         (folder / f"m{i}.py").write_text(body)
         (folder / f"m{i}_copy.py").write_text(body.replace("x", "renamed") + "# copied\n")
     return folder
@@ -191,7 +181,7 @@ def test_jaccard_on_code_joins_copies_by_their_code_shingles(clone_files, monkey
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(LINES), max_size=8), min_size=1, max_size=6))
+@given(st.lists(st.lists(st.sampled_from(PYTHON_LINES), max_size=8), min_size=1, max_size=6))
 def test_band_keys_of_code_are_those_of_its_features(documents):
     """Code's band keys are the MinHash keys of the spec's code shingles: documents with the
     same shingles share every key, whatever their text."""
@@ -210,7 +200,7 @@ def test_band_keys_of_code_are_those_of_its_features(documents):
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(LINES), max_size=8), min_size=1, max_size=5))
+@given(st.lists(st.lists(st.sampled_from(PYTHON_LINES), max_size=8), min_size=1, max_size=5))
 def test_the_service_sketches_code_as_the_dedup_job_keys_it(documents):
     """The service's sketches of code: the spec's distinct code shingles, their MinHash band
     keys as the dedup job makes them, and the fingerprints, from one lexing."""

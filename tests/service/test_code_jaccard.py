@@ -5,6 +5,7 @@ code shingles (``naive_code_features``); a renamed copy finds its original."""
 from __future__ import annotations
 
 import pytest
+from code_lines import python_files
 from server_process import Server
 
 import neardup
@@ -12,16 +13,6 @@ from naive import naive_code_features
 
 pytest.importorskip("pygments", reason="code features need the code extra (pygments)")
 
-LINES = (
-    "x = compute(a, b)",
-    "if x > 10:\n    y = 'big'",
-    "for item in items:\n    total += item",
-    "return {k: v for k, v in pairs}",
-    "def helper(n):\n    return n * 2",
-    "values.append(3.5)",
-    "while not done:\n    done = step()",
-    "print(f'{name}: {value}')",
-)
 T = 0.7
 
 
@@ -41,10 +32,7 @@ def server(tmp_path_factory):
 
 @pytest.mark.slow  # a real server
 def test_renamed_copies_find_their_originals_at_their_exact_jaccard(server):
-    originals = {
-        f"m{i}": "\n".join(LINES[(i * 3 + j) % len(LINES)] for j in range(5 + i % 3)) + f"\nr = {i}\n"
-        for i in range(10)
-    }
+    originals = {f"m{i}": text for i, text in enumerate(python_files(10))}
     with neardup.Client(server.url) as client:
         client.add([{"id": doc_id, "text": text} for doc_id, text in originals.items()])
         copies = [text.replace("item", "thing") + "# renamed\n" for text in originals.values()]

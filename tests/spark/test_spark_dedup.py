@@ -9,6 +9,7 @@ import importlib
 import numpy as np
 import pyarrow as pa
 import pytest
+from code_lines import python_files
 
 import neardup
 from neardup import ConfigError, DedupOptions
@@ -167,17 +168,6 @@ def test_jaccard_equals_the_local_job(spark, texts, cluster, where):
         dedup(df, jaccard=0.6, max_distance=3)
 
 
-CODE_LINES = (
-    "x = compute(a, b)",
-    "if x > 10:\n    y = 'big'",
-    "for item in items:\n    total += item",
-    "return {k: v for k, v in pairs}",
-    "def helper(n):\n    return n * 2",
-    "values.append(3.5)",
-    "while not done:\n    done = step()",
-)
-
-
 @pytest.mark.parametrize("where", ["spark", "driver"])
 def test_code_bands_its_own_shingles_as_the_local_job(spark, where):
     """Code's default (``jaccard`` 0.7 on its code shingles, MinHash-banded in the tasks from
@@ -185,8 +175,7 @@ def test_code_bands_its_own_shingles_as_the_local_job(spark, where):
     renamed copies are found, and no pair is linked below 0.7."""
     pytest.importorskip("pygments", reason="code features need the code extra (pygments)")
     files = []
-    for i in range(20):
-        body = "\n".join(CODE_LINES[(i * 3 + j) % len(CODE_LINES)] for j in range(5 + i % 3)) + f"\nr = {i}\n"
+    for body in python_files(20):
         files += [body, body.replace("item", "thing") + "# a copy\n"]
     ids = list(range(len(files)))
     df = spark.createDataFrame(list(zip(ids, files)), "id long, text string")
