@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from code_lines import PYTHON_LINES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from code_lines import PYTHON_LINES
 from naive import naive_code_features
 from neardup import ConfigError, DedupOptions, FingerprintConfig, HammingIndex
 from neardup.decision.options import CODE_JACCARD, CODE_RADIUS, CODE_VERIFY

@@ -5,10 +5,10 @@ code shingles (``naive_code_features``); a renamed copy finds its original."""
 from __future__ import annotations
 
 import pytest
-from code_lines import python_files
 from server_process import Server
 
 import neardup
+from code_lines import python_files
 from naive import naive_code_features
 
 pytest.importorskip("pygments", reason="code features need the code extra (pygments)")

@@ -9,9 +9,9 @@ import importlib
 import numpy as np
 import pyarrow as pa
 import pytest
-from code_lines import python_files
 
 import neardup
+from code_lines import python_files
 from neardup import ConfigError, DedupOptions
 from neardup.planted.generator import planted_corpus
 from neardup.spark import dedup, dedup_with_pairs
