@@ -116,6 +116,8 @@ class DedupOptions:
             jaccard_check, banding, plan = jaccard_plan(
                 jaccard, self.config, self.verify_features, self.verify_size
             )
+            if self.jaccard is None:
+                plan += " (code's default)"
             check = jaccard_check
         else:
             check = check_verify(verify, self.config, self.verify_features, self.verify_size)
