@@ -144,8 +144,7 @@ class DedupOptions:
                 "memory= bounds the Hamming join; jaccard's MinHash buckets are joined in memory: "
                 "leave memory= out, or use verify=('jaccard', T) with a radius"
             )
-        radius = CODE_RADIUS * self.config.bits // 64
-        return dataclasses.replace(self, max_distance=radius, verify=CODE_VERIFY)
+        return dataclasses.replace(self, verify=CODE_VERIFY)  # a check, no radius: code's radius
 
     @classmethod
     def from_keywords(cls, config: FingerprintConfig | None = None, **keywords: Any) -> DedupOptions:

@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numba
 import numpy as np
@@ -33,6 +33,10 @@ from ..fingerprint.fingerprinter import Fingerprinter, resolve_threads
 from ..fingerprint.text_buffers import chunk_bounds, iter_buffers, named_buffers
 from ..io.corpus import file_names
 from ..io.rejects import Rejects
+
+if TYPE_CHECKING:
+    from .._progress import Progress
+    from .selection import Collapsed
 
 T = TypeVar("T")
 
@@ -273,15 +277,15 @@ class DocumentFeatures:
 
 
 def check_copies(
-    collapsed: Any,
+    collapsed: Collapsed,
     linked: Any,
     verification: Verification,
     corpus: Any,
-    progress: Any,
+    progress: Progress,
     held: DocumentFeatures | None,
 ) -> tuple[DocumentFeatures, np.ndarray]:
-    """The ``verify`` stage of a decision over the distinct fingerprints of ``collapsed``
-    (a :class:`~neardup.decision.selection.Collapsed`): the features the checks read,
+    """The ``verify`` stage of a decision over the distinct fingerprints of ``collapsed``:
+    the features the checks read,
     ``held`` from the first read, else read again for the leaders ``linked`` (bool, a
     leader) and for each copy and its leader; and which copies fail the check against their
     leader (bool, a compared document), to stand alone."""

@@ -61,10 +61,8 @@ class Sketcher:
         # The checked features are the fingerprint's (the default): both from one pass.
         self.shared = verification.features.feature_config() == fingerprinter.config.feature_config()
         # Code's features come from the lexer (pygments), not from a kernel over the bytes.
-        self.code = verification.features.features == "code"
-        self._kernel = (
-            None if self.code else keyed_features(banding, verification, fingerprinter, self.shared)
-        )
+        code = verification.features.features == "code"
+        self._kernel = None if code else keyed_features(banding, verification, fingerprinter, self.shared)
 
     def sketch(self, texts: list[str]) -> Sketches:
         """The features, band keys and fingerprints of ``texts``, on this thread."""
