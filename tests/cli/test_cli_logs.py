@@ -201,3 +201,20 @@ def test_lines_are_named_by_file_and_line_or_by_the_id_field(tmp_path, run):
     by_id = pa_csv.read_csv(tmp_path / "events.csv")
     assert by_id.column("line").to_pylist() == [f"e{i}" for i in range(5)]
     assert by_id.column("template_id").to_pylist() == [0, 1, 2, 1, 3]
+
+
+def test_a_text_log_is_read_without_pyarrow_compute_or_parquet(tmp_path):
+    # Each costs 20-50 ms of every start, and `neardup logs` is often run on a small file.
+    (tmp_path / "auth.log").write_text("\n".join(SSH) + "\n")
+    code = (
+        "import sys\n"
+        "from neardup import cli\n"
+        "code = cli.main(['logs', 'auth.log', '-q', '-o', 'lines.csv', '--templates', 't.csv'])\n"
+        "print(code, sorted({'pyarrow.compute', 'pyarrow.parquet'} & set(sys.modules)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "[]"]
+    assert (tmp_path / "lines.csv").read_text().count("auth.log:") == len(SSH)

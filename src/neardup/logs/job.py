@@ -167,20 +167,26 @@ def _names(sources: Sequence[Source], owners: np.ndarray, rows: np.ndarray) -> p
 
 def _write_lines(path: str, spool: _Spool, sources: Sequence[Source], templates: LogTemplates) -> None:
     roots = templates.resolve(np.arange(templates.next_id))
-    given = pa.chunked_array(spool.ids, pa.string()) if spool.ids else None
     format = table_format(path)
     with atomic_path(path) as target:
         writer = TableWriter(Path(target), format, name=os.path.basename(path))
-        start = 0
-        for chunk in spool.chunks():
-            if given is not None:
-                names = given.slice(start, len(chunk)).combine_chunks()
-            else:
-                names = _names(sources, chunk["source"], chunk["row"])
-            start += len(chunk)
-            templates_of = int64_array(roots[chunk["template"]])
-            writer.write(pa.record_batch([names, templates_of], names=list(LINE_COLUMNS)))
+        # Each batch is made in a thread while the last is formatted: both let go of the GIL.
+        for batch in prefetch(_line_batches(spool, sources, roots)):
+            writer.write(batch)
         if writer.schema is None:  # no line: the columns still say what the file holds
             empty = [string_array([]), int64_array(np.empty(0, dtype=np.int64))]
             writer.write(pa.record_batch(empty, names=list(LINE_COLUMNS)))
         writer.close()
+
+
+def _line_batches(spool: _Spool, sources: Sequence[Source], roots: np.ndarray) -> Iterator[pa.RecordBatch]:
+    """The spooled lines as rows of ``LINE_COLUMNS``: each line's id, its final template."""
+    given = pa.chunked_array(spool.ids, pa.string()) if spool.ids else None
+    start = 0
+    for chunk in spool.chunks():
+        if given is not None:
+            names = given.slice(start, len(chunk)).combine_chunks()
+        else:
+            names = _names(sources, chunk["source"], chunk["row"])
+        start += len(chunk)
+        yield pa.record_batch([names, int64_array(roots[chunk["template"]])], names=list(LINE_COLUMNS))
