@@ -7,6 +7,7 @@ kernels may change their bits, the CLI must follow them.
 
 from __future__ import annotations
 
+import gc
 import gzip
 import json
 import re
@@ -298,3 +299,24 @@ def test_serve_help_says_the_real_defaults(tmp_path, run):
     ):
         assert said in text, said
     assert "fingerprint width (default: 64)" in " ".join(run("dedup", "--help", cwd=tmp_path).stdout.split())
+
+
+def test_the_program_freezes_its_imports_and_main_leaves_a_callers_gc_alone(tmp_path, run):
+    # The program (console script, python -m neardup) freezes what it imported, out of the
+    # garbage collector's way; main(), called by a caller, must not freeze the caller's objects.
+    (tmp_path / "app.log").write_text("started job 1\nstarted job 2\n")
+    code = (
+        "import atexit, gc, sys\n"
+        "from neardup.cli import run\n"
+        "atexit.register(lambda: print('frozen', gc.get_freeze_count()))\n"
+        "sys.argv = ['neardup', 'logs', 'app.log', '-q', '--templates', 't.csv']\n"
+        "run()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.split()[-1]) > 100_000  # numba's and numpy's objects
+    before = gc.get_freeze_count()
+    assert run("logs", "app.log", "-q", "--templates", "t.csv", cwd=tmp_path).returncode == 0
+    assert gc.get_freeze_count() == before

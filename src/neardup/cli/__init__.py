@@ -7,6 +7,6 @@ command imports the library inside its handler.
 
 from __future__ import annotations
 
-from .main import main
+from .main import main, run
 
-__all__ = ["main"]
+__all__ = ["main", "run"]
