@@ -395,8 +395,8 @@ def _key(src, n, out, first, patterns):
     last = 0  # the last byte step 1 gave
     token = first  # step 3: where the word since the last space starts
     after_variable = False  # the word before it is <*>
-    join_at = -1
-    in_blank = False
+    join_at = -1  # step 3: the end of the last <*> while only joiners follow it; -1 else
+    in_blank = False  # step 3: the last byte was a blank, and the space is written
     while i < n:
         c = src[i]
         flags = _CLASSES[c]
