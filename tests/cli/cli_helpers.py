@@ -47,6 +47,14 @@ def run_process(*args: str, cwd: Path, stdin: bytes | None = None) -> Ran:
     )
 
 
+def run_python(code: str, cwd: Path) -> str:
+    """``code`` run by a Python of its own in ``cwd``, for what only a fresh process shows (what
+    it imported, its garbage collector): what it printed, once it ended well."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def parse(output: str) -> tuple[dict, list[tuple[str, str]]]:
     """The config in the header line, and the (id, hex) rows."""
     header, *rows = output.splitlines()

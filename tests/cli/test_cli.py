@@ -11,12 +11,10 @@ import gc
 import gzip
 import json
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from cli_helpers import check_ok, expected_rows, lines_of, parse, run_process
+from cli_helpers import check_ok, expected_rows, lines_of, parse, run_process, run_python
 
 import neardup
 from neardup.cli.fingerprint import EXAMPLE_DOCUMENTS
@@ -41,12 +39,9 @@ def test_help_and_version_do_not_import_numba_or_pyarrow(tmp_path):
         "print('pyarrow imported:', 'pyarrow' in sys.modules)\n"
         "print('numba imported:', 'numba' in sys.modules)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
-    assert "fingerprint" in result.stdout and "--text-field" in result.stdout
-    assert result.stdout.splitlines()[-2:] == ["pyarrow imported: False", "numba imported: False"]
+    printed = run_python(code, tmp_path)
+    assert "fingerprint" in printed and "--text-field" in printed
+    assert printed.splitlines()[-2:] == ["pyarrow imported: False", "numba imported: False"]
 
 
 @pytest.mark.parametrize("args", [["fingerprint"], ["fingerprint", "x.txt", "--batch-size", "0"]])
@@ -312,11 +307,7 @@ def test_the_program_freezes_its_imports_and_main_leaves_a_callers_gc_alone(tmp_
         "sys.argv = ['neardup', 'logs', 'app.log', '-q', '--templates', 't.csv']\n"
         "run()\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr
-    assert int(result.stdout.split()[-1]) > 100_000  # numba's and numpy's objects
+    assert int(run_python(code, tmp_path).split()[-1]) > 100_000  # numba's and numpy's objects
     before = gc.get_freeze_count()
     assert run("logs", "app.log", "-q", "--templates", "t.csv", cwd=tmp_path).returncode == 0
     assert gc.get_freeze_count() == before

@@ -15,6 +15,7 @@ import time
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
+from cli_helpers import run_python
 
 SSH = [
     "Accepted password for alice from 10.0.0.1 port 22 ssh2",
@@ -212,9 +213,5 @@ def test_a_text_log_is_read_without_pyarrow_compute_or_parquet(tmp_path):
         "code = cli.main(['logs', 'auth.log', '-q', '-o', 'lines.csv', '--templates', 't.csv'])\n"
         "print(code, sorted({'pyarrow.compute', 'pyarrow.parquet'} & set(sys.modules)))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["0", "[]"]
+    assert run_python(code, tmp_path).split() == ["0", "[]"]
     assert (tmp_path / "lines.csv").read_text().count("auth.log:") == len(SSH)
