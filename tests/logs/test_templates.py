@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from naive_logs import NaiveLogTemplates
 
 from neardup import LogTemplates
+from neardup.logs import templates
 from neardup.logs.masking import DEFAULT_MASKS
 from neardup.logs.templates import _WINDOW, _KeyCache
 
@@ -187,6 +188,19 @@ def test_a_batch_over_many_windows_equals_lines_one_at_a_time():
     batch = LogTemplates(min_values=3, min_constants=1)
     assert batch.add_lines(lines).tolist() == singly
     assert batch.resolve(singly).tolist() == one.resolve(singly).tolist()
+
+
+def test_lines_made_arrow_in_blocks_equal_lines_one_at_a_time(monkeypatch):
+    monkeypatch.setattr(templates, "_BLOCK", 1000)  # 5 blocks, each made in a thread
+    lines = _lines(np.random.default_rng(3), 4500)
+    one = LogTemplates(min_values=3, min_constants=1)
+    singly = [one.add(line)[0] for line in lines]
+    batch = LogTemplates(min_values=3, min_constants=1)
+    assert batch.add_lines(lines).tolist() == singly
+    assert batch.resolve(singly).tolist() == one.resolve(singly).tolist()
+    assert [(t.id, t.text, t.count) for t in batch.templates()] == [
+        (t.id, t.text, t.count) for t in one.templates()
+    ]
 
 
 @settings(deadline=None)

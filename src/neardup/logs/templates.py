@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._atomic import atomic_write
+from .._prefetch import prefetch
 from ..io.arrays import string_array
 from .masking import DEFAULT_MASKS, VARIABLE, Masker
 
@@ -39,6 +40,7 @@ FORMAT = "neardup-log-templates"
 VERSION = 1
 _CACHE_LIMIT = 1 << 20  # keys remembered; past it the cache starts again (it is only a cache)
 _WINDOW = 4096  # keys looked up at a time: what a change to the templates makes look up again
+_BLOCK = 131_072  # lines of Python strings made Arrow at a time (add_lines)
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,12 @@ class LogTemplates:
     def add_lines(self, lines: Sequence[str]) -> np.ndarray:
         """The template of each line, int64 shape (n,), as ``add`` gives them one by one.
         An id may later become an alias of an older one: :meth:`resolve` says which."""
-        return self.add_texts(string_array(lines))
+        if len(lines) <= _BLOCK:
+            return self.add_texts(string_array(lines))
+        # Many lines: a block is made Arrow in a thread while the last is masked, whose
+        # threads leave a core idle while Python joins strings.
+        blocks = (string_array(lines[start : start + _BLOCK]) for start in range(0, len(lines), _BLOCK))
+        return np.concatenate([self.add_texts(texts) for texts in prefetch(blocks)])
 
     def add_texts(self, texts: pa.Array) -> np.ndarray:
         """:meth:`add_lines` of a pyarrow string array: no Python string made for a line
