@@ -13,8 +13,8 @@ A line is masked in three steps, each defined by a regular expression:
 What each step leaves is the line's *key*: lines with one key share a template.
 
 The regular expressions here define the keys (:meth:`Masker.keys_by_regex`); the keys are
-made by a compiled kernel equal to them (``_kernels/log_masks.py``, ~30x faster: see
-benchmarks/bench_log_masks.py), over Arrow buffers (:meth:`Masker.key_array`). Custom masks
+made by a compiled kernel equal to them (``_kernels/log_masks.py``, ~50x faster a core:
+see benchmarks/bench_log_masks.py), over Arrow buffers (:meth:`Masker.key_array`). Custom masks
 still run as one regular expression over the block, and the kernel does the rest.
 """
 
@@ -139,7 +139,7 @@ class Masker:
 
     def keys_by_regex(self, lines: Sequence[str]) -> list[str]:
         """The keys by the regular expressions alone: their definition, which the kernel of
-        :meth:`keys` equals (the tests hold them equal); ~30x slower."""
+        :meth:`keys` equals (the tests hold them equal); ~50x slower."""
         if not lines:
             return []
         block = "\n".join(line.replace("\n", " ") for line in lines)
